@@ -1,0 +1,34 @@
+"""Write a benchmark's figures into its own section of docs/performance.md."""
+
+from __future__ import annotations
+
+import platform
+import re
+from pathlib import Path
+
+PERFORMANCE = Path(__file__).parents[1] / "docs" / "performance.md"
+HEADER = """# Performance
+
+Figures written by the benchmarks in `bench/`; each section says which script
+wrote it and on what machine. Re-run a script to refresh its section. Tests
+never assert timings: these machines are shared and noisy, so only ratios
+measured within one run are compared.
+"""
+
+
+def write_section(name: str, title: str, body: str) -> None:
+    text = PERFORMANCE.read_text(encoding="utf-8") if PERFORMANCE.exists() else HEADER
+    machine = (
+        f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}"
+    )
+    block = (
+        f"<!-- bench:{name} -->\n## {title}\n\n_Written by `bench/{name}.py` on {machine}._\n\n"
+        f"{body.strip()}\n<!-- /bench:{name} -->"
+    )
+    pattern = re.compile(rf"<!-- bench:{name} -->.*?<!-- /bench:{name} -->", re.DOTALL)
+    text = (
+        pattern.sub(lambda _: block, text)
+        if pattern.search(text)
+        else f"{text.rstrip()}\n\n{block}\n"
+    )
+    PERFORMANCE.write_text(text, encoding="utf-8")

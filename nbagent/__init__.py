@@ -1,0 +1,39 @@
+"""nbagent: chat with a tool-using LLM agent in Jupyter cells, for hours, without the
+conversation dying of "prompt too long".
+
+The package root exports the public API; machinery lives in `_`-prefixed modules.
+Importing nbagent imports neither litellm nor IPython nor ipywidgets.
+"""
+
+from __future__ import annotations
+
+from ._errors import ConfigWarning, HistoryError, NbagentError, NbagentWarning
+from ._history import History, Span, validate_messages
+from ._settings import Settings
+from ._thresholds import ContextState, Thresholds, context_state, thresholds
+from ._tokens import Usage, estimate_message_tokens, estimate_tokens
+from ._tracker import TokenTracker
+from ._window import WindowInfo, resolve_window
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConfigWarning",
+    "ContextState",
+    "History",
+    "HistoryError",
+    "NbagentError",
+    "NbagentWarning",
+    "Settings",
+    "Span",
+    "Thresholds",
+    "TokenTracker",
+    "Usage",
+    "WindowInfo",
+    "context_state",
+    "estimate_message_tokens",
+    "estimate_tokens",
+    "resolve_window",
+    "thresholds",
+    "validate_messages",
+]

@@ -1,0 +1,37 @@
+"""The exceptions and warnings nbagent raises. Classification of provider errors
+(overflow, rate limit, ...) lives with the agent, not here.
+
+    NbagentError
+    └── HistoryError        a message list that breaks the chat-format rules
+                            (carries the offending message index)
+
+    NbagentWarning (UserWarning)
+    └── ConfigWarning       an environment variable with a bad value, ignored
+"""
+
+from __future__ import annotations
+
+
+class NbagentError(Exception):
+    """Base class of every error nbagent raises on purpose."""
+
+
+class HistoryError(NbagentError, ValueError):
+    """A message (or message list) that is not a valid OpenAI-format chat history.
+
+    `index` is the position of the offending message in the history it was
+    checked against (or would have been appended to).
+    """
+
+    def __init__(self, index: int, problem: str) -> None:
+        self.index = index
+        self.problem = problem
+        super().__init__(f"message {index}: {problem}")
+
+
+class NbagentWarning(UserWarning):
+    """Base class of nbagent's warnings."""
+
+
+class ConfigWarning(NbagentWarning):
+    """A setting (usually an environment variable) had a bad value and was ignored."""

@@ -1,0 +1,76 @@
+"""`Settings`: every knob nbagent reads from the environment, in one pydantic model.
+
+Environment variables are read at call time (`Settings.from_env()`), so a
+notebook can change them mid-session. A bad value is never fatal: it is
+reported once as a `ConfigWarning` naming the variable and the value, and the
+default is used instead. docs/configuration.md lists every variable.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
+
+from ._errors import ConfigWarning
+
+ENV_PREFIX = "NBAGENT_"
+
+
+class Settings(BaseModel):
+    """nbagent's configuration. Each field is read from `NBAGENT_<FIELD NAME>`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str | None = Field(None, description="Chat model, in litellm's naming.")
+    compact_model: str | None = Field(
+        None, description="Model that writes summaries; defaults to the chat model."
+    )
+    max_context_tokens: PositiveInt | None = Field(
+        None, description="Overrides the model's context window (wins over everything)."
+    )
+    model_limit: PositiveInt | None = Field(
+        None, description="Overrides the model's maximum output tokens (the output reserve)."
+    )
+    auto_compact_window: PositiveInt | None = Field(
+        None, description="Caps the context window used for thresholds."
+    )
+    disable_compact: bool = Field(
+        False, description="Any non-empty value turns automatic compaction off."
+    )
+
+    @field_validator("disable_compact", mode="before")
+    @classmethod
+    def _any_non_empty(cls, value: Any) -> bool:
+        return bool(value.strip()) if isinstance(value, str) else bool(value)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Build settings from `NBAGENT_*` variables; bad values warn and fall back."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for name in cls.model_fields:
+            raw = environ.get(ENV_PREFIX + name.upper())
+            if raw is not None and (raw.strip() or name == "disable_compact"):
+                values[name] = raw.strip()
+        while True:
+            try:
+                return cls(**values)
+            except ValidationError as error:
+                for problem in error.errors():
+                    name = str(problem["loc"][0])
+                    warnings.warn(
+                        f"ignoring {ENV_PREFIX}{name.upper()}={values.pop(name)!r}: "
+                        f"{problem['msg']}",
+                        ConfigWarning,
+                        stacklevel=3,
+                    )
+                    break
+
+
+def env_var(name: str) -> str:
+    """The environment variable behind a settings field."""
+    return ENV_PREFIX + name.upper()

@@ -1,0 +1,133 @@
+"""The one threshold function. Every trigger (auto-compact, mid-loop), every meter
+level (warning, error, blocking) and the "N% context left" figure come from
+`thresholds()` and `context_state()`, so the controller, the widget and the
+magics can never disagree.
+
+At a 200,000-token window the buffers are Claude Code's: output reserve up to
+20,000, auto-compact 13,000 below the effective window. Smaller windows scale
+every reserve and buffer down in proportion, so an 8K or 2K local model gets
+sane, ordered thresholds instead of negative ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ._settings import Settings
+from ._window import ModelInfoLookup, WindowInfo, WindowSource, _litellm_info, resolve_window
+
+Level = Literal["ok", "warning", "error", "compact", "blocking"]
+
+REFERENCE_WINDOW = 200_000
+OUTPUT_RESERVE_CAP = 20_000
+AUTO_COMPACT_BUFFER = 13_000
+BLOCKING_BUFFER = 3_000
+WARNING_BUFFER = 20_000  # below the auto-compact trigger
+ERROR_BUFFER = 10_000
+MIDLOOP_BUFFER = 5_000
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Token counts at which each level starts, for one model.
+
+    Ordered: warning < error < midloop < auto_compact < blocking <= effective_window.
+    """
+
+    window: WindowInfo
+    context_window: int  # the raw window, capped by NBAGENT_AUTO_COMPACT_WINDOW
+    output_reserve: int
+    effective_window: int
+    auto_compact: int
+    midloop: int
+    warning: int
+    error: int
+    blocking: int
+    auto_compact_enabled: bool
+
+
+@dataclass(frozen=True)
+class ContextState:
+    """How full the context is, as the meter and the controller see it."""
+
+    tokens: int
+    percent_left: float
+    level: Level
+    auto_compact_armed: bool
+    window_source: WindowSource
+    thresholds: Thresholds
+
+
+def thresholds(
+    model: str,
+    *,
+    settings: Settings | None = None,
+    model_info: ModelInfoLookup | None = _litellm_info,
+) -> Thresholds:
+    """Every threshold for `model`, from its resolved window and the current settings."""
+    settings = Settings.from_env() if settings is None else settings
+    info = resolve_window(model, settings=settings, model_info=model_info)
+    window = info.raw_window
+    if settings.auto_compact_window is not None:
+        window = min(window, settings.auto_compact_window)
+    scale = min(1.0, window / REFERENCE_WINDOW)
+
+    def buffer(tokens: int, at_least: int = 1) -> int:
+        return max(at_least, round(tokens * scale))
+
+    reserve = buffer(OUTPUT_RESERVE_CAP, 0)
+    if info.max_output is not None:
+        reserve = min(reserve, info.max_output)
+    effective = window - reserve
+    blocking_gap = buffer(BLOCKING_BUFFER)
+    auto = effective - buffer(AUTO_COMPACT_BUFFER, blocking_gap + 1)
+    midloop_gap = buffer(MIDLOOP_BUFFER)
+    error_gap = buffer(ERROR_BUFFER, midloop_gap + 1)
+    warning_gap = buffer(WARNING_BUFFER, error_gap + 1)
+    return Thresholds(
+        window=info,
+        context_window=window,
+        output_reserve=reserve,
+        effective_window=effective,
+        auto_compact=max(0, auto),
+        midloop=max(0, auto - midloop_gap),
+        warning=max(0, auto - warning_gap),
+        error=max(0, auto - error_gap),
+        blocking=max(0, effective - blocking_gap),
+        auto_compact_enabled=not settings.disable_compact,
+    )
+
+
+def context_state(
+    model: str,
+    tokens: int,
+    *,
+    breaker_open: bool = False,
+    settings: Settings | None = None,
+    model_info: ModelInfoLookup | None = _litellm_info,
+    limits: Thresholds | None = None,
+) -> ContextState:
+    """Where `tokens` of context stand for `model`: percent left, level, armed or not.
+
+    Percent left is measured against the auto-compact trigger while automatic
+    compaction is armed (enabled and the circuit breaker closed), else against
+    the effective window. Pass `limits` to reuse thresholds already computed.
+    """
+    if limits is None:
+        limits = thresholds(model, settings=settings, model_info=model_info)
+    armed = limits.auto_compact_enabled and not breaker_open
+    base = limits.auto_compact if armed else limits.effective_window
+    percent_left = max(0.0, min(100.0, 100.0 * (base - tokens) / base)) if base > 0 else 0.0
+    level: Level
+    if tokens >= limits.blocking:
+        level = "blocking"
+    elif armed and tokens >= limits.auto_compact:
+        level = "compact"
+    elif tokens >= limits.error:
+        level = "error"
+    elif tokens >= limits.warning:
+        level = "warning"
+    else:
+        level = "ok"
+    return ContextState(tokens, percent_left, level, armed, limits.window.source, limits)

@@ -1,0 +1,162 @@
+"""Which context window a model has, and where that number came from.
+
+Order: `NBAGENT_MAX_CONTEXT_TOKENS` → a `[1m]` suffix → litellm's model info →
+the built-in table below (longest match wins) → 200,000. Thresholds derived
+from the window live in `_thresholds`; litellm is reached only through `_llm`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ._settings import Settings
+
+WindowSource = Literal["env", "suffix", "server", "litellm", "table", "default"]
+DEFAULT_WINDOW = 200_000
+ONE_MILLION = 1_000_000
+_SUFFIX_1M = re.compile(r"\[1m\]\s*$", re.IGNORECASE)
+
+# (context window, max output tokens) by model-name key. A key matches at the start
+# of a name segment (after "/", ".", ":" or the start) and must end at a separator,
+# so "o1" never matches inside "gpt-4o1-preview" and "gpt-4" not inside "gpt-4o".
+MODEL_TABLE: dict[str, tuple[int, int]] = {
+    "claude": (200_000, 8_192),
+    "claude-3": (200_000, 4_096),
+    "claude-3-5": (200_000, 8_192),
+    "claude-3-7": (200_000, 64_000),
+    "claude-sonnet-4": (200_000, 64_000),
+    "claude-opus-4": (200_000, 32_000),
+    "claude-haiku-4": (200_000, 64_000),
+    "gpt-3.5-turbo": (16_385, 4_096),
+    "gpt-4": (8_192, 8_192),
+    "gpt-4-32k": (32_768, 8_192),
+    "gpt-4-turbo": (128_000, 4_096),
+    "gpt-4o": (128_000, 16_384),
+    "gpt-4o-mini": (128_000, 16_384),
+    "gpt-4.1": (1_047_576, 32_768),
+    "gpt-5": (272_000, 128_000),
+    "o1": (200_000, 100_000),
+    "o1-mini": (128_000, 65_536),
+    "o3": (200_000, 100_000),
+    "o3-mini": (200_000, 100_000),
+    "o4-mini": (200_000, 100_000),
+    "gemini": (1_048_576, 8_192),
+    "gemini-1.5-flash": (1_048_576, 8_192),
+    "gemini-1.5-pro": (2_097_152, 8_192),
+    "gemini-2.0-flash": (1_048_576, 8_192),
+    "gemini-2.5": (1_048_576, 65_536),
+    "deepseek": (128_000, 8_192),
+    "deepseek-chat": (128_000, 8_192),
+    "deepseek-reasoner": (128_000, 64_000),
+    "llama2": (4_096, 4_096),
+    "llama-2": (4_096, 4_096),
+    "llama3": (8_192, 4_096),
+    "llama-3": (8_192, 4_096),
+    "llama3.1": (131_072, 4_096),
+    "llama-3.1": (131_072, 4_096),
+    "llama3.2": (131_072, 4_096),
+    "llama-3.2": (131_072, 4_096),
+    "llama-3.3": (131_072, 32_768),
+    "llama3.3": (131_072, 32_768),
+    "qwen": (32_768, 8_192),
+    "qwen2.5": (32_768, 8_192),
+    "qwen-2.5": (32_768, 8_192),
+    "qwen3": (40_960, 16_384),
+    "mistral": (32_768, 8_192),
+    "mistral-large": (131_072, 8_192),
+    "mistral-small": (32_768, 8_192),
+    "mixtral": (32_768, 8_192),
+    "codestral": (256_000, 8_192),
+}
+
+
+@dataclass(frozen=True)
+class WindowInfo:
+    """A model's context window (`raw_window`), its maximum output, and their sources."""
+
+    model: str
+    raw_window: int
+    source: WindowSource
+    max_output: int | None
+    max_output_source: WindowSource | None
+
+
+def table_lookup(model: str) -> tuple[str, int, int] | None:
+    """The longest `MODEL_TABLE` key matching `model`, with its window and max output."""
+    name = model.lower()
+    best: str | None = None
+    for key in MODEL_TABLE:
+        if (best is None or len(key) > len(best)) and re.search(
+            rf"(?:^|[/.:]){re.escape(key)}(?:$|[-_.:@/\s])", name
+        ):
+            best = key
+    if best is None:
+        return None
+    return (best, *MODEL_TABLE[best])
+
+
+ModelInfoLookup = Callable[[str], "Mapping[str, Any] | None"]
+_servers: dict[str, int] = {}
+
+
+def register_server_window(model: str, window: int) -> None:
+    """Record the real window of a model served here (the embedded local server)."""
+    _servers[model] = window
+
+
+def _litellm_info(model: str) -> Mapping[str, Any] | None:
+    from . import _llm
+
+    return _llm.model_info(model)
+
+
+def resolve_window(
+    model: str,
+    *,
+    settings: Settings | None = None,
+    model_info: ModelInfoLookup | None = _litellm_info,
+) -> WindowInfo:
+    """Resolve `model`'s context window; the result says which source won.
+
+    Args:
+        model: a litellm model name, optionally ending in `[1m]`.
+        settings: defaults to `Settings.from_env()` (read now, not at import).
+        model_info: litellm's model-info lookup; `None` skips it.
+    """
+    settings = Settings.from_env() if settings is None else settings
+    base = _SUFFIX_1M.sub("", model).strip()
+    info = model_info(base) if model_info is not None else None
+    info = info or {}
+    row = table_lookup(base)
+
+    window: int | None = None
+    source: WindowSource = "default"
+    if settings.max_context_tokens is not None:
+        window, source = settings.max_context_tokens, "env"
+    elif _SUFFIX_1M.search(model):
+        window, source = ONE_MILLION, "suffix"
+    elif base in _servers:
+        window, source = _servers[base], "server"
+    elif _positive(info.get("max_input_tokens")):
+        window, source = int(info["max_input_tokens"]), "litellm"
+    elif row is not None:
+        window, source = row[1], "table"
+    else:
+        window = DEFAULT_WINDOW
+
+    max_output: int | None = None
+    output_source: WindowSource | None = None
+    if settings.model_limit is not None:
+        max_output, output_source = settings.model_limit, "env"
+    elif _positive(info.get("max_output_tokens")):
+        max_output, output_source = int(info["max_output_tokens"]), "litellm"
+    elif row is not None:
+        max_output, output_source = row[2], "table"
+    return WindowInfo(model, window, source, max_output, output_source)
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from nbagent._settings import ENV_PREFIX
+
+# Shared, noisy machines: never fail a property test on how long it took.
+settings.register_profile("nbagent", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("nbagent")
+
+
+@pytest.fixture(autouse=True)
+def _clean_nbagent_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests start from the defaults, whatever the developer's shell exports."""
+    for name in list(os.environ):
+        if name.startswith(ENV_PREFIX):
+            monkeypatch.delenv(name)

@@ -1,0 +1,55 @@
+"""Hypothesis strategies for valid OpenAI-format histories."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import strategies as st
+
+_text = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=0, max_size=24
+)
+
+
+@st.composite
+def rounds(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
+    """One round: a user message, zero or more tool steps, maybe a final reply."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": draw(_text) or "?"}]
+    for step in range(draw(st.integers(0, 3))):
+        calls = [
+            {
+                "id": f"call-{index}-{step}-{n}",
+                "type": "function",
+                "function": {
+                    "name": draw(st.sampled_from(["describe", "read_file", "python"])),
+                    "arguments": json.dumps({"arg": draw(_text)}),
+                },
+            }
+            for n in range(draw(st.integers(1, 3)))
+        ]
+        messages.append(
+            {"role": "assistant", "content": draw(st.none() | _text), "tool_calls": calls}
+        )
+        answered = draw(st.permutations(calls))
+        for call in answered:
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call["id"],
+                    "content": draw(_text) * draw(st.integers(1, 30)),
+                }
+            )
+    if draw(st.booleans()):
+        messages.append({"role": "assistant", "content": draw(_text) or "ok"})
+    return messages
+
+
+@st.composite
+def histories(draw: st.DrawFn, min_rounds: int = 0, max_rounds: int = 8) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        messages.append({"role": "system", "content": "You are a careful data assistant."})
+    for index in range(draw(st.integers(min_rounds, max_rounds))):
+        messages.extend(draw(rounds(index)))
+    return messages

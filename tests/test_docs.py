@@ -1,0 +1,35 @@
+"""The docs a user reads match the code they run."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from nbagent import Settings
+
+ROOT = Path(__file__).parents[1]
+
+
+def test_configuration_md_lists_every_setting_and_nothing_else() -> None:
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\| `(NBAGENT_[A-Z_]+)` \|", text, re.MULTILINE))
+    assert documented == {f"NBAGENT_{name.upper()}" for name in Settings.model_fields}
+
+
+def test_ci_runs_exactly_the_readmes_test_command() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"```bash\n(.+?)\n```", readme)
+    assert len(commands) == 2, "the README has exactly two set-up commands"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert commands[1] in ci.splitlines()
+
+
+def test_the_readmes_main_job_runs() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    main_job = re.findall(r"```bash\n(.+?)\n```", readme)[0]
+    demo = main_job.split("&&")[-1].split()
+    assert demo[:3] == ["python", "-m", "nbagent.demo"]
+    out = subprocess.run([sys.executable, *demo[1:]], capture_output=True, text=True, check=True)
+    assert "crossed the auto-compact trigger" in out.stdout
