@@ -7,6 +7,7 @@ Importing nbagent imports neither litellm nor IPython nor ipywidgets.
 
 from __future__ import annotations
 
+from ._controller import CompactionController, CompactionStarted, Decision
 from ._errors import ConfigWarning, HistoryError, NbagentError, NbagentWarning
 from ._history import History, Span, validate_messages
 from ._settings import Settings
@@ -14,10 +15,14 @@ from ._thresholds import ContextState, Thresholds, context_state, thresholds
 from ._tokens import Usage, estimate_message_tokens, estimate_tokens
 from ._tracker import TokenTracker
 from ._window import WindowInfo, resolve_window
+from .compaction import parse_token_limits
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CompactionController",
+    "CompactionStarted",
+    "Decision",
     "ConfigWarning",
     "ContextState",
     "History",
@@ -33,6 +38,7 @@ __all__ = [
     "context_state",
     "estimate_message_tokens",
     "estimate_tokens",
+    "parse_token_limits",
     "resolve_window",
     "thresholds",
     "validate_messages",

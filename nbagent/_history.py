@@ -15,6 +15,7 @@ from itertools import pairwise
 from typing import Any
 
 from ._errors import HistoryError
+from ._markers import is_plain_user
 from ._tokens import estimate_message_tokens
 
 Message = dict[str, Any]
@@ -218,16 +219,25 @@ class History:
         Estimates of messages carried over unchanged (the same dict objects)
         are reused; the generation is bumped so stale real usage is not reused.
         """
+        self._load(messages, self)
+        self.generation += 1
+
+    def copy_with(self, messages: Sequence[Mapping[str, Any]]) -> History:
+        """A new, validated History of `messages`, reusing this one's cached estimates."""
+        copy = History()
+        copy._load(messages, self)
+        return copy
+
+    def _load(self, messages: Sequence[Mapping[str, Any]], source: History) -> None:
         incoming = list(messages)
         pairing = _Pairing()
         for index, message in enumerate(incoming):
             _check_shape(index, message)
             pairing.feed(index, message)
-        known = {id(m): n for m, n in zip(self._messages, self._tokens, strict=True)}
+        known = {id(m): n for m, n in zip(source._messages, source._tokens, strict=True)}
         self._messages, self._tokens, self._total = [], [], 0
         self._round_starts, self._turn_starts = [], []
         self._pairing = pairing
-        self.generation += 1
         for message in incoming:
             message = message if isinstance(message, dict) else dict(message)
             tokens = known.get(id(message))
@@ -236,7 +246,7 @@ class History:
     def _add(self, message: Message, tokens: int) -> None:
         index = len(self._messages)
         role = message["role"]
-        if role == "user":
+        if is_plain_user(message):
             self._round_starts.append(index)
         if self._turn_starts:
             # An API turn ends after a model reply and the tool results answering it.
@@ -269,7 +279,7 @@ class History:
         return Span(0, first)
 
     def rounds(self) -> list[Span]:
-        """Rounds: each starts at a plain user message and runs to the next one."""
+        """Rounds: each starts at a plain user message (not a summary nbagent wrote)."""
         return _spans(self._round_starts, len(self))
 
     def api_turns(self) -> list[Span]:

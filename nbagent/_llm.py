@@ -8,10 +8,17 @@ first: otherwise its import fetches a price map from the network and stalls.
 from __future__ import annotations
 
 import functools
+import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
+
+import tenacity
+
+from .compaction import SummaryReply
+
+logger = logging.getLogger("nbagent")
 
 
 def litellm() -> ModuleType:
@@ -43,3 +50,62 @@ def count_tokens_exact(model: str, messages: Sequence[Mapping[str, Any]]) -> int
     never for the per-message hot path.
     """
     return int(litellm().token_counter(model=model, messages=list(messages)))
+
+
+def _is_transient(error: BaseException) -> bool:
+    """Worth retrying: rate limits, timeouts, dropped connections, 5xx and overloaded."""
+    module = litellm()
+    transient = (
+        module.RateLimitError,
+        module.Timeout,
+        module.APIConnectionError,
+        module.ServiceUnavailableError,
+        module.InternalServerError,
+    )
+    if isinstance(error, module.ContextWindowExceededError):
+        return False
+    status = getattr(error, "status_code", None)
+    return isinstance(error, transient) or status in (429, 500, 502, 503, 504, 529)
+
+
+def _log_retry(state: tenacity.RetryCallState) -> None:
+    error = state.outcome.exception() if state.outcome else None
+    wait = state.next_action.sleep if state.next_action else 0
+    logger.warning(
+        "model call failed (%s); retry %d in %.1fs",
+        type(error).__name__,
+        state.attempt_number,
+        wait,
+    )
+
+
+def complete(model: str, messages: Sequence[Mapping[str, Any]], **options: Any) -> Any:
+    """One chat completion through litellm, retried with backoff on transient errors only."""
+    module = litellm()
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(4) | tenacity.stop_after_delay(90),
+        wait=tenacity.wait_random_exponential(multiplier=1, max=20),
+        retry=tenacity.retry_if_exception(_is_transient),
+        before_sleep=_log_retry,
+        reraise=True,
+    )
+    return retrying(module.completion, model=model, messages=list(messages), **options)
+
+
+def cost_of(response: Any) -> float | None:
+    """The response's cost in USD from litellm's price map, or None when unknown."""
+    try:
+        return float(litellm().completion_cost(completion_response=response))
+    except Exception:  # unpriced models (local servers, proxies) raise
+        return None
+
+
+def summarizer(model: str, **options: Any) -> Callable[[list[dict[str, Any]]], SummaryReply]:
+    """A compaction summarizer that calls `model` through this module."""
+
+    def summarize(messages: list[dict[str, Any]]) -> SummaryReply:
+        response = complete(model, messages, **options)
+        text = response.choices[0].message.content or ""
+        return SummaryReply(text, cost_of(response))
+
+    return summarize

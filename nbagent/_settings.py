@@ -13,7 +13,15 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    PositiveInt,
+    ValidationError,
+    field_validator,
+)
 
 from ._errors import ConfigWarning
 
@@ -40,6 +48,39 @@ class Settings(BaseModel):
     )
     disable_compact: bool = Field(
         False, description="Any non-empty value turns automatic compaction off."
+    )
+
+    keep_recent_turns: NonNegativeInt = Field(
+        10, description="Rounds whose tool results are never snipped (the newest ones)."
+    )
+    snip_min_chars: NonNegativeInt = Field(
+        200, description="Tool results at most this long are never snipped."
+    )
+    snip_batch_tokens: NonNegativeInt = Field(
+        10_000,
+        description="Snip only when it frees at least this many tokens (at a 200K window; "
+        "scaled down with the window): each snip rewrites cached history.",
+    )
+    memory_tail_min_tokens: PositiveInt = Field(
+        10_000, description="Session memory keeps at least this much recent history verbatim."
+    )
+    memory_tail_max_tokens: PositiveInt = Field(
+        40_000, description="...and at most this much (both at a 200K window, scaled down)."
+    )
+    memory_tail_min_messages: NonNegativeInt = Field(
+        5, description="Session memory keeps at least this many recent text messages."
+    )
+    memory_min_fold_tokens: NonNegativeInt = Field(
+        2_000, description="Session memory runs only with at least this much to fold in."
+    )
+    memory_max_tokens: PositiveInt = Field(
+        20_000, description="When the memory grows past this, its later blocks are merged."
+    )
+    midloop_target_ratio: float = Field(
+        0.5, gt=0, le=1, description="Mid-loop snip target, as a fraction of the auto trigger."
+    )
+    midloop_full_compact: bool = Field(
+        False, description="Mid-loop, run the full compaction instead of a micro-snip."
     )
 
     @field_validator("disable_compact", mode="before")

@@ -8,6 +8,7 @@ and never reused: the tracker falls back to the calibrated estimate.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ _RATIO_BOUNDS = (0.4, 3.0)
 
 @dataclass(frozen=True)
 class _Anchor:
+    history: weakref.ref[History]
     model: str
     generation: int
     covered: int  # messages the usage covered
@@ -76,7 +78,9 @@ class TokenTracker:
         real = usage.context_tokens
         if real <= 0:
             return
-        self._anchor = _Anchor(model, history.generation, covered, estimate, real)
+        self._anchor = _Anchor(
+            weakref.ref(history), model, history.generation, covered, estimate, real
+        )
         if estimate >= _MIN_CALIBRATION_TOKENS:
             observed = min(max(real / estimate, _RATIO_BOUNDS[0]), _RATIO_BOUNDS[1])
             previous = self._ratios.get(model)
@@ -97,6 +101,7 @@ class TokenTracker:
         anchor = self._anchor
         if (
             anchor is not None
+            and anchor.history() is history
             and anchor.model == model
             and anchor.generation == history.generation
             and anchor.covered <= len(history)

@@ -52,4 +52,16 @@ def histories(draw: st.DrawFn, min_rounds: int = 0, max_rounds: int = 8) -> list
         messages.append({"role": "system", "content": "You are a careful data assistant."})
     for index in range(draw(st.integers(min_rounds, max_rounds))):
         messages.extend(draw(rounds(index)))
+    if messages and draw(st.booleans()):  # a model turn whose tool calls await results
+        calls = [
+            {
+                "id": f"pending-{n}",
+                "type": "function",
+                "function": {"name": "python", "arguments": "{}"},
+            }
+            for n in range(2)
+        ]
+        messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+        if draw(st.booleans()):
+            messages.append({"role": "tool", "tool_call_id": "pending-1", "content": "partial"})
     return messages

@@ -24,7 +24,7 @@ def imported_modules(path: Path) -> set[str]:
     return names
 
 
-ENGINE = sorted(p for p in PACKAGE.glob("*.py") if p.name != LLM_MODULE)
+ENGINE = sorted(p for p in PACKAGE.rglob("*.py") if p.name != LLM_MODULE)
 
 
 @pytest.mark.parametrize("path", ENGINE, ids=lambda p: p.name)

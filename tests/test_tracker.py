@@ -83,3 +83,13 @@ def test_zero_usage_is_ignored() -> None:
     tracker = TokenTracker()
     tracker.record_usage(history, Usage(), model=MODEL)
     assert tracker.count(history, model=MODEL) == history.estimated_tokens + REPLY_PRIMING
+
+
+def test_usage_belongs_to_its_own_history_not_to_a_copy() -> None:
+    history = conversation(3)
+    tracker = TokenTracker()
+    tracker.record_usage(history, Usage(input_tokens=5_000), model=MODEL)
+    copy = history.copy_with(history.messages)
+    assert copy.generation == history.generation
+    assert tracker.count(history, model=MODEL) == 5_000
+    assert tracker.count(copy, model=MODEL) != 5_000

@@ -1,0 +1,523 @@
+"""`CompactionController`: the stateful object, one per chat session, that keeps a
+history inside the model's window. It composes the pure levels of
+`nbagent.compaction`, decides when each runs, swaps a result in only when it
+validated, and holds the one circuit breaker that every path shares.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ._history import History, validate_messages
+from ._settings import Settings
+from ._thresholds import ContextState, Thresholds, context_state, thresholds
+from ._tracker import TokenTracker
+from ._window import ModelInfoLookup, _litellm_info
+from .compaction import (
+    CompactionFailed,
+    LevelResult,
+    Summarizer,
+    full_compact,
+    ptl_fallback,
+    session_memory_compact,
+    snip_old_tools,
+)
+from .compaction._common import add_costs
+
+Trigger = Literal["auto", "midloop", "manual", "overflow"]
+Action = Literal["none", "skipped", "compacted", "failed"]
+MAX_FAILURES = 3
+
+
+class Decision(BaseModel):
+    """What one controller call did, and why. Every controller call returns one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    action: Action
+    trigger: Trigger
+    levels: list[str]
+    reason: str
+    tokens_before: int
+    tokens_after: int
+    threshold: int
+    changed: bool
+    summary_calls: int = 0
+    duration_s: float = 0.0
+    cost: float | None = None
+    failures: int = 0
+    breaker_open: bool = False
+    focus: str | None = None
+    summary: str | None = None
+
+
+@dataclass(frozen=True)
+class CompactionStarted:
+    """Sent to `pre_compact` hooks before a compaction touches anything."""
+
+    trigger: Trigger
+    tokens: int
+    threshold: int
+    focus: str | None
+
+
+TokenCounter = Callable[[History, str], int]
+
+# A small, fast model of the same provider writes summaries when none is configured.
+SMALL_MODELS = {
+    "anthropic/": "anthropic/claude-haiku-4-5",
+    "claude": "claude-haiku-4-5",
+    "openai/": "openai/gpt-4o-mini",
+    "gpt-": "gpt-4o-mini",
+    "gemini/": "gemini/gemini-2.0-flash",
+}
+
+
+def compact_model_for(model: str, settings: Settings) -> str:
+    """The summarizing model: the configured one, a small one of the same provider, or `model`."""
+    if settings.compact_model:
+        return settings.compact_model
+    for prefix, small in SMALL_MODELS.items():
+        if model.startswith(prefix):
+            return small
+    return model
+
+
+class CompactionController:
+    """Keeps one session's history inside its model's window.
+
+        controller = CompactionController(summarize=my_summarizer)
+        decision = controller.maybe_compact(history, model="anthropic/claude-sonnet-4-5")
+        decision.action, decision.tokens_before, decision.tokens_after
+
+    Args:
+        summarize: the model seam that writes memories and summaries; by default
+            the compaction model through nbagent's llm module.
+        tracker: the session's token tracker (real usage + estimate).
+        count: how many tokens a history occupies for a model; by default the
+            tracker's count. The agent passes one that adds tool schemas.
+        settings: fixed settings; by default read from the environment per call.
+        summarizer_window: the summarizing model's input window, if known.
+    """
+
+    def __init__(
+        self,
+        *,
+        summarize: Summarizer | None = None,
+        tracker: TokenTracker | None = None,
+        count: TokenCounter | None = None,
+        settings: Settings | None = None,
+        summarizer_window: int | None = None,
+        model_info: ModelInfoLookup | None = _litellm_info,
+    ) -> None:
+        self.tracker = tracker if tracker is not None else TokenTracker()
+        self._summarize = summarize
+        self._count = count
+        self._settings = settings
+        self._summarizer_window = summarizer_window
+        self._model_info = model_info
+        self._failures = 0
+        self.pre_compact: list[Callable[[CompactionStarted], Any]] = []
+        self.post_compact: list[Callable[[Decision], Any]] = []
+        self.decisions: list[Decision] = []
+
+    # -- state ---------------------------------------------------------------------------
+
+    def failure_count(self) -> int:
+        """Consecutive failed compactions (a verified reduction resets it)."""
+        return self._failures
+
+    @property
+    def breaker_open(self) -> bool:
+        """After three consecutive failures automatic compaction stops until a success."""
+        return self._failures >= MAX_FAILURES
+
+    def reset_failures(self) -> None:
+        self._failures = 0
+
+    def settings(self) -> Settings:
+        return self._settings if self._settings is not None else Settings.from_env()
+
+    def count(self, history: History, model: str) -> int:
+        if self._count is not None:
+            return self._count(history, model)
+        return self.tracker.count(history, model=model)
+
+    def thresholds(self, model: str) -> Thresholds:
+        return thresholds(model, settings=self.settings(), model_info=self._model_info)
+
+    def state(self, history: History, model: str) -> ContextState:
+        """The context state (percent left, level, armed) of `history` right now."""
+        return context_state(
+            model,
+            self.count(history, model),
+            breaker_open=self.breaker_open,
+            limits=self.thresholds(model),
+        )
+
+    # -- the four entry points -------------------------------------------------------------
+
+    def maybe_compact(
+        self, history: History, *, model: str, compact_model: str | None = None
+    ) -> Decision:
+        """At a turn boundary: compact when armed and at or over the auto-compact trigger."""
+        limits = self.thresholds(model)
+        tokens = self.count(history, model)
+        if not limits.auto_compact_enabled:
+            return self._quiet("auto", tokens, limits.auto_compact, "automatic compaction is off")
+        if self.breaker_open:
+            return self._quiet(
+                "auto",
+                tokens,
+                limits.auto_compact,
+                f"circuit breaker open after {self._failures} failures",
+                "skipped",
+            )
+        if tokens < limits.auto_compact:
+            return self._quiet("auto", tokens, limits.auto_compact, "under the trigger")
+        return self._run("auto", history, model, limits, tokens, None, compact_model)
+
+    def compact_now(
+        self,
+        history: History,
+        *,
+        model: str,
+        focus: str | None = None,
+        compact_model: str | None = None,
+    ) -> Decision:
+        """Compact on request (`%compact`): runs even with the breaker open; success closes it.
+
+        L1 snip, then L2 session memory, or L3 full summary when L2 could not run.
+        `focus` reaches the summarizer.
+        """
+        limits = self.thresholds(model)
+        return self._run(
+            "manual", history, model, limits, self.count(history, model), focus, compact_model
+        )
+
+    def on_tool_result(self, history: History, *, model: str) -> Decision:
+        """Mid-loop, after a round of tool results: a budget-aware micro-snip when over
+        the mid-loop trigger (or the full compaction, if `midloop_full_compact` is set).
+        Pending tool calls are never touched.
+        """
+        settings = self.settings()
+        limits = self.thresholds(model)
+        tokens = self.count(history, model)
+        if not limits.auto_compact_enabled:
+            return self._quiet("midloop", tokens, limits.midloop, "automatic compaction is off")
+        if self.breaker_open:
+            return self._quiet(
+                "midloop",
+                tokens,
+                limits.midloop,
+                f"circuit breaker open after {self._failures} failures",
+                "skipped",
+            )
+        if tokens < limits.midloop:
+            return self._quiet("midloop", tokens, limits.midloop, "under the mid-loop trigger")
+        if settings.midloop_full_compact:
+            return self._run("midloop", history, model, limits, tokens, None, None)
+        target = settings.midloop_target_ratio * limits.auto_compact
+        raw_target = round(history.estimated_tokens * target / max(tokens, 1))
+        return self._apply(
+            "midloop",
+            history,
+            model,
+            limits,
+            tokens,
+            None,
+            lambda messages: [
+                (
+                    "L1 snip",
+                    snip_old_tools(
+                        messages,
+                        keep_recent_turns=settings.keep_recent_turns,
+                        target_tokens=raw_target,
+                        min_chars=settings.snip_min_chars,
+                        min_free_tokens=self._scaled(settings.snip_batch_tokens, limits),
+                    ),
+                )
+            ],
+        )
+
+    def handle_ptl_error(
+        self, history: History, error: BaseException | str, *, model: str
+    ) -> Decision:
+        """After a provider said "prompt too long": drop the oldest rounds to fit (L4)."""
+        limits = self.thresholds(model)
+        tokens = self.count(history, model)
+        return self._apply(
+            "overflow",
+            history,
+            model,
+            limits,
+            tokens,
+            None,
+            lambda messages: [("L4 overflow", ptl_fallback(messages, error))],
+        )
+
+    # -- machinery -------------------------------------------------------------------------
+
+    def _scaled(self, tokens: int, limits: Thresholds) -> int:
+        return round(tokens * min(1.0, limits.context_window / 200_000))
+
+    def _summarizer(self, model: str, compact_model: str | None) -> tuple[Summarizer, int | None]:
+        if self._summarize is not None:
+            return self._summarize, self._summarizer_window
+        from . import _llm
+
+        name = compact_model or compact_model_for(model, self.settings())
+        window = self._summarizer_window
+        if window is None:
+            window = thresholds(
+                name, settings=self.settings(), model_info=self._model_info
+            ).effective_window
+        return _llm.summarizer(name), window
+
+    def _run(
+        self,
+        trigger: Trigger,
+        history: History,
+        model: str,
+        limits: Thresholds,
+        tokens: int,
+        focus: str | None,
+        compact_model: str | None,
+    ) -> Decision:
+        settings = self.settings()
+        summarize, window = self._summarizer(model, compact_model)
+
+        def ladder(messages: list[dict[str, Any]]) -> list[tuple[str, LevelResult]]:
+            steps = [
+                (
+                    "L1 snip",
+                    snip_old_tools(
+                        messages,
+                        keep_recent_turns=settings.keep_recent_turns,
+                        min_chars=settings.snip_min_chars,
+                        min_free_tokens=self._scaled(settings.snip_batch_tokens, limits),
+                    ),
+                )
+            ]
+            current = steps[-1][1] if steps[-1][1].changed else messages
+            if trigger != "manual" and self._under(history, current, model, limits):
+                return steps
+            memory = session_memory_compact(
+                current,
+                summarize,
+                focus=focus,
+                tail_min_tokens=self._scaled(settings.memory_tail_min_tokens, limits),
+                tail_max_tokens=self._scaled(settings.memory_tail_max_tokens, limits),
+                tail_min_messages=settings.memory_tail_min_messages,
+                min_fold_tokens=self._scaled(settings.memory_min_fold_tokens, limits),
+                memory_max_tokens=self._scaled(settings.memory_max_tokens, limits),
+                max_input_tokens=window,
+            )
+            steps.append(("L2 memory", memory))
+            if not memory.changed:
+                steps.append(
+                    ("L3 summary", full_compact(current, summarize, focus, max_input_tokens=window))
+                )
+            return steps
+
+        return self._apply(trigger, history, model, limits, tokens, focus, ladder)
+
+    def _under(
+        self, history: History, messages: Sequence[dict[str, Any]], model: str, limits: Thresholds
+    ) -> bool:
+        return self.count(history.copy_with(messages), model) < limits.auto_compact
+
+    def _apply(
+        self,
+        trigger: Trigger,
+        history: History,
+        model: str,
+        limits: Thresholds,
+        before: int,
+        focus: str | None,
+        ladder: Callable[[list[dict[str, Any]]], list[tuple[str, LevelResult]]],
+    ) -> Decision:
+        """Run `ladder` on a copy; swap the result in only if it is valid and smaller."""
+        threshold = limits.midloop if trigger == "midloop" else limits.auto_compact
+        for hook in self.pre_compact:
+            hook(CompactionStarted(trigger, before, threshold, focus))
+        started = time.perf_counter()
+        original = history.messages
+        levels: list[str] = []
+        reasons: list[str] = []
+        calls, cost, summary = 0, None, None
+        work: list[dict[str, Any]] = original
+        try:
+            for name, result in ladder(original):
+                calls, cost = calls + result.summary_calls, add_costs(cost, result.cost)
+                reasons.append(f"{name}: {result.reason}")
+                if result.changed:
+                    levels.append(name)
+                    work = list(result)
+                    summary = result.summary or summary
+            self._check(original, work, history)
+        except CompactionFailed as failure:
+            calls, cost = calls + failure.summary_calls, add_costs(cost, failure.cost)
+            return self._finish(
+                trigger,
+                "failed",
+                levels,
+                [*reasons, failure.reason],
+                before,
+                before,
+                threshold,
+                False,
+                calls,
+                started,
+                cost,
+                focus,
+                None,
+            )
+        except Exception as error:  # a bug or a bad level result: never lose the history
+            reason = f"{type(error).__name__}: {error}"
+            return self._finish(
+                trigger,
+                "failed",
+                levels,
+                [*reasons, reason],
+                before,
+                before,
+                threshold,
+                False,
+                calls,
+                started,
+                cost,
+                focus,
+                None,
+            )
+        if not levels:  # a no-op is never a success; at the turn boundary it is a failure
+            failed = trigger in ("auto", "overflow")
+            return self._finish(
+                trigger,
+                "failed" if failed else "none",
+                [],
+                reasons,
+                before,
+                before,
+                threshold,
+                False,
+                calls,
+                started,
+                cost,
+                focus,
+                None,
+            )
+        history.replace(work)
+        after = self.count(history, model)
+        over = after >= limits.auto_compact
+        if over or after >= before:
+            reasons.append(
+                f"still {after:,} tokens, over the {limits.auto_compact:,} trigger"
+                if over
+                else "no reduction"
+            )
+            return self._finish(
+                trigger,
+                "failed",
+                levels,
+                reasons,
+                before,
+                after,
+                threshold,
+                True,
+                calls,
+                started,
+                cost,
+                focus,
+                summary,
+            )
+        return self._finish(
+            trigger,
+            "compacted",
+            levels,
+            reasons,
+            before,
+            after,
+            threshold,
+            True,
+            calls,
+            started,
+            cost,
+            focus,
+            summary,
+        )
+
+    @staticmethod
+    def _check(
+        original: list[dict[str, Any]], work: list[dict[str, Any]], history: History
+    ) -> None:
+        """A result must be a valid history with the same system prompt and pending calls."""
+        pending = validate_messages(work)
+        if pending != history.pending_tool_calls:
+            raise CompactionFailed("the result lost a pending tool call")
+        preamble = history.preamble.stop
+        if work[:preamble] != original[:preamble]:
+            raise CompactionFailed("the result changed the system prompt")
+
+    def _quiet(
+        self, trigger: Trigger, tokens: int, threshold: int, reason: str, action: Action = "none"
+    ) -> Decision:
+        return Decision(
+            action=action,
+            trigger=trigger,
+            levels=[],
+            reason=reason,
+            tokens_before=tokens,
+            tokens_after=tokens,
+            threshold=threshold,
+            changed=False,
+            failures=self._failures,
+            breaker_open=self.breaker_open,
+        )
+
+    def _finish(
+        self,
+        trigger: Trigger,
+        action: Action,
+        levels: list[str],
+        reasons: list[str],
+        before: int,
+        after: int,
+        threshold: int,
+        changed: bool,
+        calls: int,
+        started: float,
+        cost: float | None,
+        focus: str | None,
+        summary: str | None,
+    ) -> Decision:
+        if action == "compacted":
+            self._failures = 0
+        elif action == "failed":
+            self._failures += 1
+        decision = Decision(
+            action=action,
+            trigger=trigger,
+            levels=levels,
+            reason="; ".join(reasons),
+            tokens_before=before,
+            tokens_after=after,
+            threshold=threshold,
+            changed=changed,
+            summary_calls=calls,
+            duration_s=time.perf_counter() - started,
+            cost=cost,
+            failures=self._failures,
+            breaker_open=self.breaker_open,
+            focus=focus,
+            summary=summary,
+        )
+        self.decisions.append(decision)
+        for hook in self.post_compact:
+            hook(decision)
+        return decision

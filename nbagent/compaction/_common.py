@@ -1,0 +1,153 @@
+"""What every compaction level shares: the result type, the summarizer seam, and
+where a plain message list's preamble, compaction blocks and rounds are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .._markers import is_memory, is_plain_user, is_summary
+from .._tokens import estimate_message_tokens
+
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SummaryReply:
+    """What a summarizer may return instead of a bare string: the text and its cost."""
+
+    text: str
+    cost: float | None = None
+
+
+class Summarizer(Protocol):
+    """Any callable model seam: takes a chat request (OpenAI-format messages), returns text."""
+
+    def __call__(self, messages: list[Message], /) -> str | SummaryReply: ...
+
+
+class LevelResult(list[Message]):
+    """A level's output: the new message list, plus what happened.
+
+    It is a plain list of messages (so levels compose as list → list) that also
+    says whether it `changed` anything, `why` (or why not), and for the levels
+    that call a model, how many `summary_calls` were made, their `cost` and the
+    `summary` text written.
+    """
+
+    def __init__(
+        self,
+        messages: Sequence[Message],
+        *,
+        changed: bool,
+        reason: str,
+        summary_calls: int = 0,
+        cost: float | None = None,
+        summary: str | None = None,
+    ) -> None:
+        super().__init__(messages)
+        self.changed = changed
+        self.reason = reason
+        self.summary_calls = summary_calls
+        self.cost = cost
+        self.summary = summary
+
+    @classmethod
+    def unchanged(cls, messages: Sequence[Message], reason: str) -> LevelResult:
+        return cls(messages, changed=False, reason=reason)
+
+
+class CompactionFailed(Exception):
+    """A level could not produce a valid result (the summarizer failed or wrote junk).
+
+    Carries how many summarizer calls were spent, for the decision record.
+    """
+
+    def __init__(self, reason: str, *, summary_calls: int = 0, cost: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.summary_calls = summary_calls
+        self.cost = cost
+
+
+def call_summarizer(summarize: Summarizer, request: list[Message]) -> SummaryReply:
+    reply = summarize(request)
+    if isinstance(reply, SummaryReply):
+        return reply
+    if not isinstance(reply, str):
+        raise CompactionFailed(f"the summarizer returned {type(reply).__name__}, not text")
+    return SummaryReply(reply)
+
+
+def add_costs(*costs: float | None) -> float | None:
+    known = [c for c in costs if c is not None]
+    return sum(known) if known else None
+
+
+def tokens(messages: Sequence[Mapping[str, Any]]) -> int:
+    return sum(estimate_message_tokens(m) for m in messages)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where things are in a message list.
+
+    `preamble` (leading system messages) ends at `body`; compaction blocks
+    (memory or summary messages) run from `body` to `blocks_end`; `rounds`
+    lists the start of every round (a plain user message) after that.
+    """
+
+    body: int
+    blocks_end: int
+    rounds: tuple[int, ...]
+
+    @classmethod
+    def of(cls, messages: Sequence[Mapping[str, Any]]) -> Layout:
+        body = 0
+        while body < len(messages) and messages[body].get("role") == "system":
+            body += 1
+        blocks_end = body
+        while blocks_end < len(messages) and (
+            is_memory(messages[blocks_end]) or is_summary(messages[blocks_end])
+        ):
+            blocks_end += 1
+        rounds = tuple(i for i in range(blocks_end, len(messages)) if is_plain_user(messages[i]))
+        return cls(body, blocks_end, rounds)
+
+
+def pending_start(messages: Sequence[Mapping[str, Any]]) -> int:
+    """Where the trailing turn with unanswered tool calls begins (len(messages) if none)."""
+    for index in range(len(messages) - 1, -1, -1):
+        role = messages[index]["role"]
+        if role == "assistant" and messages[index].get("tool_calls"):
+            answered = {m.get("tool_call_id") for m in messages[index + 1 :]}
+            calls = {call["id"] for call in messages[index]["tool_calls"]}
+            return len(messages) if calls <= answered else index
+        if role != "tool":
+            break
+    return len(messages)
+
+
+def first_user_index(messages: Sequence[Mapping[str, Any]]) -> int | None:
+    return next((i for i, m in enumerate(messages) if is_plain_user(m)), None)
+
+
+def looks_like_error(text: str) -> bool:
+    """A reply that is an error message or a refusal, not a summary."""
+    head = text.strip()[:200].lower()
+    return head.startswith(
+        (
+            "error",
+            "an error",
+            "traceback",
+            "exception",
+            "i'm sorry",
+            "i am sorry",
+            "sorry,",
+            "i cannot",
+            "i can't",
+            "as an ai",
+        )
+    )

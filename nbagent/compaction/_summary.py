@@ -1,0 +1,226 @@
+"""L3: fold the whole conversation into one nine-section summary.
+
+The summarizer's reply is validated (every section present and non-empty, not
+an error message) and retried once; the deterministic floor is merged in so
+the user's words and the identifiers seen survive a weak summarizer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from .._markers import SUMMARY_HEADER, is_plain_user
+from .._tokens import estimate_tokens
+from ._common import (
+    CompactionFailed,
+    Layout,
+    LevelResult,
+    Message,
+    Summarizer,
+    add_costs,
+    call_summarizer,
+    looks_like_error,
+    pending_start,
+    tokens,
+)
+from ._floor import Floor, extract_floor
+from ._render import render_message
+
+SECTIONS = (
+    "Primary Request and Intent",
+    "Key Technical Concepts",
+    "Files and Code Sections",
+    "Errors and fixes",
+    "Problem Solving",
+    "All user messages",
+    "Pending Tasks",
+    "Current Work",
+    "Optional Next Step",
+)
+
+SUMMARY_SYSTEM = (
+    "You write the working summary of a conversation between a data scientist and an AI "
+    "assistant working in a Jupyter notebook. The assistant will continue from your summary "
+    "alone, so keep every detail it needs: exact names, numbers, paths and decisions."
+)
+
+_INSTRUCTIONS = """Summarize the conversation below. Reply with exactly these nine sections, \
+each under a markdown heading with its number and title, in this order:
+
+{headings}
+
+Each section must have content (write "None." when there is nothing to say). Quote file \
+paths, variable and column names exactly. "All user messages" lists every user message."""
+
+_HEADING = re.compile(
+    r"^\s*(?:#{1,6}\s*|\*\*)?\s*(?:\d+[.)]\s*)?(?P<title>[A-Za-z ]+?)\s*:?\s*(?:\*\*)?\s*:?\s*$",
+    re.MULTILINE,
+)
+_OMITTED = "[... {count:,} earlier messages omitted to fit the summarizer's window ...]"
+
+
+def summary_prompt(transcript: str, focus: str | None) -> list[Message]:
+    headings = "\n".join(f"## {n}. {title}" for n, title in enumerate(SECTIONS, 1))
+    text = _INSTRUCTIONS.format(headings=headings)
+    if focus:
+        text += f"\n\nThe user asked this summary to focus on: {focus}"
+    text += f"\n\n<conversation>\n{transcript}\n</conversation>"
+    return [{"role": "system", "content": SUMMARY_SYSTEM}, {"role": "user", "content": text}]
+
+
+def parse_sections(text: str) -> dict[str, str]:
+    """Split a reply into its known sections (title → body); unknown headings are body text."""
+    wanted = {title.lower(): title for title in SECTIONS}
+    found: dict[str, str] = {}
+    current: str | None = None
+    lines: list[str] = []
+    for line in text.splitlines():
+        match = _HEADING.match(line)
+        title = wanted.get(match.group("title").strip().lower()) if match else None
+        if title is not None:
+            if current is not None:
+                found[current] = "\n".join(lines).strip()
+            current, lines = title, []
+        elif current is not None:
+            lines.append(line)
+    if current is not None:
+        found[current] = "\n".join(lines).strip()
+    return found
+
+
+def validate_summary(text: str) -> list[str]:
+    """Problems with a summarizer's reply; an empty list means it is valid."""
+    if not text.strip():
+        return ["the reply is empty"]
+    if looks_like_error(text):
+        return ["the reply is an error message, not a summary"]
+    sections = parse_sections(text)
+    missing = [title for title in SECTIONS if title not in sections]
+    empty = [title for title in SECTIONS if title in sections and not sections[title]]
+    problems = []
+    if missing:
+        problems.append(f"missing sections: {', '.join(missing)}")
+    if empty:
+        problems.append(f"empty sections: {', '.join(empty)}")
+    return problems
+
+
+def _with_floor(sections: dict[str, str], floor: Floor) -> str:
+    additions = {
+        "All user messages": floor.user_messages,
+        "Files and Code Sections": floor.names,
+        "Errors and fixes": floor.error_lines,
+    }
+    parts = [SUMMARY_HEADER]
+    for number, title in enumerate(SECTIONS, 1):
+        body = sections.get(title, "").strip() or "None."
+        extra = [item for item in additions.get(title, ()) if item not in body]
+        if extra:
+            verbatim = "\n".join(f"- {item}" for item in extra)
+            body = f"{body}\n\nVerbatim from the transcript:\n{verbatim}"
+        parts.append(f"## {number}. {title}\n{body}")
+    return "\n\n".join(parts)
+
+
+def _fit_transcript(span: Sequence[Message], budget: int | None) -> str:
+    """Render `span`; over budget, keep the first user request and the most recent part."""
+    rendered = [render_message(m) for m in span]
+    if budget is None or sum(map(estimate_tokens, rendered)) <= budget:
+        return "\n\n".join(rendered)
+    first = next((i for i, m in enumerate(span) if is_plain_user(m)), None)
+    head = [rendered[first]] if first is not None else []
+    spent = sum(map(estimate_tokens, head)) + 20
+    start = len(rendered)
+    while start > 0 and start - 1 != first:
+        cost = estimate_tokens(rendered[start - 1])
+        if spent + cost > budget:
+            break
+        spent += cost
+        start -= 1
+    omitted = start - (first + 1 if first is not None else 0)
+    middle = [_OMITTED.format(count=omitted)] if omitted > 0 else []
+    return "\n\n".join([*head, *middle, *rendered[start:]])
+
+
+def full_compact(
+    messages: Sequence[Message],
+    summarize: Summarizer,
+    focus: str | None = None,
+    *,
+    max_input_tokens: int | None = None,
+    keep_latest_user: bool = True,
+) -> LevelResult:
+    """Replace everything after the system prompt with one nine-section summary.
+
+    Args:
+        summarize: the model seam; called once, and once more if the reply is invalid.
+        focus: the user's instructions for the summary (e.g. "keep the column names").
+        max_input_tokens: the summarizing model's window; a longer transcript keeps
+            the first user request and the most recent part, cutting the middle.
+        keep_latest_user: keep the latest user message verbatim after the summary.
+            A trailing turn whose tool calls await results is always kept verbatim.
+
+    Raises `CompactionFailed` when both replies are invalid.
+    """
+    layout = Layout.of(messages)
+    pending = pending_start(messages)  # a turn awaiting tool results is kept verbatim
+    span = list(messages[layout.body : pending])
+    if not any(is_plain_user(m) for m in span) and layout.blocks_end == layout.body:
+        return LevelResult.unchanged(messages, "no conversation to summarize yet")
+    budget = None
+    if max_input_tokens is not None:
+        overhead = sum(estimate_tokens(m["content"]) for m in summary_prompt("", focus))
+        budget = max(256, int(max_input_tokens * 0.75) - overhead)
+    request = summary_prompt(_fit_transcript(span, budget), focus)
+    calls, cost, problems = 0, None, ["not attempted"]
+    for _ in range(2):
+        try:
+            reply = call_summarizer(summarize, request)
+        except CompactionFailed as failure:
+            raise CompactionFailed(failure.reason, summary_calls=calls + 1, cost=cost) from failure
+        except Exception as error:
+            raise CompactionFailed(
+                f"the summarizer raised {type(error).__name__}: {error}",
+                summary_calls=calls + 1,
+                cost=cost,
+            ) from error
+        calls, cost = calls + 1, add_costs(cost, reply.cost)
+        problems = validate_summary(reply.text)
+        if not problems:
+            break
+        request = [
+            *request,
+            {"role": "assistant", "content": reply.text},
+            {
+                "role": "user",
+                "content": f"That reply is not usable: {'; '.join(problems)}. Write it again "
+                "with all nine sections, each under its own heading.",
+            },
+        ]
+    else:
+        raise CompactionFailed(
+            f"invalid summary twice: {'; '.join(problems)}", summary_calls=calls, cost=cost
+        )
+    summary = _with_floor(parse_sections(reply.text), extract_floor(span))
+    result: list[Message] = [*messages[: layout.body], {"role": "user", "content": summary}]
+    latest = next((m for m in reversed(span) if is_plain_user(m)), None)
+    if keep_latest_user and latest is not None:
+        result.append(latest)
+    result += messages[pending:]
+    if tokens(result) >= tokens(messages):
+        return LevelResult(
+            messages,
+            changed=False,
+            reason="the summary is not smaller than the conversation",
+            summary_calls=calls,
+            cost=cost,
+        )
+    return LevelResult(
+        result,
+        changed=True,
+        reason="summarized the conversation",
+        summary_calls=calls,
+        cost=cost,
+        summary=summary,
+    )

@@ -1,0 +1,54 @@
+"""Builders for test histories and summaries."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from nbagent.compaction import SECTIONS
+
+SYSTEM = {"role": "system", "content": "You are a careful data analyst."}
+
+
+def nine_sections(note: str = "notes") -> str:
+    return "\n\n".join(
+        f"## {n}. {title}\n{note} for {title.lower()}" for n, title in enumerate(SECTIONS, 1)
+    )
+
+
+def tool_round(
+    t: int, result: str | None = None, question: str | None = None
+) -> list[dict[str, Any]]:
+    """A user question, one tool call with its result, and an answer."""
+    call_id = f"call-{t}"
+    return [
+        {"role": "user", "content": question or f"question {t}: describe sales_df column col_{t}"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": "describe", "arguments": json.dumps({"name": "sales_df"})},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": call_id,
+            "content": result
+            if result is not None
+            else f"col_{t} stats: " + "1.25 3.5 7.75 " * 120,
+        },
+        {"role": "assistant", "content": f"Column col_{t} has mean {t}.5 and no missing values."},
+    ]
+
+
+def session(
+    rounds: int, first: str = "Load data/sales.csv into sales_df and explore it."
+) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [SYSTEM]
+    for t in range(rounds):
+        messages += tool_round(t, question=first if t == 0 else None)
+    return messages
