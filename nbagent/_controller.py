@@ -239,7 +239,7 @@ class CompactionController:
                         keep_recent_turns=settings.keep_recent_turns,
                         target_tokens=raw_target,
                         min_chars=settings.snip_min_chars,
-                        min_free_tokens=self._scaled(settings.snip_batch_tokens, limits),
+                        min_free_tokens=limits.scaled(settings.snip_batch_tokens),
                     ),
                 )
             ],
@@ -262,9 +262,6 @@ class CompactionController:
         )
 
     # -- machinery -------------------------------------------------------------------------
-
-    def _scaled(self, tokens: int, limits: Thresholds) -> int:
-        return round(tokens * min(1.0, limits.context_window / 200_000))
 
     def _summarizer(self, model: str, compact_model: str | None) -> tuple[Summarizer, int | None]:
         if self._summarize is not None:
@@ -300,7 +297,7 @@ class CompactionController:
                         messages,
                         keep_recent_turns=settings.keep_recent_turns,
                         min_chars=settings.snip_min_chars,
-                        min_free_tokens=self._scaled(settings.snip_batch_tokens, limits),
+                        min_free_tokens=limits.scaled(settings.snip_batch_tokens),
                     ),
                 )
             ]
@@ -311,11 +308,11 @@ class CompactionController:
                 current,
                 summarize,
                 focus=focus,
-                tail_min_tokens=self._scaled(settings.memory_tail_min_tokens, limits),
-                tail_max_tokens=self._scaled(settings.memory_tail_max_tokens, limits),
+                tail_min_tokens=limits.scaled(settings.memory_tail_min_tokens),
+                tail_max_tokens=limits.scaled(settings.memory_tail_max_tokens),
                 tail_min_messages=settings.memory_tail_min_messages,
-                min_fold_tokens=self._scaled(settings.memory_min_fold_tokens, limits),
-                memory_max_tokens=self._scaled(settings.memory_max_tokens, limits),
+                min_fold_tokens=limits.scaled(settings.memory_min_fold_tokens),
+                memory_max_tokens=limits.scaled(settings.memory_max_tokens),
                 max_input_tokens=window,
             )
             steps.append(("L2 memory", memory))

@@ -65,7 +65,7 @@ class Settings(BaseModel):
         10_000, description="Session memory keeps at least this much recent history verbatim."
     )
     memory_tail_max_tokens: PositiveInt = Field(
-        40_000, description="...and at most this much (both at a 200K window, scaled down)."
+        20_000, description="...and at most this much (both at a 200K window, scaled down)."
     )
     memory_tail_min_messages: NonNegativeInt = Field(
         5, description="Session memory keeps at least this many recent text messages."
@@ -74,7 +74,12 @@ class Settings(BaseModel):
         2_000, description="Session memory runs only with at least this much to fold in."
     )
     memory_max_tokens: PositiveInt = Field(
-        20_000, description="When the memory grows past this, its later blocks are merged."
+        8_000, description="When the memory grows past this, its later blocks are merged."
+    )
+    tool_output_max_chars: PositiveInt = Field(
+        16_000,
+        description="A tool result longer than this (at a 200K window, scaled down) is cut to "
+        "its head and tail on arrival; the model can read the rest back.",
     )
     midloop_target_ratio: float = Field(
         0.5, gt=0, le=1, description="Mid-loop snip target, as a fraction of the auto trigger."

@@ -46,6 +46,15 @@ class Thresholds:
     blocking: int
     auto_compact_enabled: bool
 
+    @property
+    def scale(self) -> float:
+        """How this window compares with the 200,000-token reference (at most 1)."""
+        return min(1.0, self.context_window / REFERENCE_WINDOW)
+
+    def scaled(self, tokens: int) -> int:
+        """A size given for a 200,000-token window, scaled down to this one."""
+        return round(tokens * self.scale)
+
 
 @dataclass(frozen=True)
 class ContextState:

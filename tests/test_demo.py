@@ -1,24 +1,23 @@
 from __future__ import annotations
 
 import io
-from itertools import pairwise
 
 import pytest
 
 from nbagent.demo import main, run
 
 
-def test_the_demo_crosses_every_level_in_order() -> None:
+def test_the_demo_compacts_automatically_then_on_request() -> None:
     out = io.StringIO()
-    states = run(window=8_192, turns=12, out=out)
-    levels = [s.level for s in states]
-    assert levels[0] == "ok" and levels[-1] == "blocking"
-    order = ["ok", "warning", "error", "compact", "blocking"]
-    assert [order.index(level) for level in levels] == sorted(
-        order.index(level) for level in levels
-    )
-    assert all(a.tokens < b.tokens for a, b in pairwise(states))
-    assert "window 8,192 from env" in out.getvalue()
+    decisions = run(window=8_192, turns=16, out=out)
+    automatic = [d for d in decisions if d.trigger == "auto"]
+    assert len(automatic) >= 2 and all(d.action == "compacted" for d in decisions)
+    assert all(d.tokens_after < d.threshold <= d.tokens_before for d in automatic)
+    manual = decisions[-1]
+    assert manual.trigger == "manual" and manual.focus == "keep the exact column names"
+    text = out.getvalue()
+    assert "window 8,192 from env" in text and "/compact keep the exact column names" in text
+    assert "· compact " in text  # the meter level reached the trigger before compacting
 
 
 def test_bad_arguments_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
