@@ -27,16 +27,30 @@ from nbagent.compaction import SECTIONS
 BUDGET = 98_400
 FIRST_REQUEST = "Refactor the provider layer."
 SYSTEM = {"role": "system", "content": "You are a coding agent. Use tools to inspect and edit."}
-TOOLS = [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
-         for n in ("bash", "edit_file", "read_file", "search")]
+TOOLS = [
+    {"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+    for n in ("bash", "edit_file", "read_file", "search")
+]
 PRICES = {"deepseek": (0.27, 0.07), "anthropic": (3.00, 0.30)}  # $ per million: input, cached
 YOAGENT = {  # yoagent 0.18, measured by a faithful re-run of this replay
-    300: {"hit_rate": 0.9569, "mean_request_tokens": 63_541, "cost_deepseek": 1.4985,
-          "cost_anthropic": 7.9347},
-    1200: {"hit_rate": 0.9539, "mean_request_tokens": 60_553, "cost_deepseek": 5.7563,
-           "cost_anthropic": 30.8415},
-    2400: {"hit_rate": 0.9527, "mean_request_tokens": 59_033, "cost_deepseek": 11.2566,
-           "cost_anthropic": 60.5804},
+    300: {
+        "hit_rate": 0.9569,
+        "mean_request_tokens": 63_541,
+        "cost_deepseek": 1.4985,
+        "cost_anthropic": 7.9347,
+    },
+    1200: {
+        "hit_rate": 0.9539,
+        "mean_request_tokens": 60_553,
+        "cost_deepseek": 5.7563,
+        "cost_anthropic": 30.8415,
+    },
+    2400: {
+        "hit_rate": 0.9527,
+        "mean_request_tokens": 59_033,
+        "cost_deepseek": 11.2566,
+        "cost_anthropic": 60.5804,
+    },
 }
 MODEL = "bench/replay"
 
@@ -54,14 +68,20 @@ def tool_for(t: int) -> tuple[str, int]:
 
 def turn_messages(t: int, cap: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     tool, lines = tool_for(t)
-    call = {"id": f"tc-{t}", "type": "function",
-            "function": {"name": tool, "arguments": json.dumps({"arg": f"target-{t}"})}}
+    call = {
+        "id": f"tc-{t}",
+        "type": "function",
+        "function": {"name": tool, "arguments": json.dumps({"arg": f"target-{t}"})},
+    }
     result = "\n".join(f"turn {t} {tool} line {i}: " + "data " * 6 for i in range(lines))
     if cap is not None:  # as the agent does on arrival
         result = cap_output(result, cap, ref=f"tc-{t}")
     return (
-        {"role": "assistant", "content": f"Turn {t}: inspecting the workspace before the next edit.",
-         "tool_calls": [call]},
+        {
+            "role": "assistant",
+            "content": f"Turn {t}: inspecting the workspace before the next edit.",
+            "tool_calls": [call],
+        },
         {"role": "tool", "tool_call_id": f"tc-{t}", "content": result},
     )
 
@@ -129,15 +149,25 @@ def common_prefix(a: bytes, b: bytes) -> int:
 def window_for(trigger: int) -> int:
     """The context window whose auto-compact trigger (no known max output) is `trigger`."""
     window = round(trigger / 0.835)
-    while thresholds(MODEL, settings=Settings(max_context_tokens=window), model_info=None).auto_compact > trigger:
+    while (
+        thresholds(
+            MODEL, settings=Settings(max_context_tokens=window), model_info=None
+        ).auto_compact
+        > trigger
+    ):
         window -= 1
     return window
 
 
 def run(turns: int, knobs: dict[str, Any] | None = None, trigger: int = BUDGET) -> Result:
     settings = Settings(max_context_tokens=window_for(trigger), **(knobs or {}))
-    controller = CompactionController(summarize=summarize, count=request_tokens, settings=settings,
-                                      model_info=None, summarizer_window=None)
+    controller = CompactionController(
+        summarize=summarize,
+        count=request_tokens,
+        settings=settings,
+        model_info=None,
+        summarizer_window=None,
+    )
     limits = thresholds(MODEL, settings=settings, model_info=None)
     cap = limits.scaled(settings.tool_output_max_chars)
     history = History([SYSTEM, {"role": "user", "content": FIRST_REQUEST}])
@@ -172,15 +202,27 @@ def run(turns: int, knobs: dict[str, Any] | None = None, trigger: int = BUDGET) 
             cost[name] += (fresh / 4 * price + shared / 4 * cached_price) / 1e6
         previous = body
         history.extend(turn_messages(t, cap))
-    return Result(turns, round(1 - uncached / total, 4), rewrites, len(compacted_at), max(sizes),
-                  round(sum(sizes) / len(sizes)), round(cost["deepseek"], 4),
-                  round(cost["anthropic"], 4), first_kept, latest_kept)
+    return Result(
+        turns,
+        round(1 - uncached / total, 4),
+        rewrites,
+        len(compacted_at),
+        max(sizes),
+        round(sum(sizes) / len(sizes)),
+        round(cost["deepseek"], 4),
+        round(cost["anthropic"], 4),
+        first_kept,
+        latest_kept,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object and nothing else"
+    )
     parser.add_argument("--sweep", action="store_true", help="also sweep the knobs for the plot")
     parser.add_argument("--turns", type=int, nargs="*", default=[300, 1200, 2400])
     args = parser.parse_args(argv)

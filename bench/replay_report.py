@@ -68,7 +68,8 @@ def _svg(points: list[tuple[str, Result]]) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         'font-family="sans-serif" font-size="11">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#333"/>',
+        f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" '
+        'stroke="#333"/>',
         f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#333"/>',
         f'<text x="{width / 2}" y="{height - 20}" text-anchor="middle">mean request (tokens, '
         f"bytes/4) — {SWEEP_TURNS} turns</text>",
@@ -87,8 +88,10 @@ def _svg(points: list[tuple[str, Result]]) -> str:
     for label, result in points:
         colour = "#1f77b4" if label != "defaults" else "#2ca02c"
         x, y = sx(result.mean_request_tokens), sy(result.cost_deepseek)
-        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{colour}"><title>{label}'
-                     "</title></circle>")
+        parts.append(
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{colour}"><title>{label}'
+            "</title></circle>"
+        )
         parts.append(f'<text x="{x + 7:.1f}" y="{y - 5:.1f}" fill="#555">{label}</text>')
     x, y = sx(yo["mean_request_tokens"]), sy(yo["cost_deepseek"])
     parts.append(f'<rect x="{x - 6:.1f}" y="{y - 6:.1f}" width="12" height="12" fill="#d62728"/>')
@@ -119,14 +122,22 @@ def write_report(results: list[Result], *, sweep: bool) -> None:
         with ProcessPoolExecutor(max_workers=2) as pool:
             points = list(pool.map(_sweep_point, SWEEP))
         PLOT.write_text(_svg(points), encoding="utf-8")
-        lines += ["", f"![cost against mean context]({PLOT.name})", "",
-                  f"Sweep at {SWEEP_TURNS} turns (one knob changed from the defaults at a time; `trigger` "
-                  "is the auto-compact trigger, by default the budget; "
-                  "dashed lines: yoagent's cost, and 95% of its mean context):", "",
-                  "| knobs | mean request | cost, DeepSeek | cost, Anthropic |",
-                  "|---|---:|---:|---:|"]
-        lines += [f"| {label} | {r.mean_request_tokens:,} | ${r.cost_deepseek:.4f} | "
-                  f"${r.cost_anthropic:.4f} |" for label, r in points]
+        lines += [
+            "",
+            f"![cost against mean context]({PLOT.name})",
+            "",
+            f"Sweep at {SWEEP_TURNS} turns (one knob changed from the defaults at a time; "
+            "`trigger` is the auto-compact trigger, by default the budget; "
+            "dashed lines: yoagent's cost, and 95% of its mean context):",
+            "",
+            "| knobs | mean request | cost, DeepSeek | cost, Anthropic |",
+            "|---|---:|---:|---:|",
+        ]
+        lines += [
+            f"| {label} | {r.mean_request_tokens:,} | ${r.cost_deepseek:.4f} | "
+            f"${r.cost_anthropic:.4f} |"
+            for label, r in points
+        ]
     elif Path(PLOT).exists():
         lines += ["", f"![cost against mean context]({PLOT.name}) (from the last `--sweep` run)"]
     write_section("cache_replay", "Prompt-cache replay (the yoagent scenario)", "\n".join(lines))
