@@ -7,19 +7,32 @@ Importing nbagent imports neither litellm nor IPython nor ipywidgets.
 
 from __future__ import annotations
 
+from ._agent import Agent, ChatResult
 from ._controller import CompactionController, CompactionStarted, Decision
-from ._errors import ConfigWarning, HistoryError, NbagentError, NbagentWarning
+from ._errors import ConfigWarning, HistoryError, ModelCallError, NbagentError, NbagentWarning
 from ._history import History, Span, validate_messages
+from ._llm import LiteLLMModel, RetryPolicy
 from ._settings import Settings
 from ._thresholds import ContextState, Thresholds, context_state, thresholds
 from ._tokens import Usage, estimate_message_tokens, estimate_tokens
+from ._tools import Tool, tool
 from ._tracker import TokenTracker
 from ._window import WindowInfo, resolve_window
 from .compaction import parse_token_limits
+from .errors import classify_error, is_context_overflow
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agent",
+    "ChatResult",
+    "LiteLLMModel",
+    "ModelCallError",
+    "RetryPolicy",
+    "Tool",
+    "classify_error",
+    "is_context_overflow",
+    "tool",
     "CompactionController",
     "CompactionStarted",
     "Decision",

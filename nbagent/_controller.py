@@ -102,7 +102,8 @@ class CompactionController:
         count: how many tokens a history occupies for a model; by default the
             tracker's count. The agent passes one that adds tool schemas.
         settings: fixed settings; by default read from the environment per call.
-        summarizer_window: the summarizing model's input window, if known.
+        summarizer_window: the summarizing model's input window, if known; else it is
+            resolved from `summarizer_model` (the model behind `summarize`), if given.
     """
 
     def __init__(
@@ -113,6 +114,7 @@ class CompactionController:
         count: TokenCounter | None = None,
         settings: Settings | None = None,
         summarizer_window: int | None = None,
+        summarizer_model: str | None = None,
         model_info: ModelInfoLookup | None = _litellm_info,
     ) -> None:
         self.tracker = tracker if tracker is not None else TokenTracker()
@@ -120,6 +122,7 @@ class CompactionController:
         self._count = count
         self._settings = settings
         self._summarizer_window = summarizer_window
+        self._summarizer_model = summarizer_model
         self._model_info = model_info
         self._failures = 0
         self.pre_compact: list[Callable[[CompactionStarted], Any]] = []
@@ -265,7 +268,12 @@ class CompactionController:
 
     def _summarizer(self, model: str, compact_model: str | None) -> tuple[Summarizer, int | None]:
         if self._summarize is not None:
-            return self._summarize, self._summarizer_window
+            window = self._summarizer_window
+            if window is None and self._summarizer_model is not None:
+                window = thresholds(
+                    self._summarizer_model, settings=self.settings(), model_info=self._model_info
+                ).effective_window
+            return self._summarize, window
         from . import _llm
 
         name = compact_model or compact_model_for(model, self.settings())

@@ -2,8 +2,10 @@
 (overflow, rate limit, ...) lives with the agent, not here.
 
     NbagentError
-    └── HistoryError        a message list that breaks the chat-format rules
-                            (carries the offending message index)
+    ├── HistoryError        a message list that breaks the chat-format rules
+    │                       (carries the offending message index)
+    └── ModelCallError      a model call failed for good (overflow after recovery,
+                            auth, rate limit after retries, other); carries `kind`
 
     NbagentWarning (UserWarning)
     └── ConfigWarning       an environment variable with a bad value, ignored
@@ -27,6 +29,18 @@ class HistoryError(NbagentError, ValueError):
         self.index = index
         self.problem = problem
         super().__init__(f"message {index}: {problem}")
+
+
+class ModelCallError(NbagentError):
+    """A model call that could not be completed; the message says what to do.
+
+    `kind` is "overflow", "rate_limit", "auth" or "other". The history keeps
+    every message: nothing is lost when this is raised.
+    """
+
+    def __init__(self, kind: str, message: str) -> None:
+        self.kind = kind
+        super().__init__(message)
 
 
 class NbagentWarning(UserWarning):

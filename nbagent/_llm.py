@@ -1,5 +1,7 @@
-"""The one door to litellm. Everything that needs a provider, model metadata or an
-exact tokenizer comes through here; nothing else in nbagent imports litellm.
+"""The one door to models. Every model call — chat and summaries — goes through
+`call_model`, which retries transient failures with tenacity; `LiteLLMModel` is
+the real model behind it, and nothing else in nbagent imports litellm. Tests put
+`nbagent.testing.ScriptedModel` at this seam (same interface), not a patch.
 
 litellm is imported on first use, with `LITELLM_LOCAL_MODEL_COST_MAP=True` set
 first: otherwise its import fetches a price map from the network and stalls.
@@ -10,20 +12,30 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-import tenacity
-
+from ._tokens import Usage
 from .compaction import SummaryReply
+from .errors import classify_error, retry_after_seconds, status_of
+
+if TYPE_CHECKING:
+    import tenacity
 
 logger = logging.getLogger("nbagent")
+Message = dict[str, Any]
+TextCallback = Callable[[str], None]
 
 
 def litellm() -> ModuleType:
     """Import litellm offline-safe (its bundled price map, no debug banners)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # litellm's own deprecation notices are not the notebook user's to act on
+    warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"litellm(\.|$)")
     import litellm as module
 
     module.suppress_debug_info = True
@@ -52,60 +64,204 @@ def count_tokens_exact(model: str, messages: Sequence[Mapping[str, Any]]) -> int
     return int(litellm().token_counter(model=model, messages=list(messages)))
 
 
-def _is_transient(error: BaseException) -> bool:
-    """Worth retrying: rate limits, timeouts, dropped connections, 5xx and overloaded."""
-    module = litellm()
-    transient = (
-        module.RateLimitError,
-        module.Timeout,
-        module.APIConnectionError,
-        module.ServiceUnavailableError,
-        module.InternalServerError,
-    )
-    if isinstance(error, module.ContextWindowExceededError):
-        return False
-    status = getattr(error, "status_code", None)
-    return isinstance(error, transient) or status in (429, 500, 502, 503, 504, 529)
+@dataclass(frozen=True)
+class Completion:
+    """One model response: the assistant message (OpenAI format), usage and cost."""
+
+    message: Message
+    usage: Usage | None = None
+    cost: float | None = None
+    finish_reason: str | None = None
 
 
-def _log_retry(state: tenacity.RetryCallState) -> None:
-    error = state.outcome.exception() if state.outcome else None
-    wait = state.next_action.sleep if state.next_action else 0
-    logger.warning(
-        "model call failed (%s); retry %d in %.1fs",
-        type(error).__name__,
-        state.attempt_number,
-        wait,
-    )
+class ChatModel(Protocol):
+    """What the agent needs of a model. `LiteLLMModel` and `ScriptedModel` both are one."""
+
+    name: str
+
+    def complete(
+        self, messages: list[Message], tools: list[dict[str, Any]], *, on_text: TextCallback | None
+    ) -> Completion: ...
 
 
-def complete(model: str, messages: Sequence[Mapping[str, Any]], **options: Any) -> Any:
-    """One chat completion through litellm, retried with backoff on transient errors only."""
-    module = litellm()
-    retrying = tenacity.Retrying(
-        stop=tenacity.stop_after_attempt(4) | tenacity.stop_after_delay(90),
-        wait=tenacity.wait_random_exponential(multiplier=1, max=20),
-        retry=tenacity.retry_if_exception(_is_transient),
-        before_sleep=_log_retry,
-        reraise=True,
-    )
-    return retrying(module.completion, model=model, messages=list(messages), **options)
+def _assistant_message(message: Any) -> Message:
+    """An SDK message object as a plain, valid OpenAI-format assistant dict."""
+    content = getattr(message, "content", None)
+    result: Message = {"role": "assistant", "content": content if content else None}
+    calls = []
+    for index, call in enumerate(getattr(message, "tool_calls", None) or ()):
+        function = call.function
+        calls.append(
+            {
+                "id": call.id or f"call_{index}",
+                "type": "function",
+                "function": {"name": function.name or "", "arguments": function.arguments or ""},
+            }
+        )
+    if calls:
+        result["tool_calls"] = calls
+    if result["content"] is None and not calls:
+        result["content"] = ""
+    return result
+
+
+@dataclass
+class LiteLLMModel:
+    """A real model reached through litellm: any provider, or a local OpenAI-compatible
+    server (`api_base`). Extra `options` go to `litellm.completion` as they are.
+    """
+
+    name: str
+    api_base: str | None = None
+    api_key: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def complete(
+        self, messages: list[Message], tools: list[dict[str, Any]], *, on_text: TextCallback | None
+    ) -> Completion:
+        module = litellm()
+        request: dict[str, Any] = {"model": self.name, "messages": messages, **self.options}
+        if tools:
+            request["tools"] = tools
+        if self.api_base:
+            request["api_base"] = self.api_base
+        if self.api_key:
+            request["api_key"] = self.api_key
+        if on_text is None:
+            response = module.completion(**request)
+        else:
+            chunks = []
+            stream = module.completion(
+                **request, stream=True, stream_options={"include_usage": True}
+            )
+            for chunk in stream:
+                chunks.append(chunk)
+                delta = chunk.choices[0].delta.content if chunk.choices else None
+                if delta:
+                    on_text(delta)
+            response = module.stream_chunk_builder(chunks, messages=messages)
+        choice = response.choices[0]
+        usage = getattr(response, "usage", None)
+        return Completion(
+            message=_assistant_message(choice.message),
+            usage=Usage.from_response(usage) if usage is not None else None,
+            cost=cost_of(response),
+            finish_reason=getattr(choice, "finish_reason", None),
+        )
 
 
 def cost_of(response: Any) -> float | None:
     """The response's cost in USD from litellm's price map, or None when unknown."""
     try:
-        return float(litellm().completion_cost(completion_response=response))
+        cost = float(litellm().completion_cost(completion_response=response))
     except Exception:  # unpriced models (local servers, proxies) raise
         return None
+    return cost if cost > 0 else None
 
 
-def summarizer(model: str, **options: Any) -> Callable[[list[dict[str, Any]]], SummaryReply]:
-    """A compaction summarizer that calls `model` through this module."""
+_TRANSIENT_CLASSES = {
+    "Timeout",
+    "APITimeoutError",
+    "APIConnectionError",
+    "ServiceUnavailableError",
+    "InternalServerError",
+    "ConnectionError",
+    "TimeoutError",
+    "BadGatewayError",
+}
 
-    def summarize(messages: list[dict[str, Any]]) -> SummaryReply:
-        response = complete(model, messages, **options)
-        text = response.choices[0].message.content or ""
-        return SummaryReply(text, cost_of(response))
+
+def is_transient(error: BaseException) -> bool:
+    """Worth retrying: rate limits, timeouts, dropped connections, 5xx, overloaded.
+    Never auth errors, bad requests or context overflow."""
+    kind = classify_error(error)
+    if kind == "rate_limit":
+        return True
+    if kind in ("overflow", "auth"):
+        return False
+    if status_of(error) in (408, 409, 500, 502, 503, 504, 529):
+        return True
+    return bool({cls.__name__ for cls in type(error).__mro__} & _TRANSIENT_CLASSES)
+
+
+@dataclass(frozen=True)
+class RetryEvent:
+    """Sent to `RetryPolicy.on_retry` before each wait, so the user sees it."""
+
+    attempt: int
+    wait_s: float
+    error: str
+
+
+@dataclass
+class RetryPolicy:
+    """How transient failures are retried: exponential backoff with jitter, or the
+    provider's Retry-After when it sends one; bounded in attempts and total time."""
+
+    max_attempts: int = 5
+    max_seconds: float = 120.0
+    backoff_s: float = 1.0
+    max_wait_s: float = 30.0
+    sleep: Callable[[float], None] = time.sleep
+    on_retry: Callable[[RetryEvent], None] | None = None
+
+
+def _wait(policy: RetryPolicy) -> Callable[[tenacity.RetryCallState], float]:
+    import tenacity
+
+    jitter = tenacity.wait_random_exponential(multiplier=policy.backoff_s, max=policy.max_wait_s)
+
+    def wait(state: tenacity.RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome else None
+        hinted = retry_after_seconds(error) if error is not None else None
+        return min(hinted, policy.max_wait_s) if hinted is not None else float(jitter(state))
+
+    return wait
+
+
+def call_model(
+    model: ChatModel,
+    messages: list[Message],
+    tools: list[dict[str, Any]],
+    *,
+    on_text: TextCallback | None = None,
+    policy: RetryPolicy | None = None,
+) -> Completion:
+    """Call `model`, retrying transient failures; other errors propagate at once."""
+    import tenacity  # imported here: it pulls in asyncio and tornado, too slow for start-up
+
+    policy = policy or RetryPolicy()
+
+    def announce(state: tenacity.RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome else None
+        wait = state.next_action.sleep if state.next_action else 0.0
+        event = RetryEvent(state.attempt_number, wait, f"{type(error).__name__}: {error}"[:200])
+        logger.warning(
+            "model call failed (%s); retry %d in %.1fs", event.error, event.attempt, event.wait_s
+        )
+        if policy.on_retry is not None:
+            policy.on_retry(event)
+
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(policy.max_attempts)
+        | tenacity.stop_after_delay(policy.max_seconds),
+        wait=_wait(policy),
+        retry=tenacity.retry_if_exception(is_transient),
+        sleep=policy.sleep,
+        before_sleep=announce,
+        reraise=True,
+    )
+    return retrying(model.complete, messages, tools, on_text=on_text)
+
+
+def summarizer(
+    model: ChatModel | str, policy: RetryPolicy | None = None
+) -> Callable[[list[Message]], SummaryReply]:
+    """A compaction summarizer that calls `model` through this seam."""
+    chat_model = LiteLLMModel(model) if isinstance(model, str) else model
+
+    def summarize(messages: list[Message]) -> SummaryReply:
+        completion = call_model(chat_model, messages, [], policy=policy)
+        return SummaryReply(str(completion.message.get("content") or ""), completion.cost)
 
     return summarize

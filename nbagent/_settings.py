@@ -81,6 +81,15 @@ class Settings(BaseModel):
         description="A tool result longer than this (at a 200K window, scaled down) is cut to "
         "its head and tail on arrival; the model can read the rest back.",
     )
+    max_tool_rounds: PositiveInt = Field(
+        25, description="A chat stops after this many rounds of tool calls."
+    )
+    max_chat_seconds: float = Field(
+        600.0, gt=0, description="A chat stops after this many seconds (checked between rounds)."
+    )
+    enable_python: bool = Field(
+        False, description="Offer the model the python tool (runs code in your namespace)."
+    )
     midloop_target_ratio: float = Field(
         0.5, gt=0, le=1, description="Mid-loop snip target, as a fraction of the auto trigger."
     )

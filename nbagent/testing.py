@@ -5,9 +5,12 @@ same interface as the model seam, replaying a script and recording every call.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
+from ._tokens import Usage
 from .compaction import SummaryReply
 
 Reply = str | SummaryReply | BaseException | Callable[[list[dict[str, Any]]], str]
@@ -52,3 +55,128 @@ class ScriptedSummarizer:
 
     def assert_consumed(self) -> None:
         assert not self.replies, f"{len(self.replies)} scripted replies were never used"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One scripted model response: text, tool calls (name, arguments), usage, cost."""
+
+    text: str | None = None
+    tool_calls: tuple[tuple[str, dict[str, Any] | str], ...] = ()
+    usage: Usage | None = None
+    cost: float | None = None
+
+
+def reply(text: str, *, usage: Usage | None = None, cost: float | None = None) -> Step:
+    """A scripted plain-text answer."""
+    return Step(text=text, usage=usage, cost=cost)
+
+
+def calls(
+    *tool_calls: tuple[str, dict[str, Any] | str],
+    text: str | None = None,
+    usage: Usage | None = None,
+) -> Step:
+    """A scripted answer that calls tools: `calls(("describe", {"name": "df"}))`."""
+    return Step(text=text, tool_calls=tuple(tool_calls), usage=usage)
+
+
+class ProviderError(Exception):
+    """A provider-shaped error: an HTTP status, a message, response headers."""
+
+    def __init__(self, status_code: int, message: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status_code = status_code
+        self.headers = headers or {}
+
+
+def provider_error(
+    status: int, message: str = "", *, retry_after: float | None = None
+) -> ProviderError:
+    """An error as a provider raises it: `provider_error(429, "slow down", retry_after=7)`."""
+    headers = {"retry-after": str(retry_after)} if retry_after is not None else {}
+    return ProviderError(status, message, headers)
+
+
+ModelStep = Step | str | BaseException | Callable[[list[dict[str, Any]]], "Step | str"]
+
+
+class ScriptedModel:
+    """A chat model that replays a script — replies, tool calls, usages, errors — and
+    records every request. It has `LiteLLMModel`'s interface, so it goes where a real
+    model goes (`Agent(model=ScriptedModel([...]))`).
+
+        model = ScriptedModel([calls(("list_variables", {})), reply("You have df.")])
+        agent = Agent(model=model)
+        agent.chat("what do I have?")
+        model.assert_consumed()
+    """
+
+    def __init__(
+        self,
+        steps: Iterable[ModelStep] = (),
+        *,
+        name: str = "scripted/model",
+        default: ModelStep | None = None,
+    ) -> None:
+        self.name = name
+        self.steps: list[ModelStep] = list(steps)
+        self.default = default
+        self.requests: list[list[dict[str, Any]]] = []
+        self.tools_seen: list[list[dict[str, Any]]] = []
+        self._call_number = 0
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        *,
+        on_text: Callable[[str], None] | None,
+    ) -> Any:
+        from ._llm import Completion
+
+        self.requests.append(copy.deepcopy(messages))
+        self.tools_seen.append(copy.deepcopy(tools))
+        if self.steps:
+            step = self.steps.pop(0)
+        elif self.default is not None:
+            step = self.default
+        else:
+            raise AssertionError(f"ScriptedModel: no step left for request {len(self.requests)}")
+        if isinstance(step, BaseException):
+            raise step
+        if callable(step):
+            step = step(messages)
+        if isinstance(step, str):
+            step = Step(text=step)
+        if step.text and on_text is not None:
+            for index, word in enumerate(step.text.split(" ")):  # word by word, like a stream
+                on_text(word if index == 0 else " " + word)
+        message: dict[str, Any] = {"role": "assistant", "content": step.text}
+        if step.tool_calls:
+            message["tool_calls"] = []
+            for name, arguments in step.tool_calls:
+                self._call_number += 1
+                message["tool_calls"].append(
+                    {
+                        "id": f"call_{self._call_number}",
+                        "type": "function",
+                        "function": {
+                            "name": name,
+                            "arguments": arguments
+                            if isinstance(arguments, str)
+                            else json.dumps(arguments),
+                        },
+                    }
+                )
+        elif not step.text:
+            message["content"] = ""
+        return Completion(
+            message, step.usage, step.cost, "tool_calls" if step.tool_calls else "stop"
+        )
+
+    def last_request(self) -> list[dict[str, Any]]:
+        return self.requests[-1]
+
+    def assert_consumed(self) -> None:
+        assert not self.steps, f"{len(self.steps)} scripted steps were never used"

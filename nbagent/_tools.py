@@ -1,0 +1,203 @@
+"""Tools from plain functions: `@tool` reads the name, description and argument
+schema from the signature and docstring (pydantic builds and checks the schema),
+and `run_tool` turns every outcome — a result, invalid arguments, an unknown
+tool, an exception — into text for the model. Long results are capped on
+arrival; the full text goes to an `OutputStore` the model can page back.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, overload
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from ._output import cap_output
+
+_ARG_LINE = re.compile(r"^\s{2,}(\w+)\s*(?:\([^)]*\))?:\s*(.+)$")
+
+
+@dataclass
+class Tool:
+    """A function the model can call. `paging` tools return bounded pages and are never capped."""
+
+    name: str
+    description: str
+    function: Callable[..., Any]
+    arguments: type[BaseModel]
+    max_output_chars: int | None = None
+    paging: bool = False
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI-format tool schema sent with each request."""
+        parameters = self.arguments.model_json_schema()
+        parameters.pop("title", None)
+        for prop in parameters.get("properties", {}).values():
+            prop.pop("title", None)
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": parameters,
+            },
+        }
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs)
+
+
+def _docstring(function: Callable[..., Any]) -> tuple[str, dict[str, str]]:
+    """The description (text before `Args:`) and per-argument help from a docstring."""
+    doc = inspect.getdoc(function) or ""
+    description, _, rest = doc.partition("\nArgs:")
+    help_for: dict[str, str] = {}
+    for line in rest.splitlines():
+        match = _ARG_LINE.match("  " + line if not line.startswith("  ") else line)
+        if match:
+            help_for[match.group(1)] = match.group(2).strip()
+    return " ".join(description.split()), help_for
+
+
+@overload
+def tool(function: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *, name: str | None = None, max_output_chars: int | None = None, paging: bool = False
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    function: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    max_output_chars: int | None = None,
+    paging: bool = False,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a typed Python function a tool the agent can offer the model.
+
+        @tool
+        def describe(name: str, rows: int = 5) -> str:
+            '''Describe a DataFrame in the notebook.
+
+            Args:
+                name: the variable holding the DataFrame.
+                rows: how many rows of its head to show.
+            '''
+
+    Args:
+        name: the tool's name (default: the function's).
+        max_output_chars: this tool's cap on arrival (default: the session's).
+        paging: the tool returns bounded pages itself; never cap its output.
+    """
+
+    def build(fn: Callable[..., Any]) -> Tool:
+        description, help_for = _docstring(fn)
+        fields: dict[str, Any] = {}
+        for parameter in inspect.signature(fn).parameters.values():
+            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                raise TypeError(f"tool {fn.__name__}: *args and **kwargs cannot be described")
+            annotation = (
+                parameter.annotation if parameter.annotation is not parameter.empty else Any
+            )
+            default = ... if parameter.default is parameter.empty else parameter.default
+            fields[parameter.name] = (
+                annotation,
+                Field(default, description=help_for.get(parameter.name)),
+            )
+        model = create_model(
+            f"{fn.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+        )
+        return Tool(
+            name or fn.__name__, description or fn.__name__, fn, model, max_output_chars, paging
+        )
+
+    return build(function) if function is not None else build
+
+
+def as_tool(candidate: Tool | Callable[..., Any]) -> Tool:
+    return candidate if isinstance(candidate, Tool) else tool(candidate)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if value is None:
+        return "(no output)"
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+@dataclass
+class OutputStore:
+    """Full tool outputs by reference (the tool call id), for `read_output` to page back."""
+
+    outputs: dict[str, str] = field(default_factory=dict)
+
+    def put(self, ref: str, text: str) -> None:
+        self.outputs[ref] = text
+
+    def page(self, ref: str, offset: int = 0, limit: int = 4_000) -> str:
+        if ref not in self.outputs:
+            known = ", ".join(list(self.outputs)[-5:]) or "none"
+            return f"No stored output {ref!r} (recent: {known})."
+        text = self.outputs[ref]
+        offset = max(0, offset)
+        end = min(len(text), offset + max(1, limit))
+        more = f"; next offset {end}" if end < len(text) else "; end of output"
+        return f"[characters {offset:,}–{end:,} of {len(text):,}{more}]\n{text[offset:end]}"
+
+
+def run_tool(
+    tools: Mapping[str, Tool],
+    name: str,
+    arguments: str,
+    *,
+    call_id: str,
+    store: OutputStore,
+    default_cap: int,
+) -> tuple[str, bool]:
+    """Run one tool call; return (text for the model, whether it succeeded).
+
+    Never raises for the model's mistakes or the tool's failures: they become
+    error results the model can read and act on.
+    """
+    chosen = tools.get(name)
+    if chosen is None:
+        return f"Error: there is no tool named {name!r}. Available: {', '.join(tools)}.", False
+    try:
+        raw = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError as error:
+        return f"Error: the arguments for {name} are not valid JSON ({error.msg}).", False
+    if not isinstance(raw, dict) or "_invalid_arguments" in raw:
+        return f"Error: the arguments for {name} must be a JSON object.", False
+    try:
+        validated = chosen.arguments.model_validate(raw)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in error.errors()
+        )
+        return f"Error: invalid arguments for {name}: {problems}.", False
+    try:
+        value = chosen.function(**dict(validated))
+    except Exception as error:  # the tool's failure is the model's information
+        return f"Error: {name} raised {type(error).__name__}: {error}", False
+    text = _as_text(value)
+    if chosen.paging:
+        return text, True
+    cap = chosen.max_output_chars or default_cap
+    if len(text) > cap:
+        store.put(call_id, text)
+        return cap_output(text, cap, ref=call_id), True
+    return text, True

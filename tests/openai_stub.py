@@ -1,0 +1,162 @@
+"""A small OpenAI-compatible chat server on 127.0.0.1 for tests: real HTTP, real
+response shapes (JSON and server-sent events), tool calls, usage, and the real
+`context_length_exceeded` 400 an OpenAI-style server sends for a long prompt.
+
+Rules: a prompt over `context` tokens (chars / 4) gets the 400; a user message
+as the last message gets a call to the first offered tool; anything else gets a
+text answer quoting the last tool result.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class StubServer:
+    def __init__(self, context: int = 3_000) -> None:
+        self.context = context
+        self.requests: list[dict[str, Any]] = []
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                stub.requests.append(body)
+                status, payload = stub.answer(body)
+                if status != 200 or not body.get("stream"):
+                    data = json.dumps(payload).encode()
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for chunk in stub.chunks(payload, body):
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> StubServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        messages = body["messages"]
+        prompt = (
+            sum(len(json.dumps(m)) for m in messages) // 4
+            + sum(len(json.dumps(t)) for t in body.get("tools", [])) // 4
+        )
+        if prompt > self.context:
+            return 400, {
+                "error": {
+                    "message": f"This model's maximum context length is {self.context} tokens. "
+                    f"However, you requested {prompt + 100} tokens ({prompt} in the "
+                    "messages, 100 in the completion). Please reduce the length of the "
+                    "messages or completion.",
+                    "type": "invalid_request_error",
+                    "param": "messages",
+                    "code": "context_length_exceeded",
+                }
+            }
+        last = messages[-1]
+        if last["role"] == "user" and body.get("tools"):
+            name = body["tools"][0]["function"]["name"]
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{len(self.requests)}",
+                        "type": "function",
+                        "function": {
+                            "name": name,
+                            "arguments": json.dumps({"note": "from the stub"}),
+                        },
+                    }
+                ],
+            }
+            finish = "tool_calls"
+        else:
+            seen = str(last.get("content") or "")[:40]
+            message = {"role": "assistant", "content": f"I see: {seen}"}
+            finish = "stop"
+        return 200, {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": 10,
+                "total_tokens": prompt + 10,
+            },
+        }
+
+    def chunks(self, payload: dict[str, Any], body: dict[str, Any]) -> list[dict[str, Any]]:
+        """The same answer as a stream: text in pieces, tool-call arguments in pieces."""
+        base = {
+            "id": payload["id"],
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": payload["model"],
+        }
+        choice = payload["choices"][0]
+        message = choice["message"]
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+        out = [chunk({"role": "assistant", "content": ""})]
+        if message.get("content"):
+            text = message["content"]
+            out += [chunk({"content": text[i : i + 5]}) for i in range(0, len(text), 5)]
+        for index, call in enumerate(message.get("tool_calls") or ()):
+            arguments = call["function"]["arguments"]
+            out.append(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": index,
+                                "id": call["id"],
+                                "type": "function",
+                                "function": {"name": call["function"]["name"], "arguments": ""},
+                            }
+                        ]
+                    }
+                )
+            )
+            out += [
+                chunk(
+                    {
+                        "tool_calls": [
+                            {"index": index, "function": {"arguments": arguments[i : i + 7]}}
+                        ]
+                    }
+                )
+                for i in range(0, len(arguments), 7)
+            ]
+        out.append(chunk({}, choice["finish_reason"]))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            out.append({**base, "choices": [], "usage": payload["usage"]})
+        return out
