@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from nbagent import CompactionController, History, Settings, thresholds
-from nbagent._output import cap_output
+from nbagent._output import cap_output, output_cap
 from nbagent.compaction import SECTIONS
 
 BUDGET = 98_400
@@ -169,7 +169,7 @@ def run(turns: int, knobs: dict[str, Any] | None = None, trigger: int = BUDGET) 
         summarizer_window=None,
     )
     limits = thresholds(MODEL, settings=settings, model_info=None)
-    cap = limits.scaled(settings.tool_output_max_chars)
+    cap = output_cap(settings.tool_output_max_chars, limits.scale)  # as the agent does
     history = History([SYSTEM, {"role": "user", "content": FIRST_REQUEST}])
     previous = b""
     total = uncached = 0

@@ -12,6 +12,7 @@ from ._controller import CompactionController, CompactionStarted, Decision
 from ._errors import ConfigWarning, HistoryError, ModelCallError, NbagentError, NbagentWarning
 from ._history import History, Span, validate_messages
 from ._llm import LiteLLMModel, RetryPolicy
+from ._session import current, new_session, set_current
 from ._settings import Settings
 from ._thresholds import ContextState, Thresholds, context_state, thresholds
 from ._tokens import Usage, estimate_message_tokens, estimate_tokens
@@ -23,7 +24,17 @@ from .errors import classify_error, is_context_overflow
 
 __version__ = "0.1.0"
 
+
+def load_ipython_extension(shell: object) -> None:
+    """`%load_ext nbagent`: register %%chat, %chat, %compact, %context and %nbagent."""
+    from ._magics import load
+
+    load(shell)
+
 __all__ = [
+    "current",
+    "new_session",
+    "set_current",
     "Agent",
     "ChatResult",
     "LiteLLMModel",

@@ -11,6 +11,7 @@ from typing import Any
 
 import __main__
 
+from ._breakdown import Breakdown, context_breakdown
 from ._controller import CompactionController, Decision, compact_model_for
 from ._errors import NbagentError
 from ._history import History
@@ -156,6 +157,10 @@ class Agent:
     def context_state(self) -> ContextState:
         """How full the context is now (what the meter shows)."""
         return self.controller.state(self.history, self.model.name)
+
+    def breakdown(self) -> Breakdown:
+        """What fills the window now, by kind (what `%context` shows)."""
+        return context_breakdown(self.history, self.tool_schemas(), self.context_state())
 
     def chat(self, text: str, *, on_text: Callable[[str], None] | None = None) -> ChatResult:
         """Send a user message and run the tool loop until the model answers.

@@ -137,7 +137,7 @@ def run_chat(agent: Agent, text: str, on_text: Callable[[str], None] | None) -> 
 
     while True:
         decision = agent.controller.maybe_compact(agent.history, model=agent.model.name)
-        if decision.action != "none":
+        if decision.action in ("compacted", "failed"):
             decisions.append(decision)
         completion = request(agent, on_text, decisions)
         message = _record(agent, completion)
@@ -174,9 +174,10 @@ def run_chat(agent: Agent, text: str, on_text: Callable[[str], None] | None) -> 
                 if repeats == LOOP_WARN_AT:
                     output += STEER.format(name=name)
             agent.history.append({"role": "tool", "tool_call_id": call["id"], "content": output})
-            agent.emit(ToolFinished(call["id"], name, ok, len(output), full))
+            agent.emit(ToolFinished(call["id"], name, ok, len(output), max(full, len(output)),
+                                    output[:1_000]))
         mid = agent.controller.on_tool_result(agent.history, model=agent.model.name)
-        if mid.action != "none":
+        if mid.action in ("compacted", "failed"):
             decisions.append(mid)
         _emit_state(agent)
         if stop is not None:

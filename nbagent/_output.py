@@ -6,6 +6,7 @@ full output is kept by whoever calls this (the archive, the agent's output store
 from __future__ import annotations
 
 OMITTED = "[... {omitted:,} of {total:,} characters omitted{how} ...]"
+MIN_CAP_CHARS = 2_000  # even a small window sees a useful piece of each result
 HOW_TO_READ = '; read them with read_output(ref="{ref}", offset={offset})'
 _HEAD_SHARE = 0.6
 _SNAP = 0.2  # cut at a line break if one lies within the last 20% of the head or tail
@@ -28,3 +29,8 @@ def cap_output(text: str, max_chars: int, *, ref: str | None = None) -> str:
     how = HOW_TO_READ.format(ref=ref, offset=head_end) if ref else ""
     marker = OMITTED.format(omitted=tail_start - head_end, total=len(text), how=how)
     return f"{text[:head_end]}{marker}\n{text[tail_start:]}"
+
+
+def output_cap(max_chars_at_200k: int, scale: float) -> int:
+    """The arrival cap for a window: the setting scaled down with it, never below 2,000."""
+    return max(MIN_CAP_CHARS, round(max_chars_at_200k * scale))

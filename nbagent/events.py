@@ -25,6 +25,7 @@ class ToolFinished:
     ok: bool
     chars: int  # what the model sees
     full_chars: int  # what the tool returned (more when capped on arrival)
+    preview: str = ""  # the start of what the model sees
 
 
 @dataclass(frozen=True)

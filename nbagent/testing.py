@@ -180,3 +180,53 @@ class ScriptedModel:
 
     def assert_consumed(self) -> None:
         assert not self.steps, f"{len(self.steps)} scripted steps were never used"
+
+
+def _offline_summary(prompt: str) -> str:
+    asks = [line.strip() for line in prompt.split("<conversation>")[-1].splitlines()
+            if line and not line.startswith("[") and "?" in line][-10:]
+    notes = "\n".join(f"- {ask}" for ask in asks) or "- (no questions yet)"
+    if "nine sections" not in prompt:
+        return notes
+    from .compaction import SECTIONS
+
+    return "\n\n".join(f"## {n}. {title}\n{notes if n in (1, 6, 8) else 'None.'}"
+                       for n, title in enumerate(SECTIONS, 1))
+
+
+def offline_analyst(name: str = "offline/analyst") -> ScriptedModel:
+    """A rule-following stand-in for a real model, for demos without an API key.
+
+    It looks before it answers: a question gets `list_variables`; a question
+    about "each"/"every"/"all" table then gets `describe_variable` on each
+    DataFrame in turn, one per round; other questions describe the first one.
+    The answer quotes what the tools returned. Asked to summarize, it writes
+    notes from the questions it saw.
+    """
+
+    def respond(messages: list[dict[str, Any]]) -> Step:
+        last = messages[-1]
+        if last["role"] == "user" and ("<conversation>" in str(last["content"])
+                                       or "<memory>" in str(last["content"])):
+            return Step(text=_offline_summary(str(last["content"])))  # a compaction request
+        question = next((str(m["content"]) for m in reversed(messages) if m["role"] == "user"
+                         and not str(m["content"]).startswith("[nbagent")), "")
+        if last["role"] == "user":
+            return Step(tool_calls=(("list_variables", {}),))
+        listing = next((str(m["content"]) for m in messages if m["role"] == "tool"
+                        and "DataFrame" in str(m["content"])), "")
+        frames = [line.split(":")[0] for line in listing.splitlines() if "DataFrame" in line]
+        asked_at = max(i for i, m in enumerate(messages) if m["role"] == "user")
+        described = {json.loads(call["function"]["arguments"]).get("name")
+                     for m in messages[asked_at:] if m["role"] == "assistant"
+                     for call in m.get("tool_calls") or ()
+                     if call["function"]["name"] == "describe_variable"}
+        wanted = frames if any(w in question.lower() for w in ("each", "every", "all")) else (
+            frames[:1])
+        todo = [f for f in wanted if f not in described]
+        if todo:
+            return Step(tool_calls=(("describe_variable", {"name": todo[0], "rows": 5}),))
+        seen = str(last["content"])[:600]
+        return Step(text=f"Here is what I found for *{question[:80]}*:\n\n```\n{seen}\n```")
+
+    return ScriptedModel(name=name, default=respond)

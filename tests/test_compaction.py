@@ -339,3 +339,16 @@ def test_the_summarizer_failing_twice_raises_with_the_calls_spent() -> None:
 def test_sections_parse_from_common_heading_styles() -> None:
     text = "\n".join(f"**{n}. {title}:**\nbody {n}" for n, title in enumerate(SECTIONS, 1))
     assert list(parse_sections(text)) == list(SECTIONS) and not validate_summary(text)
+
+
+def test_a_failed_merge_keeps_the_fold_as_separate_blocks() -> None:
+    summarize = ScriptedSummarizer(["- a " * 50, "- b " * 50, "- c " * 50, "", "Error: overloaded"])
+    messages = session(10)
+    for t in range(10, 22, 6):
+        messages = list(session_memory_compact(messages, summarize, **MEMORY_KNOBS))
+        messages += [m for u in range(t, t + 6) for m in tool_round(u)]
+    folded = session_memory_compact(messages, summarize, memory_max_tokens=100, **MEMORY_KNOBS)
+    assert folded.changed and "merging the memory failed" in folded.reason
+    blocks = [m for m in folded if str(m["content"]).startswith(MEMORY_HEADER)]
+    assert len(blocks) == 3 and "- c" in blocks[2]["content"]
+    summarize.assert_consumed()

@@ -24,12 +24,18 @@ def imported_modules(path: Path) -> set[str]:
     return names
 
 
-ENGINE = sorted(p for p in PACKAGE.rglob("*.py") if p.name != LLM_MODULE)
+NOTEBOOK = {"_magics.py", "_session.py"}  # the notebook layer: IPython is theirs to use
+ENGINE = sorted(p for p in PACKAGE.rglob("*.py") if p.name not in NOTEBOOK | {LLM_MODULE})
 
 
-@pytest.mark.parametrize("path", ENGINE, ids=lambda p: p.name)
-def test_the_engine_imports_neither_litellm_nor_notebook_libraries(path: Path) -> None:
+@pytest.mark.parametrize("path", ENGINE, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_engine_and_agent_import_neither_litellm_nor_notebook_libraries(path: Path) -> None:
     assert not imported_modules(path) & set(FORBIDDEN)
+
+
+@pytest.mark.parametrize("name", sorted(NOTEBOOK))
+def test_the_notebook_layer_never_imports_litellm(name: str) -> None:
+    assert "litellm" not in imported_modules(PACKAGE / name)
 
 
 def test_litellm_is_imported_only_by_the_llm_module() -> None:

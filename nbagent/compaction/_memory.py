@@ -159,10 +159,15 @@ def session_memory_compact(
             {"role": "system", "content": MEMORY_SYSTEM},
             {"role": "user", "content": _MERGE.format(memory=everything)},
         ]
-        merged, more = _ask(summarize, merge)
-        calls, cost = calls + more, add_costs(cost, merged.cost)
-        new_blocks = [new_blocks[0], _block(merged.text, ())]
-        reason += ", then merged the later memory blocks into one"
+        try:
+            merged, more = _ask(summarize, merge)
+        except CompactionFailed as failure:  # the fold stands; merging can wait for next time
+            calls += failure.summary_calls
+            reason += f"; merging the memory failed ({failure.reason}), kept it as blocks"
+        else:
+            calls, cost = calls + more, add_costs(cost, merged.cost)
+            new_blocks = [new_blocks[0], _block(merged.text, ())]
+            reason += ", then merged the later memory blocks into one"
     result = [*messages[: layout.body], *new_blocks, *messages[fold_end:]]
     if tokens(result) >= tokens(messages):
         return LevelResult(

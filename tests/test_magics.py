@@ -1,0 +1,242 @@
+"""The magics through a real IPython shell (no kernel needed), and the meter by
+firing the agent's hooks and reading its traits."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+from nbagent.widgets import ContextMeter
+
+import nbagent
+from nbagent import Agent, Settings, tool
+from nbagent.events import ToolStarted
+from nbagent.testing import ScriptedModel, ScriptedSummarizer, calls, provider_error, reply
+from tests.helpers import nine_sections
+
+
+@pytest.fixture
+def ip() -> Iterator[InteractiveShell]:
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "nbagent")
+    yield shell
+    nbagent._session._current = None
+
+
+def session(
+    model: ScriptedModel, summarize: ScriptedSummarizer | None = None, **options: Any
+) -> Agent:
+    settings = options.pop("settings", Settings(max_context_tokens=8_192))
+    agent = Agent(
+        model=model,
+        settings=settings,
+        model_info=None,
+        namespace={},
+        summarize=summarize or ScriptedSummarizer(default=nine_sections()),
+        **options,
+    )
+    return nbagent.set_current(agent)
+
+
+def html_of(captured: Any) -> str:
+    return "\n".join(
+        str(o.data.get("text/html", o.data.get("text/markdown", ""))) for o in captured.outputs
+    )
+
+
+def test_chat_cell_sends_the_body_and_renders_the_reply(ip: InteractiveShell) -> None:
+    model = ScriptedModel([reply("**42** rows")])
+    session(model)
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "How many rows?\n")
+    assert model.requests[0][-1] == {"role": "user", "content": "How many rows?"}
+    assert "**42** rows" in html_of(captured)
+    assert any(
+        isinstance(o.data, dict) and "application/vnd.jupyter.widget-view+json" in o.data
+        for o in captured.outputs
+    )  # the meter, shown once per session
+
+
+def test_the_meter_is_displayed_once_per_session(ip: InteractiveShell) -> None:
+    session(ScriptedModel(default=reply("ok")))
+    widgets_shown = 0
+    for _ in range(3):
+        with capture_output() as captured:
+            ip.run_cell_magic("chat", "", "again")
+        widgets_shown += sum(
+            "application/vnd.jupyter.widget-view+json" in o.data for o in captured.outputs
+        )
+    assert widgets_shown == 1
+    with capture_output() as captured:
+        ip.run_line_magic("nbagent", "meter")
+    assert sum("application/vnd.jupyter.widget-view+json" in o.data for o in captured.outputs) == 1
+
+
+def test_the_line_form_and_the_alias(ip: InteractiveShell) -> None:
+    model = ScriptedModel([reply("one"), reply("two")])
+    session(model)
+    with capture_output():
+        ip.run_line_magic("chat", "what now?")
+        ip.run_cell_magic("nbagent", "", "and then?")
+    assert [r[-1]["content"] for r in model.requests] == ["what now?", "and then?"]
+
+
+def test_slash_compact_reaches_the_summarizer_as_focus_and_is_never_sent(
+    ip: InteractiveShell,
+) -> None:
+    model = ScriptedModel(default=reply("noted, and here is a long analysis " * 40))
+    summarize = ScriptedSummarizer(default=nine_sections())
+    agent = session(model, summarize)
+    with capture_output():
+        for t in range(4):
+            ip.run_cell_magic("chat", "", f"question {t} about sales_df " * 30)
+    sent = len(model.requests)
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "/compact keep the exact column names\n")
+    assert len(model.requests) == sent  # a local command, not a chat message
+    assert "keep the exact column names" in summarize.last_prompt()
+    assert not any("/compact" in str(m.get("content")) for m in agent.history)
+    assert "compaction compacted" in html_of(captured)
+
+
+def test_percent_compact_prints_levels_and_tokens(ip: InteractiveShell) -> None:
+    summarize = ScriptedSummarizer(default=nine_sections())
+    session(ScriptedModel(default=reply("a long analysis of the data " * 40)), summarize)
+    with capture_output():
+        for t in range(4):
+            ip.run_line_magic("chat", f"question {t} " * 40)
+    with capture_output() as captured:
+        ip.run_line_magic("compact", "focus on revenue")
+    text = html_of(captured)
+    assert "compaction compacted" in text and "→" in text and "<details>" in text
+    assert "focus on revenue" in summarize.last_prompt()
+
+
+def test_context_shows_the_breakdown(ip: InteractiveShell) -> None:
+    session(ScriptedModel(default=reply("ok")))
+    with capture_output():
+        ip.run_line_magic("chat", "hello")
+    with capture_output() as captured:
+        ip.run_line_magic("context", "")
+    text = html_of(captured)
+    for expected in (
+        "system prompt",
+        "tool schemas",
+        "tool results",
+        "summary / memory",
+        "free",
+        "window 8,192 from env",
+        "auto-compact 6,841 (armed)",
+        "circuit breaker: closed",
+        "session cost $0.0000",
+    ):
+        assert expected in text
+
+
+def test_an_unrecoverable_error_is_one_readable_message(ip: InteractiveShell) -> None:
+    session(ScriptedModel([provider_error(401, "Incorrect API key provided: sk-abc")]))
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "hi")
+    text = html_of(captured)
+    assert 'class="nbagent-error"' in text and "Set the provider's API key" in text
+    assert "Traceback" not in captured.stdout + captured.stderr + text
+
+
+def test_no_model_is_explained_in_the_cell(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "hi")
+    assert "NBAGENT_MODEL" in html_of(captured)
+
+
+def test_the_meter_changes_between_tool_rounds_of_one_cell(ip: InteractiveShell) -> None:
+    @tool
+    def load(part: int) -> str:
+        """Load a part."""
+        return "value " * 300
+
+    model = ScriptedModel([calls(("load", {"part": n})) for n in range(4)] + [reply("done")])
+    agent = session(model, tools=[load], builtin_tools=False)
+    seen: list[int] = []
+    with capture_output():
+        ip.run_cell_magic("chat", "", "load everything")
+    meter = next(h for h in agent.hooks if isinstance(h, ContextMeter))
+    agent.hooks.append(lambda e: seen.append(meter.tokens) if isinstance(e, ToolStarted) else None)
+    model.steps = [calls(("load", {"part": n})) for n in range(4)] + [reply("done")]
+    with capture_output():
+        ip.run_cell_magic("chat", "", "and again")
+    assert len(seen) == 4 and seen == sorted(seen) and len(set(seen)) == 4  # live, round by round
+    assert meter.usage[-1] > seen[-1]
+
+
+def test_the_meter_follows_events() -> None:
+    from nbagent import context_state
+    from nbagent.events import Compacted, ContextChanged
+
+    meter = ContextMeter()
+    state = context_state("m", 5_000, settings=Settings(max_context_tokens=8_192), model_info=None)
+    meter(ContextChanged(state, 0.25))
+    assert (meter.level, meter.tokens, meter.threshold, meter.window_source) == (
+        "ok",
+        5_000,
+        6_841,
+        "env",
+    )
+    assert "27% context left" in meter._view.value and "#2e7d32" in meter._view.value
+    hot = context_state("m", 7_000, settings=Settings(max_context_tokens=8_192), model_info=None)
+    meter(ContextChanged(hot, 0.25))
+    assert meter.level == "compact" and "0% context left" in meter._view.value
+    off = context_state(
+        "m", 7_000, breaker_open=True, settings=Settings(max_context_tokens=8_192), model_info=None
+    )
+    meter(ContextChanged(off, 0.25))
+    assert "auto-compact off" in meter._view.value
+    decision = nbagent.Decision(
+        action="compacted",
+        trigger="manual",
+        levels=["L2 memory"],
+        reason="",
+        tokens_before=7_000,
+        tokens_after=1_200,
+        threshold=6_841,
+        changed=True,
+    )
+    meter(Compacted(decision))
+    assert meter.last_compaction == "L2 memory: 7,000 → 1,200" and meter.compaction_marks == [3]
+    assert "<svg" in meter._view.value
+
+
+def test_nbagent_shows_and_sets_configuration(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("NBAGENT_MODEL", "x")  # restored after the test
+    ip.run_line_magic("nbagent", "window=4096 model=openai/gpt-4o-mini")
+    out = capsys.readouterr().out
+    assert (
+        "NBAGENT_MAX_CONTEXT_TOKENS = 4096" in out and "NBAGENT_MODEL = 'openai/gpt-4o-mini'" in out
+    )
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match="key=value"):
+        ip.run_line_magic("nbagent", "colour=blue")
+
+
+def test_another_chat_magic_is_left_alone_with_one_warning() -> None:
+    from nbagent._errors import NbagentWarning
+    from nbagent._magics import load
+
+    shell = InteractiveShell.instance()
+    saved = dict(shell.magics_manager.magics["cell"])
+    shell.register_magic_function(lambda line, cell: "theirs", "cell", "chat")
+    try:
+        with pytest.warns(NbagentWarning, match="use %%nbagent"):
+            load(shell)
+        assert shell.run_cell_magic("chat", "", "x") == "theirs"
+        assert "nbagent" in shell.magics_manager.magics["cell"]
+    finally:
+        shell.magics_manager.magics["cell"].clear()
+        shell.magics_manager.magics["cell"].update(saved)
