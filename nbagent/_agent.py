@@ -13,9 +13,8 @@ import __main__
 
 from ._breakdown import Breakdown, context_breakdown
 from ._controller import CompactionController, Decision, compact_model_for
-from ._errors import NbagentError
 from ._history import History
-from ._llm import ChatModel, LiteLLMModel, RetryPolicy, summarizer
+from ._llm import ChatModel, LiteLLMModel, RetryPolicy, logger, summarizer
 from ._notebook_tools import notebook_tools
 from ._settings import Settings
 from ._thresholds import ContextState
@@ -24,6 +23,7 @@ from ._tracker import TokenTracker
 from ._window import ModelInfoLookup, _litellm_info
 from .events import Compacted, ContextChanged, Event, Retrying
 
+LOCAL_MODEL = "local/smollm2"
 DEFAULT_SYSTEM = (
     "You are a data-science assistant working inside the user's Jupyter notebook. Use the "
     "tools to look at their variables and files before answering; quote exact names; keep "
@@ -57,7 +57,10 @@ class Agent:
 
     Args:
         model: a litellm model name or a model object (`LiteLLMModel`,
-            `nbagent.testing.ScriptedModel`); default `NBAGENT_MODEL`.
+            `nbagent.testing.ScriptedModel`); default `NBAGENT_MODEL`, else the
+            embedded local model (`"local/smollm2"`, no API key needed).
+        compact_model: the model that writes summaries (name or object);
+            default `NBAGENT_COMPACT_MODEL`, else a small model of the same provider.
         tools: functions (or `@tool`s) the model may call, beside the built-ins.
         system: the system prompt; it is never edited by compaction.
         namespace: the variables the built-in tools see (default: `__main__`'s).
@@ -72,6 +75,7 @@ class Agent:
         self,
         model: str | ChatModel | None = None,
         *,
+        compact_model: str | ChatModel | None = None,
         tools: Iterable[Tool | Callable[..., Any]] = (),
         system: str = DEFAULT_SYSTEM,
         namespace: dict[str, Any] | None = None,
@@ -85,11 +89,16 @@ class Agent:
         self._settings = settings
         current = self.settings()
         chosen = model if model is not None else current.model
-        if chosen is None:
-            raise NbagentError(
-                "No model chosen: pass Agent(model=...) or set NBAGENT_MODEL (any litellm "
-                "model name, e.g. 'anthropic/claude-sonnet-4-20250514')."
-            )
+        self.notice: str | None = None  # said once to the user (the magics show it)
+        if chosen is None or chosen == LOCAL_MODEL:
+            from . import local
+
+            served = local.server(current.local_n_ctx)
+            chosen = served.model()
+            compact_model = compact_model or served.model(local.SUMMARY_TOKENS)
+            if model is None:
+                self.notice = local.NOTICE
+                logger.warning(local.NOTICE)
         self.model: ChatModel = LiteLLMModel(chosen) if isinstance(chosen, str) else chosen
         self.system = system
         self.history = History([{"role": "system", "content": system}])
@@ -111,10 +120,11 @@ class Agent:
         if self.retry.on_retry is None:
             self.retry.on_retry = lambda event: self.emit(Retrying(event))
         self.cost = 0.0
-        compact_model = self._compact_model()
+        compact = (LiteLLMModel(compact_model) if isinstance(compact_model, str)
+                   else compact_model or self._compact_model())
         self.controller = CompactionController(
-            summarize=summarize or summarizer(compact_model, self.retry),
-            summarizer_model=compact_model.name,
+            summarize=summarize or summarizer(compact, self.retry),
+            summarizer_model=compact.name,
             tracker=self.tracker,
             count=lambda history, name: self.tracker.count(
                 history, model=name, tools=self.tool_schemas()
@@ -162,16 +172,24 @@ class Agent:
         """What fills the window now, by kind (what `%context` shows)."""
         return context_breakdown(self.history, self.tool_schemas(), self.context_state())
 
-    def chat(self, text: str, *, on_text: Callable[[str], None] | None = None) -> ChatResult:
+    def chat(
+        self,
+        text: str,
+        *,
+        on_text: Callable[[str], None] | None = None,
+        tool_choice: str | None = None,
+    ) -> ChatResult:
         """Send a user message and run the tool loop until the model answers.
 
-        `on_text` receives the reply's text as it streams. Raises
+        `on_text` receives the reply's text as it streams. `tool_choice` names a
+        tool the model must call first ("none" forbids tools; later requests of
+        the turn are free to choose). Raises
         `ModelCallError` (with what to do) when the model cannot be reached or
         the prompt cannot be made to fit; the history keeps every message.
         """
         from ._loop import run_chat
 
-        return run_chat(self, text, on_text)
+        return run_chat(self, text, on_text, tool_choice)
 
     def compact(self, focus: str | None = None) -> Decision:
         """Compact now (what `%compact` does), with optional focus instructions."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -54,6 +54,27 @@ class Decision(BaseModel):
     breaker_open: bool = False
     focus: str | None = None
     summary: str | None = None
+
+
+@dataclass
+class _Attempt:
+    """What one compaction attempt has done so far, for its decision record."""
+
+    trigger: Trigger
+    before: int
+    threshold: int
+    focus: str | None
+    levels: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    calls: int = 0
+    cost: float | None = None
+    summary: str | None = None
+    degraded: bool = False
+    started: float = field(default_factory=time.perf_counter)
+
+    def spent(self, calls: int, cost: float | None) -> None:
+        self.calls += calls
+        self.cost = add_costs(self.cost, cost)
 
 
 @dataclass(frozen=True)
@@ -310,7 +331,8 @@ class CompactionController:
                 )
             ]
             current = steps[-1][1] if steps[-1][1].changed else messages
-            if trigger != "manual" and self._under(history, current, model, limits):
+            if trigger != "manual" and self._projected(history, current, tokens) < (
+                    limits.auto_compact):
                 return steps
             memory = session_memory_compact(
                 current,
@@ -332,10 +354,12 @@ class CompactionController:
 
         return self._apply(trigger, history, model, limits, tokens, focus, ladder)
 
-    def _under(
-        self, history: History, messages: Sequence[dict[str, Any]], model: str, limits: Thresholds
-    ) -> bool:
-        return self.count(history.copy_with(messages), model) < limits.auto_compact
+    @staticmethod
+    def _projected(history: History, messages: Sequence[dict[str, Any]], tokens: int) -> int:
+        """`tokens` (the real count of `history`) scaled by how much `messages` shrank it:
+        one consistent measure, so an unchanged list never looks smaller."""
+        return round(tokens * history.copy_with(messages).estimated_tokens
+                     / max(1, history.estimated_tokens))
 
     def _apply(
         self,
@@ -351,111 +375,39 @@ class CompactionController:
         threshold = limits.midloop if trigger == "midloop" else limits.auto_compact
         for hook in self.pre_compact:
             hook(CompactionStarted(trigger, before, threshold, focus))
-        started = time.perf_counter()
+        attempt = _Attempt(trigger, before, threshold, focus)
         original = history.messages
-        levels: list[str] = []
-        reasons: list[str] = []
-        calls, cost, summary = 0, None, None
         work: list[dict[str, Any]] = original
         try:
             for name, result in ladder(original):
-                calls, cost = calls + result.summary_calls, add_costs(cost, result.cost)
-                reasons.append(f"{name}: {result.reason}")
+                attempt.spent(result.summary_calls, result.cost)
+                attempt.reasons.append(f"{name}: {result.reason}")
                 if result.changed:
-                    levels.append(name)
+                    attempt.levels.append(name)
+                    attempt.degraded |= result.degraded
                     work = list(result)
-                    summary = result.summary or summary
+                    attempt.summary = result.summary or attempt.summary
             self._check(original, work, history)
         except CompactionFailed as failure:
-            calls, cost = calls + failure.summary_calls, add_costs(cost, failure.cost)
-            return self._finish(
-                trigger,
-                "failed",
-                levels,
-                [*reasons, failure.reason],
-                before,
-                before,
-                threshold,
-                False,
-                calls,
-                started,
-                cost,
-                focus,
-                None,
-            )
+            attempt.spent(failure.summary_calls, failure.cost)
+            attempt.reasons.append(failure.reason)
+            return self._finish(attempt, "failed", before)
         except Exception as error:  # a bug or a bad level result: never lose the history
-            reason = f"{type(error).__name__}: {error}"
-            return self._finish(
-                trigger,
-                "failed",
-                levels,
-                [*reasons, reason],
-                before,
-                before,
-                threshold,
-                False,
-                calls,
-                started,
-                cost,
-                focus,
-                None,
-            )
-        if not levels:  # a no-op is never a success; at the turn boundary it is a failure
-            failed = trigger in ("auto", "overflow")
-            return self._finish(
-                trigger,
-                "failed" if failed else "none",
-                [],
-                reasons,
-                before,
-                before,
-                threshold,
-                False,
-                calls,
-                started,
-                cost,
-                focus,
-                None,
-            )
+            attempt.reasons.append(f"{type(error).__name__}: {error}")
+            return self._finish(attempt, "failed", before)
+        if not attempt.levels:  # a no-op is never a success; at the turn boundary it fails
+            return self._finish(attempt, "failed" if trigger in ("auto", "overflow") else "none",
+                                before)
         history.replace(work)
         after = self.count(history, model)
-        over = after >= limits.auto_compact
-        if over or after >= before:
-            reasons.append(
-                f"still {after:,} tokens, over the {limits.auto_compact:,} trigger"
-                if over
-                else "no reduction"
-            )
-            return self._finish(
-                trigger,
-                "failed",
-                levels,
-                reasons,
-                before,
-                after,
-                threshold,
-                True,
-                calls,
-                started,
-                cost,
-                focus,
-                summary,
-            )
-        return self._finish(
-            trigger,
-            "compacted",
-            levels,
-            reasons,
-            before,
-            after,
-            threshold,
-            True,
-            calls,
-            started,
-            cost,
-            focus,
-            summary,
-        )
+        if after >= limits.auto_compact:
+            attempt.reasons.append(f"still {after:,} tokens, over the {limits.auto_compact:,} "
+                                   "trigger")
+            return self._finish(attempt, "failed", after, swapped=True)
+        if after >= before:
+            attempt.reasons.append("no reduction")
+            return self._finish(attempt, "failed", after, swapped=True)
+        return self._finish(attempt, "compacted", after, swapped=True)
 
     @staticmethod
     def _check(
@@ -485,42 +437,21 @@ class CompactionController:
             breaker_open=self.breaker_open,
         )
 
-    def _finish(
-        self,
-        trigger: Trigger,
-        action: Action,
-        levels: list[str],
-        reasons: list[str],
-        before: int,
-        after: int,
-        threshold: int,
-        changed: bool,
-        calls: int,
-        started: float,
-        cost: float | None,
-        focus: str | None,
-        summary: str | None,
-    ) -> Decision:
-        if action == "compacted":
+    def _finish(self, attempt: _Attempt, action: Action, after: int, *, swapped: bool = False
+                ) -> Decision:
+        # A degraded success (e.g. the summary fell back to the floor) still counts as a failure.
+        if action == "compacted" and not attempt.degraded:
             self._failures = 0
-        elif action == "failed":
+        elif action == "failed" or attempt.degraded:
             self._failures += 1
+        changed = swapped  # the history was rewritten (a failure can still have shrunk it)
         decision = Decision(
-            action=action,
-            trigger=trigger,
-            levels=levels,
-            reason="; ".join(reasons),
-            tokens_before=before,
-            tokens_after=after,
-            threshold=threshold,
-            changed=changed,
-            summary_calls=calls,
-            duration_s=time.perf_counter() - started,
-            cost=cost,
-            failures=self._failures,
-            breaker_open=self.breaker_open,
-            focus=focus,
-            summary=summary,
+            action=action, trigger=attempt.trigger, levels=attempt.levels,
+            reason="; ".join(attempt.reasons), tokens_before=attempt.before, tokens_after=after,
+            threshold=attempt.threshold, changed=changed, summary_calls=attempt.calls,
+            duration_s=time.perf_counter() - attempt.started, cost=attempt.cost,
+            failures=self._failures, breaker_open=self.breaker_open, focus=attempt.focus,
+            summary=attempt.summary if changed else None,
         )
         self.decisions.append(decision)
         for hook in self.post_compact:

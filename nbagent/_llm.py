@@ -80,7 +80,12 @@ class ChatModel(Protocol):
     name: str
 
     def complete(
-        self, messages: list[Message], tools: list[dict[str, Any]], *, on_text: TextCallback | None
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        *,
+        on_text: TextCallback | None,
+        tool_choice: str | dict[str, Any] | None = None,
     ) -> Completion: ...
 
 
@@ -117,12 +122,19 @@ class LiteLLMModel:
     options: dict[str, Any] = field(default_factory=dict)
 
     def complete(
-        self, messages: list[Message], tools: list[dict[str, Any]], *, on_text: TextCallback | None
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        *,
+        on_text: TextCallback | None,
+        tool_choice: str | dict[str, Any] | None = None,
     ) -> Completion:
         module = litellm()
         request: dict[str, Any] = {"model": self.name, "messages": messages, **self.options}
         if tools:
             request["tools"] = tools
+            if tool_choice is not None:
+                request["tool_choice"] = tool_choice
         if self.api_base:
             request["api_base"] = self.api_base
         if self.api_key:
@@ -226,6 +238,7 @@ def call_model(
     *,
     on_text: TextCallback | None = None,
     policy: RetryPolicy | None = None,
+    tool_choice: str | dict[str, Any] | None = None,
 ) -> Completion:
     """Call `model`, retrying transient failures; other errors propagate at once."""
     import tenacity  # imported here: it pulls in asyncio and tornado, too slow for start-up
@@ -251,7 +264,7 @@ def call_model(
         before_sleep=announce,
         reraise=True,
     )
-    return retrying(model.complete, messages, tools, on_text=on_text)
+    return retrying(model.complete, messages, tools, on_text=on_text, tool_choice=tool_choice)
 
 
 def summarizer(

@@ -63,7 +63,10 @@ def _failure_message(agent: Agent, kind: str, error: BaseException) -> str:
 
 
 def request(
-    agent: Agent, on_text: Callable[[str], None] | None, decisions: list[Decision]
+    agent: Agent,
+    on_text: Callable[[str], None] | None,
+    decisions: list[Decision],
+    tool_choice: str | None = None,
 ) -> Completion:
     """One model request, with reactive recovery: on "prompt too long", drop the oldest
     rounds (L4) and retry, at most twice; then give up with an actionable message."""
@@ -76,6 +79,7 @@ def request(
                 agent.tool_schemas(),
                 on_text=on_text,
                 policy=agent.retry,
+                tool_choice=_tool_choice(tool_choice),
             )
         except Exception as error:
             kind = classify_error(error)
@@ -86,6 +90,12 @@ def request(
                 continue
             raise ModelCallError(kind, _failure_message(agent, kind, error)) from error
     raise AssertionError("unreachable")
+
+
+def _tool_choice(choice: str | None) -> str | dict[str, Any] | None:
+    if choice is None or choice in ("auto", "none", "required"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
 
 
 def _record(agent: Agent, completion: Completion) -> dict[str, Any]:
@@ -120,7 +130,8 @@ def _signature(call: dict[str, Any]) -> str:
     return f"{call['function']['name']}:{arguments}"
 
 
-def run_chat(agent: Agent, text: str, on_text: Callable[[str], None] | None) -> ChatResult:
+def run_chat(agent: Agent, text: str, on_text: Callable[[str], None] | None,
+             tool_choice: str | None = None) -> ChatResult:
     from ._agent import ChatResult
 
     settings = agent.settings()
@@ -139,7 +150,7 @@ def run_chat(agent: Agent, text: str, on_text: Callable[[str], None] | None) -> 
         decision = agent.controller.maybe_compact(agent.history, model=agent.model.name)
         if decision.action in ("compacted", "failed"):
             decisions.append(decision)
-        completion = request(agent, on_text, decisions)
+        completion = request(agent, on_text, decisions, tool_choice if rounds == 0 else None)
         message = _record(agent, completion)
         _emit_state(agent)
         calls = message.get("tool_calls") or []
@@ -192,5 +203,5 @@ def run_chat(agent: Agent, text: str, on_text: Callable[[str], None] | None) -> 
             return finish(
                 str(message.get("content") or ""),
                 "timeout",
-                f"Stopped after {settings.max_chat_seconds:.0f} s (NBAGENT_MAX_CHAT_SECONDS).",
+                f"Stopped after {settings.max_chat_seconds:g} s (NBAGENT_MAX_CHAT_SECONDS).",
             )

@@ -78,6 +78,9 @@ class ChatMagics(Magics):
         except NbagentError as error:
             _show_error(str(error))
             return
+        if agent.notice:  # e.g. "using the embedded SmolLM2-135M; set NBAGENT_MODEL ..."
+            print(f"nbagent: {agent.notice}")
+            agent.notice = None
         command = text.strip().splitlines()[0] if text.strip() else ""
         if command.startswith("/compact"):
             self._compact(agent, command.removeprefix("/compact").strip() or None)

@@ -37,6 +37,9 @@ class Settings(BaseModel):
     compact_model: str | None = Field(
         None, description="Model that writes summaries; defaults to the chat model."
     )
+    local_n_ctx: PositiveInt = Field(
+        8192, description="The embedded local model's context window (its server's n_ctx)."
+    )
     max_context_tokens: PositiveInt | None = Field(
         None, description="Overrides the model's context window (wins over everything)."
     )

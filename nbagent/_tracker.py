@@ -43,6 +43,11 @@ class TokenTracker:
         self._tools_key: tuple[int, ...] = ()
         self._tools_tokens = 0
 
+    @property
+    def last_usage(self) -> int | None:
+        """The context tokens the provider reported for the last response, if any."""
+        return self._anchor.real if self._anchor is not None else None
+
     def ratio(self, model: str) -> float:
         """Real tokens per estimated token for `model`, learnt from usage (1.0 until then)."""
         return self._ratios.get(model, 1.0)

@@ -1,144 +1,220 @@
-"""A headless demo of the engine: a scripted data-science session on a small
-window, printing the context state turn by turn; when it crosses the trigger the
-CompactionController compacts it (snip, session memory), and at the end a
-`/compact` with focus instructions compacts on request.
+"""The main job, headless: a multi-turn data-science chat with the embedded local
+model (SmolLM2-135M on llama.cpp, a 2,048-token window) that fills the window,
+compacts automatically and on request (`/compact` with focus), and recovers from
+a real "prompt too long" from the server — printing the conversation, every
+compaction decision and the context left as it goes.
 
-    python -m nbagent.demo [--window 8192] [--turns 16]
+    python -m nbagent.demo [--window 2048] [--offline]
 
-No model and no network: the conversation and the summarizer are scripted.
+`--offline` runs the same script with a rule-following stand-in instead of the
+model (no server, instant). No API key and no network either way.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
+import threading
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, TextIO
 
-from ._controller import CompactionController, Decision
-from ._history import History
-from ._settings import Settings
+from ._agent import Agent
+from ._controller import Decision
+from ._errors import NbagentError
 from ._thresholds import ContextState
-from .compaction import SECTIONS
+from ._tools import tool
+from .events import Compacted, ToolFinished, ToolStarted
 
-MODEL = "demo/scripted"
-
+SYSTEM = "You are a data analyst. Use the tools, then answer in one or two sentences."
+SALES: dict[str, list[Any]] = {
+    "region": ["north", "south", "east", "west", "north", "south", "east", "west"],
+    "month": ["2026-01", "2026-01", "2026-02", "2026-02", "2026-03", "2026-03", "2026-04",
+              "2026-04"],
+    "revenue": [1200.5, 980.0, 1430.25, 1010.0, 1510.0, 1105.75, 1620.5, 990.25],
+    "units_sold": [120, 95, 143, 88, 151, 110, 160, 97],
+}
 QUESTIONS = [
-    "Load sales.csv and tell me its shape.",
-    "Which columns have missing values?",
-    "Describe the revenue column.",
-    "Group revenue by region and show the totals.",
-    "Which month had the highest revenue?",
-    "Plot revenue over time; what trend do you see?",
-    "Are there outliers in units_sold?",
-    "Compare the north and south regions.",
-    "Fit a linear trend to monthly revenue.",
-    "What is the correlation between price and units_sold?",
-    "Summarise what we found so far.",
-    "Write the cleaned table to sales_clean.parquet.",
+    ("What columns does the sales table have?", "show_rows"),
+    ("What is the average revenue?", "column_stats"),
+    ("Which region sold the most units?", "show_rows"),
+    ("How does revenue change from January to April?", "show_rows"),
+    ("What are the statistics of units_sold?", "column_stats"),
+    ("Is the north region growing?", "show_rows"),
+    ("Which month had the lowest revenue?", "show_rows"),
+    ("Summarise the revenue column.", "column_stats"),
 ]
+FOCUS = "keep the exact column names"
+OVERFLOW_QUESTION = ("Here are my notes from last quarter, please keep them in mind: "
+                     + "north grew steadily, south was flat, east peaked in April. " * 45)
 
 
-def _table(turn: int, rows: int = 40) -> str:
-    """A DataFrame-like printout, the kind of tool output that fills windows."""
-    header = "      region   month   revenue  units_sold   price"
-    lines = [header] + [
-        f"{i:4d}  {'north south east west'.split()[(i + turn) % 4]:>6}  2026-{(i % 12) + 1:02d}"
-        f"  {1000 + 37.5 * ((i * 7 + turn) % 50):8.2f}  {(i * 13 + turn) % 400:10d}"
-        f"  {9.99 + (i % 5):6.2f}"
-        for i in range(rows)
-    ]
-    return "\n".join(lines)
+def sales_tools() -> list[Any]:
+    columns = list(SALES)
+
+    @tool
+    def show_rows(start: int = 0, count: int = 8) -> str:
+        """Show rows of the sales table.
+
+        Args:
+            start: the first row.
+            count: how many rows.
+        """
+        rows = range(max(0, start), min(len(SALES["region"]), max(0, start) + max(1, count)))
+        lines = ["  ".join(f"{c:>10}" for c in columns)]
+        lines += ["  ".join(f"{SALES[c][i]!s:>10}" for c in columns) for i in rows]
+        return "\n".join(lines)
+
+    @tool
+    def column_stats(column: str) -> str:
+        """Statistics of one column of the sales table.
+
+        Args:
+            column: the column's name.
+        """
+        if column not in SALES:
+            return f"No column {column!r}; the columns are {', '.join(columns)}."
+        values = SALES[column]
+        if not all(isinstance(v, (int, float)) for v in values):
+            distinct = sorted(set(map(str, values)))
+            return f"{column}: {len(distinct)} distinct values: {', '.join(distinct)}"
+        numbers = [float(v) for v in values]
+        mean = sum(numbers) / len(numbers)
+        return (f"{column}: count {len(numbers)}, mean {mean:.2f}, min {min(numbers):.2f}, "
+                f"max {max(numbers):.2f}, sum {sum(numbers):.2f}")
+
+    return [show_rows, column_stats]
 
 
-def scripted_session(turns: int) -> Iterator[list[dict[str, Any]]]:
-    """Yield the messages of one round at a time: question, tool call, result, answer."""
-    for turn in range(turns):
-        question = QUESTIONS[turn % len(QUESTIONS)]
-        call_id = f"call-{turn}"
-        arguments = json.dumps({"name": "sales", "rows": 40})
-        yield [
-            {"role": "user", "content": question},
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": call_id,
-                        "type": "function",
-                        "function": {"name": "describe_variable", "arguments": arguments},
-                    }
-                ],
-            },
-            {"role": "tool", "tool_call_id": call_id, "content": _table(turn)},
-            {"role": "assistant", "content": f"Turn {turn}: here is what the table shows."},
-        ]
+@contextmanager
+def progress(out: TextIO, label: str = "working") -> Iterator[None]:
+    """A spinner with elapsed seconds on a terminal; a single line elsewhere."""
+    done = threading.Event()
+    started = time.monotonic()
+    if not out.isatty():
+        print(f"  … {label}", file=out, flush=True)
+        yield
+        return
 
+    def spin() -> None:
+        marks = "|/-\\"
+        tick = 0
+        while not done.wait(0.2):
+            out.write(f"\r  {marks[tick % 4]} {label} {time.monotonic() - started:4.1f}s")
+            out.flush()
+            tick += 1
+        out.write("\r" + " " * 40 + "\r")
 
-def notes_summarizer(messages: list[dict[str, Any]]) -> str:
-    """A scripted summarizer: one note per question it is shown; nine sections when asked."""
-    prompt = str(messages[-1]["content"]).split("<conversation>")[-1]
-    asks = [line for line in prompt.splitlines() if line.rstrip("?.").endswith(
-        tuple(q.rstrip("?.")[-12:] for q in QUESTIONS))]
-    notes = "\n".join(f"- looked into: {ask.strip()}" for ask in asks) or "- (nothing new)"
-    if "nine sections" not in str(messages[-1]["content"]):
-        return notes
-    return "\n\n".join(f"## {n}. {title}\n{notes if n in (1, 5, 8) else 'None.'}"
-                        for n, title in enumerate(SECTIONS, 1))
+    thread = threading.Thread(target=spin, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 def describe(state: ContextState) -> str:
-    t = state.thresholds
     armed = "armed" if state.auto_compact_armed else "off"
-    return (f"{state.tokens:>6,} tokens · {state.percent_left:5.1f}% context left · "
-            f"{state.level:<8} (auto-compact at {t.auto_compact:,}, {armed}; "
-            f"window {t.window.raw_window:,} from {state.window_source})")
+    return (f"[context: {state.tokens:,} tokens · {state.percent_left:.0f}% left · {state.level} · "
+            f"auto-compact at {state.thresholds.auto_compact:,} ({armed}) · window "
+            f"{state.thresholds.window.raw_window:,} from {state.window_source}]")
 
 
 def describe_decision(decision: Decision) -> str:
     levels = " → ".join(decision.levels) or "nothing"
-    return (f"        ↳ {decision.trigger} compaction {decision.action}: {levels}, "
-            f"{decision.tokens_before:,} → {decision.tokens_after:,} tokens "
-            f"({decision.summary_calls} summarizer calls)")
+    text = (f"  ↳ {decision.trigger} compaction {decision.action}: {levels}, "
+            f"{decision.tokens_before:,} → {decision.tokens_after:,} tokens, "
+            f"{decision.summary_calls} summarizer calls")
+    if decision.action == "failed":
+        text += f"\n    ({decision.reason[-160:]}; failures in a row: {decision.failures})"
+    return text
 
 
-def run(window: int, turns: int, out: TextIO = sys.stdout) -> list[Decision]:
-    controller = CompactionController(
-        summarize=notes_summarizer, settings=Settings(max_context_tokens=window), model_info=None
-    )
-    history = History([{"role": "system", "content": "You are a careful data analyst."}])
+def make_agent(window: int, offline: bool) -> Agent:
+    if offline:
+        from ._settings import Settings
+        from .testing import offline_analyst
+
+        return Agent(model=offline_analyst(), system=SYSTEM, tools=sales_tools(),
+                     namespace={"sales": SALES}, model_info=None,
+                     settings=Settings(max_context_tokens=window))
+    os.environ["NBAGENT_LOCAL_N_CTX"] = str(window)
+    return Agent(model="local/smollm2", system=SYSTEM, tools=sales_tools(), builtin_tools=False,
+                 namespace={})
+
+
+def run(window: int = 2048, offline: bool = False, out: TextIO = sys.stdout) -> list[Decision]:
+    """Run the scripted session; return every compaction decision made."""
+    print(f"nbagent demo: {'a stand-in model' if offline else 'SmolLM2-135M on llama.cpp'}, "
+          f"window {window:,} tokens", file=out, flush=True)
+    with progress(out, "starting the embedded model"):
+        agent = make_agent(window, offline)
     decisions: list[Decision] = []
-    print(f"nbagent engine demo: window {window:,} tokens, {turns} scripted turns", file=out)
-    for turn, messages in enumerate(scripted_session(turns)):
-        decision = controller.maybe_compact(history, model=MODEL)  # before each request
-        if decision.changed or decision.action == "failed":
-            decisions.append(decision)
-            print(describe_decision(decision), file=out)
-        history.extend(messages)
-        state = controller.state(history, MODEL)
-        print(f"turn {turn:2d}  {messages[0]['content'][:44]:<44}  {describe(state)}", file=out)
-    focus = "keep the exact column names"
-    print(f"/compact {focus}", file=out)
-    decision = controller.compact_now(history, model=MODEL, focus=focus)
-    decisions.append(decision)
-    print(describe_decision(decision), file=out)
-    print(f"        {describe(controller.state(history, MODEL))}", file=out)
+
+    def show(event: object) -> None:
+        if isinstance(event, ToolStarted):
+            print(f"  → {event.name}({event.arguments})", file=out, flush=True)
+        elif isinstance(event, ToolFinished):
+            print(f"    {event.chars:,} chars back{'' if event.ok else ' (an error)'}", file=out)
+        elif isinstance(event, Compacted) and event.decision.action in ("compacted", "failed"):
+            decisions.append(event.decision)
+            print(describe_decision(event.decision), file=out, flush=True)
+
+    agent.hooks.append(show)
+
+    def ask(question: str, tool_choice: str | None = None) -> None:
+        print(f"\nyou: {question[:100]}{'…' if len(question) > 100 else ''}", file=out)
+        with progress(out):
+            try:
+                result = agent.chat(question, tool_choice=tool_choice)
+            except NbagentError as error:
+                print(f"agent: (stopped) {error}", file=out)
+                return
+        print(f"agent: {result.text.strip()[:400]}", file=out)
+        print(describe(agent.context_state()), file=out, flush=True)
+
+    for question, tool_name in QUESTIONS:  # the stand-in picks its own tools
+        ask(question, None if offline else tool_name)
+    print(f"\nyou: /compact {FOCUS}", file=out)
+    with progress(out, "compacting"):
+        decision = agent.compact(FOCUS)
+    if decision not in decisions:
+        decisions.append(decision)
+        print(describe_decision(decision), file=out)
+    print(describe(agent.context_state()), file=out, flush=True)
+
+    if not offline:  # a real overflow: the agent is told a bigger window than the server has
+        print(f"\n(simulating a misconfigured window: NBAGENT_MAX_CONTEXT_TOKENS={4 * window} on "
+              f"a {window:,}-token server, so nbagent will not compact in time)", file=out)
+        os.environ["NBAGENT_MAX_CONTEXT_TOKENS"] = str(4 * window)
+        try:
+            for question, _ in QUESTIONS[:4]:
+                ask(f"{OVERFLOW_QUESTION} {question}", "none")  # answer, no tool
+        finally:
+            del os.environ["NBAGENT_MAX_CONTEXT_TOKENS"]
+    counts = {trigger: sum(d.trigger == trigger and d.action == "compacted" for d in decisions)
+              for trigger in ("auto", "midloop", "manual", "overflow")}
+    print(f"\ncompactions: {counts}; failures now {agent.controller.failure_count()}", file=out)
     return decisions
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m nbagent.demo",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--window", type=int, default=8_192, help="context window in tokens")
-    parser.add_argument("--turns", type=int, default=16, help="scripted user turns")
+    parser = argparse.ArgumentParser(prog="python -m nbagent.demo", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--window", type=int, default=2048, help="context window in tokens")
+    parser.add_argument("--offline", action="store_true",
+                        help="use a rule-following stand-in instead of the local model")
     args = parser.parse_args(argv)
-    if args.window < 256 or args.turns < 1:
-        parser.error("--window must be at least 256 and --turns at least 1")
-    run(args.window, args.turns)
+    if args.window < 1024:
+        parser.error("--window must be at least 1024 (the model needs room to answer)")
+    try:
+        run(args.window, args.offline)
+    except NbagentError as error:
+        print(f"nbagent: {error}", file=sys.stderr)
+        return 1
     return 0
 
 

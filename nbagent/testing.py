@@ -124,6 +124,7 @@ class ScriptedModel:
         self.default = default
         self.requests: list[list[dict[str, Any]]] = []
         self.tools_seen: list[list[dict[str, Any]]] = []
+        self.tool_choices: list[str | dict[str, Any] | None] = []
         self._call_number = 0
 
     def complete(
@@ -132,11 +133,13 @@ class ScriptedModel:
         tools: list[dict[str, Any]],
         *,
         on_text: Callable[[str], None] | None,
+        tool_choice: str | dict[str, Any] | None = None,
     ) -> Any:
         from ._llm import Completion
 
         self.requests.append(copy.deepcopy(messages))
         self.tools_seen.append(copy.deepcopy(tools))
+        self.tool_choices.append(tool_choice)
         if self.steps:
             step = self.steps.pop(0)
         elif self.default is not None:

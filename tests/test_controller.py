@@ -195,3 +195,19 @@ def test_decisions_are_pydantic_records() -> None:
     decision = controller(ScriptedSummarizer()).maybe_compact(History(session(1)), model=MODEL)
     assert isinstance(decision, Decision)
     assert Decision.model_validate_json(decision.model_dump_json()) == decision
+
+
+def test_a_weak_summarizer_keeps_the_session_alive_then_opens_the_breaker() -> None:
+    """retry → deterministic floor → breaker: what a 135M model needs."""
+    summarize = ScriptedSummarizer(default="I think the data is nice.")  # never nine sections
+    ctl = controller(summarize)
+    big = "x1.5 " * 3_000
+    for attempt in (1, 2, 3):
+        history = History(session(1) + tool_round(1, result=big)[1:])
+        decision = ctl.maybe_compact(history, model=MODEL)
+        assert decision.action == "compacted" and decision.levels == ["L3 summary"]
+        assert decision.tokens_after < decision.threshold and decision.failures == attempt
+        assert "deterministic floor" in decision.reason
+    assert ctl.breaker_open and summarize.calls == 6
+    assert ctl.maybe_compact(History(session(1) + tool_round(1, result=big)[1:]),
+                             model=MODEL).action == "skipped"

