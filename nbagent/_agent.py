@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import __main__
 
+from ._archive import Archive, ArchiveError, new_session_id, read_records, session_path
 from ._breakdown import Breakdown, context_breakdown
 from ._controller import CompactionController, Decision, compact_model_for
 from ._history import History
@@ -69,6 +71,8 @@ class Agent:
         settings: fixed settings; by default read from the environment at each use.
         retry: how transient model failures are retried.
         summarize: the compaction summarizer; by default the compaction model.
+        session_id: names the session's archive file (default: a new, dated id);
+            `archive=False` keeps no archive.
     """
 
     def __init__(
@@ -85,8 +89,12 @@ class Agent:
         retry: RetryPolicy | None = None,
         summarize: Callable[[list[dict[str, Any]]], Any] | None = None,
         model_info: ModelInfoLookup | None = _litellm_info,
+        session_id: str | None = None,
+        archive: bool = True,
     ) -> None:
         self._settings = settings
+        self.session_id = session_id or new_session_id()
+        self.archive: Archive | None = Archive(self.session_id) if archive else None
         current = self.settings()
         chosen = model if model is not None else current.model
         self.notice: str | None = None  # said once to the user (the magics show it)
@@ -107,8 +115,9 @@ class Agent:
         self.namespace = namespace if namespace is not None else vars(__main__)
         python = current.enable_python if enable_python is None else enable_python
         offered = (
-            notebook_tools(self.namespace, self.store, enable_python=python)
-            if (builtin_tools)
+            notebook_tools(self.namespace, self.store, enable_python=python,
+                           archive=lambda: self.archive)
+            if builtin_tools
             else []
         )
         self.tools: dict[str, Tool] = {}
@@ -133,6 +142,60 @@ class Agent:
             model_info=model_info,
         )
         self.controller.post_compact.append(self._on_compacted)
+        if self.archive is not None:
+            self.archive.write("session", {"model": self.model.name, "id": self.session_id})
+            self._connect_archive(self.archive)
+
+    def _connect_archive(self, archive: Archive, *, include_current: bool = True) -> None:
+        """Everything added, every full output, every compaction (write-ahead), every record."""
+        for message in self.history if include_current else ():
+            archive.write("message", {"message": message})
+        self.history.listeners.append(
+            lambda message: archive.write("message", {"message": message}))
+        self.store.on_put = lambda ref, text: archive.write("output", {"ref": ref, "text": text})
+        self.store.loader = lambda ref: next(
+            (r["text"] for r in read_records(archive.path) if r["kind"] == "output"
+             and r["ref"] == ref), None) if archive.failed is None else None
+        self.controller.before_rewrite.append(
+            lambda messages: archive.write("rewrite", {"messages": messages}, sync=True))
+        self.controller.post_compact.append(
+            lambda decision: archive.write("decision", {"decision": decision.model_dump()}))
+
+    @classmethod
+    def resume(cls, session: str | Path, **options: Any) -> Agent:
+        """Rebuild a session from its archive (after a kernel restart): the history as it
+        last stood, the full tool outputs, and the breaker's failure count. `session` is a
+        session id or an archive file's path; `options` go to `Agent` (e.g. `model=`)."""
+        path = Path(session)
+        if not path.is_file():
+            path = session_path(str(session))
+        messages: list[dict[str, Any]] = []
+        outputs: dict[str, str] = {}
+        failures = 0
+        for record in read_records(path):
+            if record["kind"] == "session" and "model" not in options:
+                from .local import SERVED_AS
+
+                named = str(record["model"])
+                options["model"] = LOCAL_MODEL if named == SERVED_AS else named
+            elif record["kind"] == "message":
+                messages.append(record["message"])
+            elif record["kind"] == "rewrite":
+                messages = list(record["messages"])
+            elif record["kind"] == "output":
+                outputs[record["ref"]] = record["text"]
+            elif record["kind"] == "decision":
+                failures = int(record["decision"].get("failures", 0))
+        if not messages or messages[0].get("role") != "system":
+            raise ArchiveError(f"{path.name} holds no session to resume")
+        options.setdefault("system", messages[0]["content"])
+        agent = cls(session_id=path.stem, archive=False, **options)
+        agent.history.replace(messages)
+        agent.store.outputs.update(outputs)
+        agent.controller._failures = failures
+        agent.archive = Archive(path.stem, path.parent.parent)
+        agent._connect_archive(agent.archive, include_current=False)
+        return agent
 
     def settings(self) -> Settings:
         return self._settings if self._settings is not None else Settings.from_env()
@@ -194,3 +257,9 @@ class Agent:
     def compact(self, focus: str | None = None) -> Decision:
         """Compact now (what `%compact` does), with optional focus instructions."""
         return self.controller.compact_now(self.history, model=self.model.name, focus=focus)
+
+    def undo_compaction(self) -> None:
+        """Restore the history as it was before the last compaction (`%compact --undo`),
+        as long as nothing was added since; otherwise `NbagentError` says why."""
+        self.controller.undo(self.history)
+        self.emit(ContextChanged(self.context_state(), self.cost))

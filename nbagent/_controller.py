@@ -7,12 +7,14 @@ validated, and holds the one circuit breaker that every path shares.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ._errors import NbagentError
 from ._history import History, validate_messages
 from ._settings import Settings
 from ._thresholds import ContextState, Thresholds, context_state, thresholds
@@ -148,7 +150,11 @@ class CompactionController:
         self._failures = 0
         self.pre_compact: list[Callable[[CompactionStarted], Any]] = []
         self.post_compact: list[Callable[[Decision], Any]] = []
-        self.decisions: list[Decision] = []
+        # told of a compaction's result before it is swapped in (the archive's write-ahead)
+        self.before_rewrite: list[Callable[[list[dict[str, Any]]], Any]] = []
+        self._undo: tuple[list[dict[str, Any]], int, int] | None = None
+        # the latest decisions (the session archive keeps them all)
+        self.decisions: deque[Decision] = deque(maxlen=100)
 
     # -- state ---------------------------------------------------------------------------
 
@@ -163,6 +169,22 @@ class CompactionController:
 
     def reset_failures(self) -> None:
         self._failures = 0
+
+    def undo(self, history: History) -> None:
+        """Put back the history as it was before the last compaction, if nothing was added
+        since; otherwise raise `NbagentError` saying why."""
+        if self._undo is None:
+            raise NbagentError("There is no compaction to undo in this session.")
+        before, generation, length = self._undo
+        if history.generation != generation or len(history) != length:
+            added = len(history) - length
+            raise NbagentError(
+                "Cannot undo the last compaction: the conversation went on since "
+                f"({added} new messages). Its full text stays in the session archive.")
+        for write_ahead in self.before_rewrite:
+            write_ahead(before)
+        history.replace(before)
+        self._undo = None
 
     def settings(self) -> Settings:
         return self._settings if self._settings is not None else Settings.from_env()
@@ -398,7 +420,10 @@ class CompactionController:
         if not attempt.levels:  # a no-op is never a success; at the turn boundary it fails
             return self._finish(attempt, "failed" if trigger in ("auto", "overflow") else "none",
                                 before)
+        for write_ahead in self.before_rewrite:
+            write_ahead(work)
         history.replace(work)
+        self._undo = (original, history.generation, len(history))
         after = self.count(history, model)
         if after >= limits.auto_compact:
             attempt.reasons.append(f"still {after:,} tokens, over the {limits.auto_compact:,} "

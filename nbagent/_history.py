@@ -9,7 +9,7 @@ live here: they are pure functions over plain message lists.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -169,6 +169,7 @@ class History:
         self._round_starts: list[int] = []
         self._turn_starts: list[int] = []
         self.generation = 0  # bumped whenever earlier messages are rewritten
+        self.listeners: list[Callable[[Message], Any]] = []  # told of each appended message
         self.extend(messages)
 
     def __len__(self) -> int:
@@ -212,6 +213,8 @@ class History:
         self._pairing = pairing
         for message in incoming:
             self._add(message, estimate_message_tokens(message))
+            for listener in self.listeners:
+                listener(message)
 
     def replace(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Swap in a rewritten message list (a compaction's result), all or nothing.

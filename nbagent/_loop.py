@@ -11,8 +11,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ._archive import redact
 from ._errors import ModelCallError
 from ._llm import Completion, call_model
+from ._output import output_cap
 from ._tools import run_tool
 from .errors import classify_error
 from .events import ContextChanged, ToolFinished, ToolStarted
@@ -88,7 +90,7 @@ def request(
                     agent.controller.handle_ptl_error(agent.history, error, model=agent.model.name)
                 )
                 continue
-            raise ModelCallError(kind, _failure_message(agent, kind, error)) from error
+            raise ModelCallError(kind, redact(_failure_message(agent, kind, error))) from error
     raise AssertionError("unreachable")
 
 
@@ -171,17 +173,18 @@ def run_chat(agent: Agent, text: str, on_text: Callable[[str], None] | None,
                     f"Stopped: {name} was called {repeats} times in a row with the same arguments.",
                 )
             else:
-                output, ok = run_tool(
+                output, ok, full = run_tool(
                     agent.tools,
                     name,
                     arguments,
                     call_id=call["id"],
                     store=agent.store,
-                    default_cap=agent.controller.thresholds(agent.model.name).scaled(
-                        settings.tool_output_max_chars
+                    default_cap=output_cap(
+                        settings.tool_output_max_chars,
+                        agent.controller.thresholds(agent.model.name).scale,
                     ),
+                    timeout=settings.tool_timeout_s,
                 )
-                full = len(agent.store.outputs.get(call["id"], output))
                 if repeats == LOOP_WARN_AT:
                     output += STEER.format(name=name)
             agent.history.append({"role": "tool", "tool_call_id": call["id"], "content": output})

@@ -58,6 +58,9 @@ class ChatMagics(Magics):
     @argument("--model", "-m", help="Use this model (a litellm name) for this session from now on.")
     @argument("--new", action="store_true", help="Start a new session (a fresh history).")
     @argument("--no-tools", action="store_true", help="Offer the model no tools in this session.")
+    @argument("--resume", nargs="?", const="latest", metavar="SESSION",
+              help="Resume a session from its archive after a kernel restart (default: the "
+              "latest).")
     @argument("text", nargs="*", help="The message, for the one-line form %%chat ....")
     @line_cell_magic
     def chat(self, line: str, cell: str | None = None) -> None:
@@ -89,6 +92,8 @@ class ChatMagics(Magics):
             self._context(agent)
             return
         if not text.strip():
+            if args.resume:
+                return
             raise UsageError("Nothing to send: write your message in the cell (or after %chat).")
         from nbagent.widgets import ChatDisplay
 
@@ -105,6 +110,14 @@ class ChatMagics(Magics):
         view.finish(result)
 
     def _session(self, args: Any) -> Agent:
+        if args.resume:
+            from ._archive import latest_session
+
+            session = latest_session() if args.resume == "latest" else args.resume
+            options = {"model": args.model} if args.model else {}
+            agent = _session.set_current(Agent.resume(session, **options))
+            print(f"nbagent: resumed session {session} ({len(agent.history)} messages)")
+            return agent
         if args.new or args.no_tools:
             model = args.model or (self._agent_or_none() and _session.current().model)
             return _session.new_session(model=model, builtin_tools=not args.no_tools)
@@ -116,15 +129,38 @@ class ChatMagics(Magics):
     def _agent_or_none(self) -> Agent | None:
         return _session._current
 
+    @magic_arguments()
+    @argument("--show", action="store_true", help="List this session's past compactions.")
+    @argument("--undo", action="store_true", help="Put back the history as it was before the "
+              "last compaction (only if nothing was added since).")
+    @argument("focus", nargs="*", help="What the summary must keep, e.g. the exact column names.")
     @line_magic
     def compact(self, line: str) -> None:
-        """Compact the conversation now: %compact [focus instructions for the summary]."""
+        """Compact the conversation now: %compact [focus instructions for the summary].
+
+        %compact --show lists past compactions; %compact --undo reverts the last one.
+        """
+        args = parse_argstring(self.compact, line)
         try:
             agent = self._agent()
+            if args.undo:
+                agent.undo_compaction()
+                print("nbagent: the last compaction was undone; "
+                      f"{agent.context_state().tokens:,} tokens now")
+                return
         except NbagentError as error:
             _show_error(str(error))
             return
-        self._compact(agent, line.strip() or None)
+        if args.show:
+            from nbagent.widgets import show_decision
+
+            past = [d for d in agent.controller.decisions if d.action != "none"]
+            if not past:
+                print("nbagent: no compaction yet in this session")
+            for decision in past:
+                show_decision(decision)
+            return
+        self._compact(agent, " ".join(args.focus).strip() or None)
 
     def _compact(self, agent: Agent, focus: str | None) -> None:
         from nbagent.widgets import show_decision

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ._archive import Archive, read_records
 from ._tools import OutputStore, Tool, tool
 
 MAX_DESCRIBE_CHARS = 4_000
@@ -27,9 +30,14 @@ def _shape(value: Any) -> str:
 
 
 def notebook_tools(
-    namespace: dict[str, Any], store: OutputStore, *, enable_python: bool = False
+    namespace: dict[str, Any],
+    store: OutputStore,
+    *,
+    enable_python: bool = False,
+    archive: Callable[[], Archive | None] = lambda: None,
 ) -> list[Tool]:
-    """The built-in tools over `namespace` (the notebook's variables)."""
+    """The built-in tools over `namespace` (the notebook's variables); `archive` gives
+    the session archive that `recall` searches."""
 
     @tool
     def list_variables() -> str:
@@ -94,7 +102,39 @@ def notebook_tools(
         """
         return store.page(ref, offset, limit)
 
-    tools = [list_variables, describe_variable, read_file, read_output]
+    @tool(paging=True)
+    def recall(query: str = "", message: int = -1, offset: int = 0, limit: int = 5) -> str:
+        """Search the full session transcript (kept even after compaction) for a detail a
+        summary dropped, or fetch one archived message by its number.
+
+        Args:
+            query: words to look for (case-insensitive); empty lists the latest messages.
+            message: an archived message number to fetch whole (from a search result).
+            offset: skip this many matches (to page).
+            limit: how many matches to show (at most 10).
+        """
+        session = archive()
+        if session is None or not session.path.exists():
+            return "No session archive to recall from."
+        messages = [r["message"] for r in read_records(session.path) if r["kind"] == "message"]
+        if message >= 0:
+            if message >= len(messages):
+                return f"No archived message {message}; there are {len(messages)}."
+            return json.dumps(messages[message], ensure_ascii=False)[:8_000]
+        needle = query.lower()
+        hits = [(i, m) for i, m in enumerate(messages)
+                if needle in json.dumps(m, ensure_ascii=False).lower()]
+        if not needle:
+            hits = hits[::-1]
+        page = hits[max(0, offset): max(0, offset) + max(1, min(limit, 10))]
+        lines = [f"{len(hits)} archived messages match{'' if needle else ' (newest first)'}; "
+                 f"showing {len(page)} from {offset}:"]
+        for index, found in page:
+            text = str(found.get("content") or json.dumps(found.get("tool_calls")))
+            lines.append(f"#{index} {found['role']}: {text[:300]}")
+        return "\n".join(lines)
+
+    tools = [list_variables, describe_variable, read_file, read_output, recall]
     if enable_python:
 
         @tool

@@ -37,6 +37,9 @@ class Settings(BaseModel):
     compact_model: str | None = Field(
         None, description="Model that writes summaries; defaults to the chat model."
     )
+    data_dir: str | None = Field(
+        None, description="Where session archives go (default ~/.local/share/nbagent)."
+    )
     local_n_ctx: PositiveInt = Field(
         8192, description="The embedded local model's context window (its server's n_ctx)."
     )
@@ -89,6 +92,9 @@ class Settings(BaseModel):
     )
     max_chat_seconds: float = Field(
         600.0, gt=0, description="A chat stops after this many seconds (checked between rounds)."
+    )
+    tool_timeout_s: float = Field(
+        300.0, gt=0, description="A tool still running after this many seconds is abandoned."
     )
     enable_python: bool = Field(
         False, description="Offer the model the python tool (runs code in your namespace)."

@@ -7,10 +7,13 @@ arrival; the full text goes to an `OutputStore` the model can page back.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -32,9 +35,9 @@ class Tool:
     max_output_chars: int | None = None
     paging: bool = False
 
-    @property
+    @functools.cached_property
     def schema(self) -> dict[str, Any]:
-        """The OpenAI-format tool schema sent with each request."""
+        """The OpenAI-format tool schema sent with each request (built once)."""
         parameters = self.arguments.model_json_schema()
         parameters.pop("title", None)
         for prop in parameters.get("properties", {}).values():
@@ -141,18 +144,35 @@ def _as_text(value: Any) -> str:
 
 @dataclass
 class OutputStore:
-    """Full tool outputs by reference (the tool call id), for `read_output` to page back."""
+    """Full tool outputs by reference (the tool call id), for `read_output` to page back.
+
+    The newest `keep` outputs stay in memory; older ones are dropped once `loader`
+    can fetch them back (from the session archive), so RAM does not grow with a
+    long session.
+    """
 
     outputs: dict[str, str] = field(default_factory=dict)
+    on_put: Callable[[str, str], Any] | None = None  # e.g. the archive
+    loader: Callable[[str], str | None] | None = None
+    keep: int = 64
 
     def put(self, ref: str, text: str) -> None:
         self.outputs[ref] = text
+        if self.on_put is not None:
+            self.on_put(ref, text)
+        while self.loader is not None and len(self.outputs) > self.keep:
+            del self.outputs[next(iter(self.outputs))]
+
+    def get(self, ref: str) -> str | None:
+        if ref in self.outputs:
+            return self.outputs[ref]
+        return self.loader(ref) if self.loader is not None else None
 
     def page(self, ref: str, offset: int = 0, limit: int = 4_000) -> str:
-        if ref not in self.outputs:
+        text = self.get(ref)
+        if text is None:
             known = ", ".join(list(self.outputs)[-5:]) or "none"
             return f"No stored output {ref!r} (recent: {known})."
-        text = self.outputs[ref]
         offset = max(0, offset)
         end = min(len(text), offset + max(1, limit))
         more = f"; next offset {end}" if end < len(text) else "; end of output"
@@ -167,37 +187,44 @@ def run_tool(
     call_id: str,
     store: OutputStore,
     default_cap: int,
-) -> tuple[str, bool]:
-    """Run one tool call; return (text for the model, whether it succeeded).
+    timeout: float | None = None,
+) -> tuple[str, bool, int]:
+    """Run one tool call; return (text for the model, whether it succeeded, the length
+    of the full output before any cap).
 
     Never raises for the model's mistakes or the tool's failures: they become
     error results the model can read and act on.
     """
     chosen = tools.get(name)
     if chosen is None:
-        return f"Error: there is no tool named {name!r}. Available: {', '.join(tools)}.", False
+        return f"Error: there is no tool named {name!r}. Available: {', '.join(tools)}.", False, 0
     try:
         raw = json.loads(arguments) if arguments.strip() else {}
     except json.JSONDecodeError as error:
-        return f"Error: the arguments for {name} are not valid JSON ({error.msg}).", False
+        return f"Error: the arguments for {name} are not valid JSON ({error.msg}).", False, 0
     if not isinstance(raw, dict) or "_invalid_arguments" in raw:
-        return f"Error: the arguments for {name} must be a JSON object.", False
+        return f"Error: the arguments for {name} must be a JSON object.", False, 0
     try:
         validated = chosen.arguments.model_validate(raw)
     except ValidationError as error:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in error.errors()
         )
-        return f"Error: invalid arguments for {name}: {problems}.", False
+        return f"Error: invalid arguments for {name}: {problems}.", False, 0
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"nbagent-{name}")
     try:
-        value = chosen.function(**dict(validated))
+        value = pool.submit(chosen.function, **dict(validated)).result(timeout=timeout)
+    except FutureTimeout:  # the thread cannot be killed; the chat moves on without it
+        return f"Error: {name} did not finish within {timeout:g} s and was abandoned.", False, 0
     except Exception as error:  # the tool's failure is the model's information
-        return f"Error: {name} raised {type(error).__name__}: {error}", False
+        return f"Error: {name} raised {type(error).__name__}: {error}", False, 0
+    finally:
+        pool.shutdown(wait=False)
     text = _as_text(value)
     if chosen.paging:
-        return text, True
+        return text, True, len(text)
     cap = chosen.max_output_chars or default_cap
     if len(text) > cap:
         store.put(call_id, text)
-        return cap_output(text, cap, ref=call_id), True
-    return text, True
+        return cap_output(text, cap, ref=call_id), True, len(text)
+    return text, True, len(text)

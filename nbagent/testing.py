@@ -26,28 +26,29 @@ class ScriptedSummarizer:
         summarize.assert_consumed()
     """
 
-    def __init__(self, replies: Iterable[Reply] = (), *, default: Reply | None = None) -> None:
+    def __init__(self, replies: Iterable[Reply] = (), *, default: Reply | None = None,
+                 record: bool = True) -> None:
         self.replies: list[Reply] = list(replies)
         self.default = default
+        self.record = record  # False for soak runs: keep no copy of each request
+        self.calls = 0
         self.requests: list[list[dict[str, Any]]] = []
 
     def __call__(self, messages: list[dict[str, Any]]) -> str | SummaryReply:
-        self.requests.append(copy.deepcopy(messages))
+        self.calls += 1
+        if self.record:
+            self.requests.append(copy.deepcopy(messages))
         if self.replies:
             reply = self.replies.pop(0)
         elif self.default is not None:
             reply = self.default
         else:
-            raise AssertionError(f"ScriptedSummarizer: no reply left for call {len(self.requests)}")
+            raise AssertionError(f"ScriptedSummarizer: no reply left for call {self.calls}")
         if isinstance(reply, BaseException):
             raise reply
         if callable(reply):
             return reply(messages)
         return reply
-
-    @property
-    def calls(self) -> int:
-        return len(self.requests)
 
     def last_prompt(self) -> str:
         """The text of the last request's final message (what the model was asked)."""
@@ -65,6 +66,7 @@ class Step:
     tool_calls: tuple[tuple[str, dict[str, Any] | str], ...] = ()
     usage: Usage | None = None
     cost: float | None = None
+    fail_after_text: BaseException | None = None  # the stream breaks after the text
 
 
 def reply(text: str, *, usage: Usage | None = None, cost: float | None = None) -> Step:
@@ -118,8 +120,10 @@ class ScriptedModel:
         *,
         name: str = "scripted/model",
         default: ModelStep | None = None,
+        record: bool = True,
     ) -> None:
         self.name = name
+        self.record = record  # False for soak runs: keep no copy of each request
         self.steps: list[ModelStep] = list(steps)
         self.default = default
         self.requests: list[list[dict[str, Any]]] = []
@@ -137,9 +141,10 @@ class ScriptedModel:
     ) -> Any:
         from ._llm import Completion
 
-        self.requests.append(copy.deepcopy(messages))
-        self.tools_seen.append(copy.deepcopy(tools))
-        self.tool_choices.append(tool_choice)
+        if self.record:
+            self.requests.append(copy.deepcopy(messages))
+            self.tools_seen.append(copy.deepcopy(tools))
+            self.tool_choices.append(tool_choice)
         if self.steps:
             step = self.steps.pop(0)
         elif self.default is not None:
@@ -155,6 +160,8 @@ class ScriptedModel:
         if step.text and on_text is not None:
             for index, word in enumerate(step.text.split(" ")):  # word by word, like a stream
                 on_text(word if index == 0 else " " + word)
+        if step.fail_after_text is not None:
+            raise step.fail_after_text
         message: dict[str, Any] = {"role": "assistant", "content": step.text}
         if step.tool_calls:
             message["tool_calls"] = []

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -13,8 +14,10 @@ settings.load_profile("nbagent")
 
 
 @pytest.fixture(autouse=True)
-def _clean_nbagent_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests start from the defaults, whatever the developer's shell exports."""
+def _clean_nbagent_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Tests start from the defaults, whatever the developer's shell exports, and keep
+    their session archives in their own temporary directory."""
     for name in list(os.environ):
         if name.startswith(ENV_PREFIX):
             monkeypatch.delenv(name)
+    monkeypatch.setenv("NBAGENT_DATA_DIR", str(tmp_path / "nbagent-data"))

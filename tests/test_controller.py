@@ -50,7 +50,7 @@ def test_over_the_trigger_it_compacts_and_records_the_decision() -> None:
     assert isinstance(seen[0], CompactionStarted) and seen[1] is decision
     assert decision.levels[-1] == "L2 memory" and decision.summary_calls == 1
     assert history[1]["content"].startswith(MEMORY_HEADER)
-    assert ctl.decisions == [decision] and ctl.failure_count() == 0
+    assert list(ctl.decisions) == [decision] and ctl.failure_count() == 0
 
 
 def test_snip_alone_is_enough_when_it_gets_under_the_trigger() -> None:

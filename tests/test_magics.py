@@ -247,3 +247,33 @@ def test_another_chat_magic_is_left_alone_with_one_warning() -> None:
     finally:
         shell.magics_manager.magics["cell"].clear()
         shell.magics_manager.magics["cell"].update(saved)
+
+
+def test_compact_show_and_undo(ip: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    agent = session(ScriptedModel(default=reply("a long analysis of the data " * 40)))
+    with capture_output():
+        for t in range(3):
+            ip.run_line_magic("chat", f"question {t} " * 40)
+    before = agent.history.messages
+    with capture_output():
+        ip.run_line_magic("compact", "")
+    with capture_output() as shown:
+        ip.run_line_magic("compact", "--show")
+    assert "compaction compacted" in html_of(shown)
+    ip.run_line_magic("compact", "--undo")
+    assert "the last compaction was undone" in capsys.readouterr().out
+    assert agent.history.messages == before
+    with capture_output() as again:
+        ip.run_line_magic("compact", "--undo")
+    assert "no compaction to undo" in html_of(again)
+
+
+def test_chat_resume_brings_back_the_latest_session(ip: InteractiveShell,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    first = session(ScriptedModel([reply("remembered")]))
+    with capture_output():
+        ip.run_line_magic("chat", "remember the number 42")
+    nbagent._session._current = None  # as after a kernel restart
+    ip.run_line_magic("chat", "--resume")
+    assert f"resumed session {first.session_id} (3 messages)" in capsys.readouterr().out
+    assert nbagent.current().history.messages == first.history.messages

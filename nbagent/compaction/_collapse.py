@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 
 from .._markers import COLLAPSE_MARKER
+from .._tokens import estimate_tokens
 from ._common import LevelResult, Message
 
 _COLLAPSED = re.compile(re.escape(COLLAPSE_MARKER).replace(r"\{removed:,\}", r"[\d,]+") + r"$")
@@ -24,7 +25,10 @@ def context_collapse(messages: Sequence[Message], max_chars: int = 200) -> Level
         if len(content) <= max_chars or _COLLAPSED.search(content):
             continue
         marker = COLLAPSE_MARKER.format(removed=len(content) - max_chars)
-        result[index] = {**message, "content": f"{content[:max_chars]}\n{marker}"}
+        cut = f"{content[:max_chars]}\n{marker}"
+        if estimate_tokens(cut) >= estimate_tokens(content):
+            continue  # the marker would cost more than it saves
+        result[index] = {**message, "content": cut}
         collapsed += 1
     if not collapsed:
         return LevelResult.unchanged(messages, f"no tool result over {max_chars:,} characters")
