@@ -214,18 +214,9 @@ class CompactionController:
         """At a turn boundary: compact when armed and at or over the auto-compact trigger."""
         limits = self.thresholds(model)
         tokens = self.count(history, model)
-        if not limits.auto_compact_enabled:
-            return self._quiet("auto", tokens, limits.auto_compact, "automatic compaction is off")
-        if self.breaker_open:
-            return self._quiet(
-                "auto",
-                tokens,
-                limits.auto_compact,
-                f"circuit breaker open after {self._failures} failures",
-                "skipped",
-            )
-        if tokens < limits.auto_compact:
-            return self._quiet("auto", tokens, limits.auto_compact, "under the trigger")
+        held = self._hold("auto", tokens, limits.auto_compact, limits)
+        if held is not None:
+            return held
         return self._run("auto", history, model, limits, tokens, None, compact_model)
 
     def compact_now(
@@ -254,18 +245,9 @@ class CompactionController:
         settings = self.settings()
         limits = self.thresholds(model)
         tokens = self.count(history, model)
-        if not limits.auto_compact_enabled:
-            return self._quiet("midloop", tokens, limits.midloop, "automatic compaction is off")
-        if self.breaker_open:
-            return self._quiet(
-                "midloop",
-                tokens,
-                limits.midloop,
-                f"circuit breaker open after {self._failures} failures",
-                "skipped",
-            )
-        if tokens < limits.midloop:
-            return self._quiet("midloop", tokens, limits.midloop, "under the mid-loop trigger")
+        held = self._hold("midloop", tokens, limits.midloop, limits)
+        if held is not None:
+            return held
         if settings.midloop_full_compact:
             return self._run("midloop", history, model, limits, tokens, None, None)
         target = settings.midloop_target_ratio * limits.auto_compact
@@ -445,6 +427,18 @@ class CompactionController:
         preamble = history.preamble.stop
         if work[:preamble] != original[:preamble]:
             raise CompactionFailed("the result changed the system prompt")
+
+    def _hold(self, trigger: Trigger, tokens: int, threshold: int, limits: Thresholds
+              ) -> Decision | None:
+        """Why an automatic path must not run now (off, breaker open, under its trigger)."""
+        if not limits.auto_compact_enabled:
+            return self._quiet(trigger, tokens, threshold, "automatic compaction is off")
+        if self.breaker_open:
+            return self._quiet(trigger, tokens, threshold,
+                               f"circuit breaker open after {self._failures} failures", "skipped")
+        if tokens < threshold:
+            return self._quiet(trigger, tokens, threshold, f"under the {trigger} trigger")
+        return None
 
     def _quiet(
         self, trigger: Trigger, tokens: int, threshold: int, reason: str, action: Action = "none"

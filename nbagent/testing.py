@@ -16,6 +16,19 @@ from .compaction import SummaryReply
 Reply = str | SummaryReply | BaseException | Callable[[list[dict[str, Any]]], str]
 
 
+def _next_in_script(script: list[Any], default: Any, what: str) -> Any:
+    """The next scripted item (or the default); an exception in the script is raised."""
+    if script:
+        item = script.pop(0)
+    elif default is not None:
+        item = default
+    else:
+        raise AssertionError(f"{what}: the script has nothing left")
+    if isinstance(item, BaseException):
+        raise item
+    return item
+
+
 class ScriptedSummarizer:
     """A summarizer that replays queued replies: text, a `SummaryReply`, an exception
     to raise, or a function of the request. Every request is recorded in `requests`.
@@ -38,17 +51,10 @@ class ScriptedSummarizer:
         self.calls += 1
         if self.record:
             self.requests.append(copy.deepcopy(messages))
-        if self.replies:
-            reply = self.replies.pop(0)
-        elif self.default is not None:
-            reply = self.default
-        else:
-            raise AssertionError(f"ScriptedSummarizer: no reply left for call {self.calls}")
-        if isinstance(reply, BaseException):
-            raise reply
-        if callable(reply):
-            return reply(messages)
-        return reply
+        reply: Reply = _next_in_script(self.replies, self.default,
+                                       f"ScriptedSummarizer call {self.calls}")
+        # (an exception in the script was raised by _next_in_script)
+        return reply(messages) if callable(reply) else reply  # type: ignore[return-value]
 
     def last_prompt(self) -> str:
         """The text of the last request's final message (what the model was asked)."""
@@ -130,6 +136,7 @@ class ScriptedModel:
         self.tools_seen: list[list[dict[str, Any]]] = []
         self.tool_choices: list[str | dict[str, Any] | None] = []
         self._call_number = 0
+        self._request_number = 0
 
     def complete(
         self,
@@ -145,14 +152,9 @@ class ScriptedModel:
             self.requests.append(copy.deepcopy(messages))
             self.tools_seen.append(copy.deepcopy(tools))
             self.tool_choices.append(tool_choice)
-        if self.steps:
-            step = self.steps.pop(0)
-        elif self.default is not None:
-            step = self.default
-        else:
-            raise AssertionError(f"ScriptedModel: no step left for request {len(self.requests)}")
-        if isinstance(step, BaseException):
-            raise step
+        self._request_number += 1
+        step = _next_in_script(self.steps, self.default,
+                               f"ScriptedModel request {self._request_number}")
         if callable(step):
             step = step(messages)
         if isinstance(step, str):
