@@ -9,10 +9,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-SNIP_PLACEHOLDER = "[Old tool result content cleared]"
-MEMORY_HEADER = "[nbagent session memory]"
-SUMMARY_HEADER = "[nbagent conversation summary]"
+SNIP_PREFIX = "[Old tool result content cleared"
+SNIP_PLACEHOLDER = SNIP_PREFIX + '; recall(query="{ref}") finds it]'  # names what it replaced
+MEMORY_HEADER = "[nbagent session memory; the full transcript is archived: recall finds any detail]"
+SUMMARY_HEADER = ("[nbagent conversation summary; the full transcript is archived: recall finds "
+                  "any detail]")
 COLLAPSE_MARKER = "[... {removed:,} characters removed ...]"
+
+
+def snip_placeholder(tool_call_id: str) -> str:
+    """The short text an old tool result becomes: it says how to get the result back."""
+    return SNIP_PLACEHOLDER.format(ref=tool_call_id)
+
+
+def is_snipped(content: object) -> bool:
+    return isinstance(content, str) and content.startswith(SNIP_PREFIX)
 
 
 def is_memory(message: Mapping[str, Any]) -> bool:

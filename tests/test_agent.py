@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, ModelCallError, RetryPolicy, Settings, Usage, tool, validate_messages
-from nbagent._markers import SNIP_PLACEHOLDER
+from nbagent._markers import is_snipped
 from nbagent.events import Compacted, ContextChanged, Retrying, ToolFinished
 from nbagent.testing import ScriptedModel, ScriptedSummarizer, calls, provider_error, reply
 from tests.helpers import nine_sections
@@ -215,7 +215,7 @@ def test_mid_loop_snip_fires_between_tool_rounds_and_the_meter_moves_each_round(
     result = agent.chat("load all the parts")
     midloop = [d for d in result.decisions if d.trigger == "midloop"]
     assert midloop and all(d.levels == ["L1 snip"] for d in midloop)
-    assert SNIP_PLACEHOLDER in tool_results(agent)
+    assert any(map(is_snipped, tool_results(agent)))
     assert len(set(states)) >= 8  # the state changed after every round, not only at the end
     validate_messages(agent.history.messages)
 
@@ -308,7 +308,8 @@ def test_compaction_at_the_turn_boundary_uses_the_summarizer() -> None:
     agent.hooks.append(seen.append)
     for t in range(30):
         agent.chat(f"question {t}: " + "explain the revenue column in detail " * 20)
-        assert agent.context_state().tokens < agent.context_state().thresholds.auto_compact
+        state = agent.context_state()  # compaction runs before the next request, so a reply
+        assert state.tokens < state.thresholds.blocking  # may cross the trigger, never the limit
     assert any(isinstance(e, Compacted) and e.decision.action == "compacted" for e in seen)
     assert summarize.calls >= 1
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from nbagent import validate_messages
-from nbagent._markers import MEMORY_HEADER, SNIP_PLACEHOLDER, SUMMARY_HEADER
+from nbagent._markers import MEMORY_HEADER, SUMMARY_HEADER, is_snipped, snip_placeholder
 from nbagent.compaction import (
     SECTIONS,
     CompactionFailed,
@@ -36,7 +36,8 @@ def test_snip_clears_results_older_than_the_kept_rounds_and_keeps_calls() -> Non
     before = copy.deepcopy(messages)
     snipped = snip_old_tools(messages, keep_recent_turns=10)
     assert snipped.changed and messages == before  # input untouched
-    assert results(snipped)[:2] == [SNIP_PLACEHOLDER] * 2
+    assert results(snipped)[:2] == [snip_placeholder("call-0"), snip_placeholder("call-1")]
+    assert 'recall(query="call-0")' in results(snipped)[0]
     assert results(snipped)[2:] == results(messages)[2:]
     assert [m.get("tool_calls") for m in snipped] == [m.get("tool_calls") for m in messages]
     validate_messages(snipped)
@@ -47,7 +48,7 @@ def test_snip_stops_at_the_target_oldest_first() -> None:
     one_result = tokens(messages) - tokens(snip_old_tools(messages, keep_recent_turns=11))
     target = tokens(messages) - one_result - 10
     snipped = snip_old_tools(messages, keep_recent_turns=0, target_tokens=target)
-    assert results(snipped)[:2] == [SNIP_PLACEHOLDER] * 2
+    assert all(map(is_snipped, results(snipped)[:2]))
     assert results(snipped)[2:] == results(messages)[2:]
 
 

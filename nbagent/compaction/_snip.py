@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._markers import SNIP_PLACEHOLDER
+from .._markers import is_snipped, snip_placeholder
 from .._tokens import estimate_message_tokens
 from ._common import Layout, LevelResult, Message, tokens
 
@@ -21,7 +21,8 @@ def snip_old_tools(
 ) -> LevelResult:
     """Clear tool results older than the newest `keep_recent_turns` rounds.
 
-    Each cleared result (longer than `min_chars`) becomes `SNIP_PLACEHOLDER`;
+    Each cleared result (longer than `min_chars`) becomes `snip_placeholder(call id)`,
+    which tells the model how to recall it;
     tool calls and assistant text stay, so pairing holds. Oldest first; with
     `target_tokens`, stop once the estimate is at or under it. Snipping rewrites
     cached history, so it is done in batches: when it would free fewer than
@@ -40,16 +41,16 @@ def snip_old_tools(
     result = list(messages)
     freed = 0
     snipped = 0
-    placeholder_cost = estimate_message_tokens({"role": "tool", "content": SNIP_PLACEHOLDER})
     for index in range(layout.body, keep_from):
         message = messages[index]
         content = message.get("content")
         if message["role"] != "tool" or not isinstance(content, str) or len(content) <= min_chars:
             continue
-        if content == SNIP_PLACEHOLDER:
+        if is_snipped(content):
             continue
-        result[index] = {**message, "content": SNIP_PLACEHOLDER}
-        freed += estimate_message_tokens(message) - placeholder_cost
+        cleared = {**message, "content": snip_placeholder(str(message.get("tool_call_id")))}
+        result[index] = cleared
+        freed += estimate_message_tokens(message) - estimate_message_tokens(cleared)
         snipped += 1
         if target_tokens is not None and total - freed <= target_tokens:
             break
