@@ -152,13 +152,7 @@ class ChatMagics(Magics):
             _show_error(str(error))
             return
         if args.show:
-            from nbagent.widgets import show_decision
-
-            past = [d for d in agent.controller.decisions if d.action != "none"]
-            if not past:
-                print("nbagent: no compaction yet in this session")
-            for decision in past:
-                show_decision(decision)
+            self._show_compactions(agent)
             return
         self._compact(agent, " ".join(args.focus).strip() or None)
 
@@ -173,15 +167,30 @@ class ChatMagics(Magics):
             return
         show_decision(decision)
 
+    @magic_arguments()
+    @argument("--compactions", action="store_true", help="List past compactions instead.")
     @line_magic
     def context(self, line: str) -> None:
-        """Show what fills the context window: %context."""
+        """Show what fills the context window: %context (or %context --compactions)."""
+        args = parse_argstring(self.context, line)
         try:
             agent = self._agent()
         except NbagentError as error:
             _show_error(str(error))
             return
+        if args.compactions:
+            self._show_compactions(agent)
+            return
         self._context(agent)
+
+    def _show_compactions(self, agent: Agent) -> None:
+        from nbagent.widgets import show_decision
+
+        past = [d for d in agent.controller.decisions if d.action != "none"]
+        if not past:
+            print("nbagent: no compaction yet in this session")
+        for decision in past:
+            show_decision(decision)
 
     def _context(self, agent: Agent) -> None:
         from nbagent.widgets import show_breakdown

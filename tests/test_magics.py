@@ -260,6 +260,9 @@ def test_compact_show_and_undo(ip: InteractiveShell, capsys: pytest.CaptureFixtu
     with capture_output() as shown:
         ip.run_line_magic("compact", "--show")
     assert "compaction compacted" in html_of(shown)
+    with capture_output() as listed:
+        ip.run_line_magic("context", "--compactions")
+    assert html_of(listed) == html_of(shown)
     ip.run_line_magic("compact", "--undo")
     assert "the last compaction was undone" in capsys.readouterr().out
     assert agent.history.messages == before
@@ -277,3 +280,17 @@ def test_chat_resume_brings_back_the_latest_session(ip: InteractiveShell,
     ip.run_line_magic("chat", "--resume")
     assert f"resumed session {first.session_id} (3 messages)" in capsys.readouterr().out
     assert nbagent.current().history.messages == first.history.messages
+
+
+def test_a_broken_stream_is_not_shown_twice(ip: InteractiveShell) -> None:
+    from nbagent import RetryPolicy
+    from nbagent.testing import Step
+
+    broken = Step(text="half an ans", fail_after_text=provider_error(503, "reset"))
+    agent = session(ScriptedModel([broken, reply("the whole answer")]),
+                    retry=RetryPolicy(sleep=lambda s: None))
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "go")
+    final = [o.data.get("text/markdown") for o in captured.outputs if "text/markdown" in o.data]
+    assert final[-1] == "the whole answer"
+    assert agent.history[-1] == {"role": "assistant", "content": "the whole answer"}

@@ -12,7 +12,7 @@ from IPython.display import HTML, Markdown, display
 
 from nbagent import ChatResult, Decision
 from nbagent._breakdown import Breakdown
-from nbagent.events import ToolFinished, ToolStarted
+from nbagent.events import Retrying, ToolFinished, ToolStarted
 
 UPDATE_EVERY_S = 0.1
 
@@ -48,7 +48,11 @@ class ChatDisplay:
         self._shown = time.monotonic()
 
     def __call__(self, event: object) -> None:
-        if isinstance(event, ToolStarted):
+        if isinstance(event, Retrying) and self.text:  # the stream broke: start it again
+            self.text = ""
+            if self._handle is not None:
+                self._handle.update(Markdown(f"*(retrying: {event.event.error[:80]})*"))
+        elif isinstance(event, ToolStarted):
             self._calls[event.call_id] = (event.name, event.arguments)
             self._handle = None  # text after a tool call starts a new block
             self.text = ""
