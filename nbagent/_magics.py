@@ -40,6 +40,14 @@ class ChatMagics(Magics):
     def _agent(self) -> Agent:
         return _session.current()
 
+    def _current(self) -> Agent | None:
+        """The session's agent, or None after showing why it could not be started."""
+        try:
+            return self._agent()
+        except NbagentError as error:
+            _show_error(str(error))
+            return None
+
     def _ensure_meter(self, agent: Agent, *, force: bool = False) -> None:
         from nbagent.widgets import ContextMeter
 
@@ -141,15 +149,17 @@ class ChatMagics(Magics):
         %compact --show lists past compactions; %compact --undo reverts the last one.
         """
         args = parse_argstring(self.compact, line)
-        try:
-            agent = self._agent()
-            if args.undo:
+        agent = self._current()
+        if agent is None:
+            return
+        if args.undo:
+            try:
                 agent.undo_compaction()
-                print("nbagent: the last compaction was undone; "
-                      f"{agent.context_state().tokens:,} tokens now")
+            except NbagentError as error:
+                _show_error(str(error))
                 return
-        except NbagentError as error:
-            _show_error(str(error))
+            print(f"nbagent: the last compaction was undone; {agent.context_state().tokens:,} "
+                  "tokens now")
             return
         if args.show:
             self._show_compactions(agent)
@@ -173,10 +183,8 @@ class ChatMagics(Magics):
     def context(self, line: str) -> None:
         """Show what fills the context window: %context (or %context --compactions)."""
         args = parse_argstring(self.context, line)
-        try:
-            agent = self._agent()
-        except NbagentError as error:
-            _show_error(str(error))
+        agent = self._current()
+        if agent is None:
             return
         if args.compactions:
             self._show_compactions(agent)

@@ -119,3 +119,11 @@ def test_usage_reads_attribute_objects_like_litellms() -> None:
 
     usage = Usage.from_response(LiteLLMUsage())
     assert usage == Usage(70, 7, 30, 0) and usage.context_tokens == 100
+
+
+def test_the_optional_exact_count_uses_litellms_offline_tokenizer(o200k: Any) -> None:
+    from nbagent._llm import count_tokens_exact
+
+    messages = [{"role": "user", "content": "Describe the revenue column of sales_df, please."}]
+    exact = count_tokens_exact("gpt-4o", messages)
+    assert len(o200k.encode(messages[0]["content"])) < exact < len(o200k.encode(messages[0]["content"])) + 10
