@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ._agent import Agent, ChatResult
 from ._controller import CompactionController, CompactionStarted, Decision
-from ._errors import ConfigWarning, HistoryError, ModelCallError, NbagentError, NbagentWarning
+from ._exceptions import ConfigWarning, HistoryError, ModelCallError, NbagentError, NbagentWarning
 from ._history import History, Span, validate_messages
 from ._llm import LiteLLMModel, RetryPolicy
 from ._session import current, new_session, set_current
@@ -20,7 +20,7 @@ from ._tools import Tool, tool
 from ._tracker import TokenTracker
 from ._window import WindowInfo, resolve_window
 from .compaction import parse_token_limits
-from .errors import classify_error, is_context_overflow
+from ._provider_errors import classify_error, is_context_overflow
 
 __version__ = "0.1.0"
 

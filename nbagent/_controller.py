@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ._errors import NbagentError
+from ._exceptions import NbagentError
 from ._history import History, validate_messages
 from ._settings import Settings
 from ._thresholds import ContextState, Thresholds, context_state, thresholds

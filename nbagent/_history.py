@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-from ._errors import HistoryError
+from ._exceptions import HistoryError
 from ._markers import is_plain_user
 from ._tokens import estimate_message_tokens
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ._tokens import Usage
 from .compaction import SummaryReply
-from .errors import classify_error, retry_after_seconds, status_of
+from ._provider_errors import classify_error, retry_after_seconds, status_of
 
 if TYPE_CHECKING:
     import tenacity

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._archive import redact
-from ._errors import ModelCallError
+from ._exceptions import ModelCallError
 from ._llm import Completion, call_model
 from ._output import output_cap
 from ._tools import run_tool
-from .errors import classify_error
+from ._provider_errors import classify_error
 from .events import ContextChanged, ToolFinished, ToolStarted
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from IPython.display import display
 
 from . import _session
 from ._agent import Agent
-from ._errors import NbagentError
+from ._exceptions import NbagentError
 from ._llm import LiteLLMModel
 from ._settings import ENV_PREFIX, Settings
 
@@ -266,7 +266,7 @@ def load(shell: Any) -> None:
     extension already owns `%%chat`, it keeps it and nbagent says so once."""
     import warnings
 
-    from ._errors import NbagentWarning
+    from ._exceptions import NbagentWarning
 
     magics = ChatMagics(shell)
     owner = shell.magics_manager.magics["cell"].get("chat")

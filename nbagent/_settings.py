@@ -23,7 +23,7 @@ from pydantic import (
     field_validator,
 )
 
-from ._errors import ConfigWarning
+from ._exceptions import ConfigWarning
 
 ENV_PREFIX = "NBAGENT_"
 
@@ -39,6 +39,17 @@ class Settings(BaseModel):
     )
     data_dir: str | None = Field(
         None, description="Where session archives go (default ~/.local/share/nbagent)."
+    )
+    local_model_path: str | None = Field(
+        None, description="A GGUF file to run on the embedded server instead of SmolLM2-135M."
+    )
+    local_max_tokens: PositiveInt = Field(
+        512, description="The embedded model's maximum reply length, in tokens."
+    )
+    read_roots: str | None = Field(
+        None,
+        description="Folders (separated by os.pathsep) the file tools may read besides the "
+        "working directory.",
     )
     local_n_ctx: PositiveInt = Field(
         8192, description="The embedded local model's context window (its server's n_ctx)."

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 from ._agent import Agent
 from ._controller import Decision
-from ._errors import NbagentError
+from ._exceptions import NbagentError
 from ._thresholds import ContextState
 from ._tools import tool
 from .events import Compacted, ToolFinished, ToolStarted

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._errors import NbagentError
+from ._exceptions import NbagentError
 from ._llm import Completion, LiteLLMModel
 from ._window import register_server_window
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from nbagent import classify_error, is_context_overflow, parse_token_limits
-from nbagent.errors import retry_after_seconds
+from nbagent._provider_errors import retry_after_seconds
 from nbagent.testing import provider_error
 
 CORPUS = json.loads((Path(__file__).parent / "data" / "provider_errors.json").read_text())

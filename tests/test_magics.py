@@ -233,7 +233,7 @@ def test_nbagent_shows_and_sets_configuration(
 
 
 def test_another_chat_magic_is_left_alone_with_one_warning() -> None:
-    from nbagent._errors import NbagentWarning
+    from nbagent._exceptions import NbagentWarning
     from nbagent._magics import load
 
     shell = InteractiveShell.instance()

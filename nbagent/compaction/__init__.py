@@ -17,7 +17,8 @@ from __future__ import annotations
 from ._collapse import context_collapse
 from ._common import CompactionFailed, LevelResult, Summarizer, SummaryReply
 from ._memory import session_memory_compact
-from ._ptl import parse_token_limits, ptl_fallback
+from ._limits import parse_token_limits
+from ._ptl import ptl_fallback
 from ._snip import snip_old_tools
 from ._summary import SECTIONS, full_compact, parse_sections, validate_summary
 

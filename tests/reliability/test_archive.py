@@ -12,7 +12,7 @@ import pytest
 
 from nbagent import Agent, NbagentError, Settings, tool, validate_messages
 from nbagent._archive import ArchiveError, read_records, redact, session_path
-from nbagent._errors import NbagentWarning
+from nbagent._exceptions import NbagentWarning
 from nbagent.testing import ScriptedModel, ScriptedSummarizer, calls, provider_error, reply
 from tests.helpers import nine_sections
 
