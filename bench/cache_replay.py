@@ -163,9 +163,9 @@ def run(turns: int, knobs: dict[str, Any] | None = None, trigger: int = BUDGET) 
     settings = Settings(max_context_tokens=window_for(trigger), **(knobs or {}))
     controller = CompactionController(
         summarize=summarize,
-        count=request_tokens,
+        window=MODEL,
+        count=lambda history: request_tokens(history, MODEL),
         settings=settings,
-        model_info=None,
         summarizer_window=None,
     )
     limits = thresholds(MODEL, settings=settings, model_info=None)
@@ -183,7 +183,7 @@ def run(turns: int, knobs: dict[str, Any] | None = None, trigger: int = BUDGET) 
         if t % 5 == 0:
             latest_ask = f"Also check item {t} while you are there."
             history.append({"role": "user", "content": latest_ask})
-        decision = controller.maybe_compact(history, model=MODEL)
+        decision = controller.maybe_compact(history)
         body = render(history.messages).encode()
         if decision.changed:
             compacted_at.add(t)

@@ -57,12 +57,9 @@ def run(turns: int = 1_000, directory: Path | None = None) -> Soak:
         calls(("measure", {"step": len(messages)})) if messages[-1]["role"] == "user"
         else reply("The step looks normal; the mean is 4.25.")), record=False)
     agent = Agent(model=model, tools=[measure], builtin_tools=False, namespace={},
-                  model_info=None, settings=Settings(max_context_tokens=WINDOW),
+                  settings=Settings(max_context_tokens=WINDOW), archive=False,
                   summarize=ScriptedSummarizer(default=summary, record=False))
-    agent.archive = Archive(agent.session_id, directory)
-    agent.history.listeners.clear()
-    agent.controller.before_rewrite.clear()
-    agent._connect_archive(agent.archive)
+    agent.session.attach_archive(lambda: Archive(agent.session_id, directory))
     tracemalloc.start()
     peak_tokens = 0
     quarter = 0

@@ -2,25 +2,41 @@
 conversation dying of "prompt too long".
 
 The package root exports the public API; machinery lives in `_`-prefixed modules.
-Importing nbagent imports neither litellm nor IPython nor ipywidgets.
+Public modules beside it: `nbagent.events` (the event types), `nbagent.compaction`
+(the pure levels), `nbagent.testing` (scripted fakes), `nbagent.local` (the embedded
+model), `nbagent.widgets` (the notebook UI). Importing nbagent imports neither
+litellm nor IPython nor ipywidgets.
 """
 
 from __future__ import annotations
 
-from ._agent import Agent, ChatResult
-from ._controller import CompactionController, CompactionStarted, Decision
-from ._exceptions import ConfigWarning, HistoryError, ModelCallError, NbagentError, NbagentWarning
-from ._history import History, Span, validate_messages
+from ._agent import Agent
+from ._controller import CompactionController
+from ._current import current, new_session, reset, set_current
+from ._decision import Decision
+from ._exceptions import (
+    ArchiveError,
+    BusyError,
+    CompactionFailed,
+    ConfigWarning,
+    HistoryError,
+    LocalModelError,
+    ModelCallError,
+    NbagentError,
+    NbagentWarning,
+)
+from ._history import History, validate_messages
+from ._ladder import Level, levels_for
 from ._llm import LiteLLMModel, RetryPolicy
-from ._session import current, new_session, set_current
+from ._loop import ChatResult
+from ._provider_errors import classify_error, is_context_overflow
+from ._session import Session
 from ._settings import Settings
 from ._thresholds import ContextState, Thresholds, context_state, thresholds
 from ._tokens import Usage, estimate_message_tokens, estimate_tokens
 from ._tools import Tool, tool
-from ._tracker import TokenTracker
 from ._window import WindowInfo, resolve_window
-from .compaction import parse_token_limits
-from ._provider_errors import classify_error, is_context_overflow
+from .compaction._limits import parse_token_limits
 
 __version__ = "0.1.0"
 
@@ -31,39 +47,45 @@ def load_ipython_extension(shell: object) -> None:
 
     load(shell)
 
+
 __all__ = [
-    "current",
-    "new_session",
-    "set_current",
     "Agent",
+    "ArchiveError",
+    "BusyError",
     "ChatResult",
-    "LiteLLMModel",
-    "ModelCallError",
-    "RetryPolicy",
-    "Tool",
-    "classify_error",
-    "is_context_overflow",
-    "tool",
     "CompactionController",
-    "CompactionStarted",
-    "Decision",
+    "CompactionFailed",
     "ConfigWarning",
     "ContextState",
+    "Decision",
     "History",
     "HistoryError",
+    "Level",
+    "LiteLLMModel",
+    "LocalModelError",
+    "ModelCallError",
     "NbagentError",
     "NbagentWarning",
+    "RetryPolicy",
+    "Session",
     "Settings",
-    "Span",
     "Thresholds",
-    "TokenTracker",
+    "Tool",
     "Usage",
     "WindowInfo",
+    "classify_error",
     "context_state",
+    "current",
     "estimate_message_tokens",
     "estimate_tokens",
+    "is_context_overflow",
+    "levels_for",
+    "new_session",
     "parse_token_limits",
+    "reset",
     "resolve_window",
+    "set_current",
     "thresholds",
+    "tool",
     "validate_messages",
 ]

@@ -1,53 +1,42 @@
-"""`Agent`: what a user talks to. It holds the model, system prompt, tools, history,
-token tracker, compaction controller and hooks — data. The loop that drives a
-chat lives in `_loop` as plain functions.
+"""`Agent`: what the user configured — the model, the summarizing model, the system
+prompt, the tools, the namespace the built-in tools see, settings overrides — and the
+current `Session` (what changes). The chat loop lives in `_loop` as plain functions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 import __main__
 
-from ._archive import Archive, ArchiveError, new_session_id, read_records, session_path
+from . import _archive
 from ._breakdown import Breakdown, context_breakdown
-from ._controller import CompactionController, Decision, compact_model_for
+from ._decision import Decision
 from ._history import History
-from ._llm import ChatModel, LiteLLMModel, RetryPolicy, logger, summarizer
+from ._llm import ChatModel, RetryPolicy, model_info, summarizer
+from ._loop import ChatResult, run_chat
+from ._models import LOCAL_MODEL, chat_model, compact_model, is_local
 from ._notebook_tools import notebook_tools
-from ._settings import Settings
-from ._thresholds import ContextState
-from ._tools import OutputStore, Tool, as_tool
-from ._tracker import TokenTracker
-from ._window import ModelInfoLookup, _litellm_info
-from .events import Compacted, ContextChanged, Event, Retrying
+from ._session import Session
+from ._settings import ENV_PREFIX, Settings
+from ._thresholds import ContextState, thresholds
+from ._tools import Tool, as_tool
+from ._window import WindowInfo, resolve_window
+from .compaction import Summarizer
+from .events import ContextChanged, EventStream
 
-LOCAL_MODEL = "local/smollm2"
+ALIASES = {"window": "max_context_tokens"}  # the short names %nbagent accepts
+NOTICE = ("answers come from the embedded SmolLM2-135M, a very small model (no API key, no "
+          "network); %nbagent model=NAME picks any litellm model")
 DEFAULT_SYSTEM = (
     "You are a data-science assistant working inside the user's Jupyter notebook. Use the "
     "tools to look at their variables and files before answering; quote exact names; keep "
     "answers short and concrete."
 )
-
-StopReason = str  # "done", "max_rounds", "loop", "timeout"
-
-
-@dataclass
-class ChatResult:
-    """How one `Agent.chat` ended: the final text, and, when a limit stopped it, why."""
-
-    text: str
-    stop_reason: StopReason = "done"
-    stop_message: str | None = None
-    rounds: int = 0
-    cost: float = 0.0
-    decisions: list[Decision] = field(default_factory=list)
-
-    def __str__(self) -> str:
-        return self.text if self.stop_message is None else f"{self.text}\n\n{self.stop_message}"
 
 
 class Agent:
@@ -57,18 +46,21 @@ class Agent:
         result = agent.chat("Which columns of sales_df have missing values?")
         print(result.text, agent.context_state().percent_left)
 
+    Configuring an agent starts nothing and writes nothing: the embedded model's
+    server starts on the first chat, the archive file appears with the first message.
+
     Args:
         model: a litellm model name or a model object (`LiteLLMModel`,
             `nbagent.testing.ScriptedModel`); default `NBAGENT_MODEL`, else the
-            embedded local model (`"local/smollm2"`, no API key needed).
+            embedded local model (`"local"`, no API key needed).
         compact_model: the model that writes summaries (name or object);
             default `NBAGENT_COMPACT_MODEL`, else a small model of the same provider.
         tools: functions (or `@tool`s) the model may call, beside the built-ins.
         system: the system prompt; it is never edited by compaction.
         namespace: the variables the built-in tools see (default: `__main__`'s).
-        builtin_tools: offer list_variables, describe_variable, read_file, read_output.
-        enable_python: also offer the python tool (default `NBAGENT_ENABLE_PYTHON`).
-        settings: fixed settings; by default read from the environment at each use.
+        builtin_tools: offer list_variables, describe_variable, read_file, read_output,
+            recall (and python when `enable_python` is set).
+        settings: fixed settings, or overrides (a dict) on top of the environment's.
         retry: how transient model failures are retried.
         summarize: the compaction summarizer; by default the compaction model.
         session_id: names the session's archive file (default: a new, dated id);
@@ -84,156 +76,195 @@ class Agent:
         system: str = DEFAULT_SYSTEM,
         namespace: dict[str, Any] | None = None,
         builtin_tools: bool = True,
-        enable_python: bool | None = None,
-        settings: Settings | None = None,
+        settings: Settings | dict[str, Any] | None = None,
         retry: RetryPolicy | None = None,
-        summarize: Callable[[list[dict[str, Any]]], Any] | None = None,
-        model_info: ModelInfoLookup | None = _litellm_info,
+        summarize: Summarizer | None = None,
         session_id: str | None = None,
         archive: bool = True,
     ) -> None:
-        self._settings = settings
-        self.session_id = session_id or new_session_id()
-        self.archive: Archive | None = Archive(self.session_id) if archive else None
+        self._fixed = settings if isinstance(settings, Settings) else None
+        self.overrides: dict[str, Any] = dict(settings) if isinstance(settings, dict) else {}
         current = self.settings()
-        chosen = model if model is not None else current.model
-        self.notice: str | None = None  # said once to the user (the magics show it)
-        if chosen is None or chosen == LOCAL_MODEL:
-            from . import local
-
-            served = local.server(current.local_n_ctx)
-            chosen = served.model()
-            compact_model = compact_model or served.model(local.SUMMARY_TOKENS)
-            if model is None:
-                self.notice = local.NOTICE
-                logger.warning(local.NOTICE)
-        self.model: ChatModel = LiteLLMModel(chosen) if isinstance(chosen, str) else chosen
+        self.model: ChatModel = chat_model(model, current)
+        self.notice: str | None = (NOTICE if model is None and current.model is None else None)
+        self._compact_spec = compact_model
+        self._summarize = summarize
         self.system = system
-        self.history = History([{"role": "system", "content": system}])
-        self.tracker = TokenTracker()
-        self.store = OutputStore()
         self.namespace = namespace if namespace is not None else vars(__main__)
-        python = current.enable_python if enable_python is None else enable_python
-        offered = (
-            notebook_tools(self.namespace, self.store, enable_python=python,
-                           archive=lambda: self.archive)
-            if builtin_tools
-            else []
-        )
-        self.tools: dict[str, Tool] = {}
-        candidates: list[Tool | Callable[..., Any]] = [*offered, *tools]
-        for candidate in candidates:
-            self.add_tool(candidate)
-        self.hooks: list[Callable[[Event], Any]] = []
+        self.builtin_tools = builtin_tools
+        self.extra_tools = [as_tool(t) for t in tools]
         self.retry = retry or RetryPolicy()
-        if self.retry.on_retry is None:
-            self.retry.on_retry = lambda event: self.emit(Retrying(event))
-        self.cost = 0.0
-        compact = (LiteLLMModel(compact_model) if isinstance(compact_model, str)
-                   else compact_model or self._compact_model())
-        self.controller = CompactionController(
-            summarize=summarize or summarizer(compact, self.retry),
-            summarizer_model=compact.name,
-            tracker=self.tracker,
-            count=lambda history, name: self.tracker.count(
-                history, model=name, tools=self.tool_schemas()
-            ),
-            settings=settings,
-            model_info=model_info,
-        )
-        self.controller.post_compact.append(self._on_compacted)
-        if self.archive is not None:
-            self.archive.write("session", {"model": self.model.name, "id": self.session_id})
-            self._connect_archive(self.archive)
+        self.tools: dict[str, Tool] = {}
+        self.session = self._new_session(session_id, archive)
 
-    def _connect_archive(self, archive: Archive, *, include_current: bool = True) -> None:
-        """Everything added, every full output, every compaction (write-ahead), every record."""
-        for message in self.history if include_current else ():
-            archive.write("message", {"message": message})
-        self.history.listeners.append(
-            lambda message: archive.write("message", {"message": message}))
-        self.store.on_put = lambda ref, text: archive.write("output", {"ref": ref, "text": text})
-        self.store.loader = lambda ref: next(
-            (r["text"] for r in read_records(archive.path) if r["kind"] == "output"
-             and r["ref"] == ref), None) if archive.failed is None else None
-        self.controller.before_rewrite.append(
-            lambda messages: archive.write("rewrite", {"messages": messages}, sync=True))
-        self.controller.post_compact.append(
-            lambda decision: archive.write("decision", {"decision": decision.model_dump()}))
-
-    @classmethod
-    def resume(cls, session: str | Path, **options: Any) -> Agent:
-        """Rebuild a session from its archive (after a kernel restart): the history as it
-        last stood, the full tool outputs, and the breaker's failure count. `session` is a
-        session id or an archive file's path; `options` go to `Agent` (e.g. `model=`)."""
-        path = Path(session)
-        if not path.is_file():
-            path = session_path(str(session))
-        messages: list[dict[str, Any]] = []
-        outputs: dict[str, str] = {}
-        failures = 0
-        for record in read_records(path):
-            if record["kind"] == "session" and "model" not in options:
-                from .local import SERVED_AS
-
-                named = str(record["model"])
-                options["model"] = LOCAL_MODEL if named == SERVED_AS else named
-            elif record["kind"] == "message":
-                messages.append(record["message"])
-            elif record["kind"] == "rewrite":
-                messages = list(record["messages"])
-            elif record["kind"] == "output":
-                outputs[record["ref"]] = record["text"]
-            elif record["kind"] == "decision":
-                failures = int(record["decision"].get("failures", 0))
-        if not messages or messages[0].get("role") != "system":
-            raise ArchiveError(f"{path.name} holds no session to resume")
-        options.setdefault("system", messages[0]["content"])
-        agent = cls(session_id=path.stem, archive=False, **options)
-        agent.history.replace(messages)
-        agent.store.outputs.update(outputs)
-        agent.controller._failures = failures
-        agent.archive = Archive(path.stem, path.parent.parent)
-        agent._connect_archive(agent.archive, include_current=False)
-        return agent
+    # -- configuration -------------------------------------------------------------------
 
     def settings(self) -> Settings:
-        return self._settings if self._settings is not None else Settings.from_env()
+        """The settings now: fixed ones, or the environment's with this agent's overrides."""
+        if self._fixed is not None:
+            return self._fixed
+        return Settings.from_env(overrides=self.overrides)
 
-    def _compact_model(self) -> ChatModel:
-        configured = self.settings().compact_model
-        if configured:
-            return LiteLLMModel(configured)
-        if isinstance(self.model, LiteLLMModel) and not self.model.api_base:
-            small = compact_model_for(self.model.name, self.settings())
-            return LiteLLMModel(small) if small != self.model.name else self.model
+    def configure(self, **changes: Any) -> Settings:
+        """Change settings for this agent only, by field name or alias (`window=8192`,
+        `enable_python=True`, `model="local"`); a new `model` switches the model.
+        Unknown names and bad values raise `ValueError`; nothing changes then."""
+        model = changes.pop("model", None)
+        overrides = {ALIASES.get(key, key): value for key, value in changes.items()}
+        unknown = sorted(set(overrides) - set(Settings.model_fields))
+        if unknown:
+            raise ValueError(f"unknown setting(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(sorted([*Settings.model_fields, *ALIASES]))}")
+        try:
+            Settings(**{**self.settings().model_dump(), **overrides})
+        except ValidationError as error:
+            raise ValueError(str(error).splitlines()[-1].strip()) from None
+        self.overrides.update(overrides)
+        if "enable_python" in overrides:
+            self._offer_tools()
+        if model is not None:
+            self.use_model(model)
+        return self.settings()
+
+    def describe(self) -> str:
+        """The settings that differ from the defaults, and the session, in a few lines."""
+        current, defaults = self.settings(), Settings()
+        lines = [f"{ENV_PREFIX}{name.upper()} = {value!r}"
+                 for name, value in current.model_dump().items()
+                 if value != getattr(defaults, name)]
+        window = self.session.window()
+        lines.append(f"session {self.session.id}: model {self.model.name} (window "
+                     f"{window.raw_window:,} from {window.source}), {len(self.history)} "
+                     f"messages, tools {', '.join(self.tools) or 'none'}")
+        return "\n".join(lines)
+
+    def take_notice(self) -> str | None:
+        """A one-time notice for the user (e.g. which model answers), then None."""
+        notice, self.notice = self.notice, None
+        return notice
+
+    def use_model(self, model: str | ChatModel) -> ChatModel:
+        """Chat with `model` from now on, in the same session (`"local"`: the embedded one)."""
+        self.model = chat_model(model, self.settings())
+        self.session.learned_window = None
+        self.session.controller.summarize = self._summarizer()
+        self.session.announce_state()
         return self.model
 
     def add_tool(self, candidate: Tool | Callable[..., Any]) -> Tool:
         """Offer one more tool (a function or a `@tool`); a tool of the same name is replaced."""
         made = as_tool(candidate)
+        self.extra_tools = [t for t in self.extra_tools if t.name != made.name] + [made]
         self.tools[made.name] = made
         return made
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         return [t.schema for t in self.tools.values()]
 
-    def emit(self, event: Event) -> None:
-        for hook in list(self.hooks):
-            hook(event)
+    def _offer_tools(self) -> None:
+        offered = notebook_tools(
+            self.namespace, self.session.store, enable_python=self.settings().enable_python,
+            archive=lambda: self.session.archive,
+        ) if self.builtin_tools else []
+        self.tools = {t.name: t for t in [*offered, *self.extra_tools]}
 
-    def _on_compacted(self, decision: Decision) -> None:
-        self.cost += decision.cost or 0.0
-        self.emit(Compacted(decision))
-        self.emit(ContextChanged(self.context_state(), self.cost))
+    def _summarizer(self) -> Summarizer:
+        if self._summarize is not None:
+            return self._summarize
+        writer = compact_model(self._compact_spec, self.model, self.settings())
+        return summarizer(writer, self.retry, timeout=lambda: min(
+            self.settings().summary_timeout_s, self.settings().max_chat_seconds))
+
+    def window(self, learned: int | None = None) -> WindowInfo:
+        """The current model's context window, and where the number came from."""
+        return resolve_window(self.model.name, settings=self.settings(), model_info=model_info,
+                              reported=(self.model.context_window, self.model.max_output),
+                              learned=learned)
+
+    # -- sessions --------------------------------------------------------------------------
+
+    def _new_session(self, session_id: str | None, archive: bool) -> Session:
+        session = Session(
+            system=self.system,
+            window=self.window,
+            count=lambda history: session.tracker.count(
+                history, model=self.model.name, tools=self.tool_schemas()),
+            settings=self.settings,
+            summarize=self._summarizer(),
+            summarizer_window=self._summarizer_window(),
+            session_id=session_id,
+            archive=archive,
+            model_name=lambda: self.model.name,
+        )
+        self.session = session
+        self._offer_tools()
+        return session
+
+    def _summarizer_window(self) -> int | None:
+        if self._summarize is not None:
+            return None
+        writer = compact_model(self._compact_spec, self.model, self.settings())
+        return thresholds(resolve_window(
+            writer.name, settings=self.settings(), model_info=model_info,
+            reported=(writer.context_window, writer.max_output))).effective_window
+
+    def new_session(self, session_id: str | None = None, *, archive: bool = True) -> Session:
+        """Start a fresh conversation with the same configuration."""
+        return self._new_session(session_id, archive)
+
+    @classmethod
+    def resume(cls, session: str | Path, **options: Any) -> Agent:
+        """Rebuild a session from its archive (after a kernel restart): the history as it
+        last stood, the full tool outputs, and the breaker's failure count. `session` is a
+        session id or an archive file's path (later records go to that same file);
+        `options` go to `Agent` (e.g. `model=`)."""
+        path = Path(session)
+        archive = (_archive.Archive.at(path) if path.suffix == ".jsonl" or path.is_file()
+                   else _archive.Archive(str(session)))
+        try:
+            replay = _archive.replay(archive.path)
+        except BaseException:
+            archive.close()
+            raise
+        if replay.model is not None and "model" not in options:
+            options["model"] = LOCAL_MODEL if is_local(replay.model) else replay.model
+        options.setdefault("system", replay.messages[0]["content"])
+        agent = cls(session_id=replay.session_id or archive.path.stem, archive=False, **options)
+        agent.session.restore(replay)
+        agent.session.attach_archive(lambda: archive, include_current=False)
+        return agent
+
+    # -- the session, for convenience -------------------------------------------------------
+
+    @property
+    def history(self) -> History:
+        return self.session.history
+
+    @property
+    def events(self) -> EventStream:
+        return self.session.events
+
+    @property
+    def controller(self) -> Any:
+        return self.session.controller
+
+    @property
+    def cost(self) -> float:
+        return self.session.cost
+
+    @property
+    def session_id(self) -> str:
+        return self.session.id
 
     def context_state(self) -> ContextState:
         """How full the context is now (what the meter shows)."""
-        return self.controller.state(self.history, self.model.name)
+        return self.session.context_state()
 
     def breakdown(self) -> Breakdown:
         """What fills the window now, by kind (what `%context` shows)."""
         return context_breakdown(self.history, self.tool_schemas(), self.context_state())
+
+    # -- actions ---------------------------------------------------------------------------
 
     def chat(
         self,
@@ -241,25 +272,29 @@ class Agent:
         *,
         on_text: Callable[[str], None] | None = None,
         tool_choice: str | None = None,
+        exchange: str | None = None,
     ) -> ChatResult:
         """Send a user message and run the tool loop until the model answers.
 
         `on_text` receives the reply's text as it streams. `tool_choice` names a
         tool the model must call first ("none" forbids tools; later requests of
-        the turn are free to choose). Raises
-        `ModelCallError` (with what to do) when the model cannot be reached or
-        the prompt cannot be made to fit; the history keeps every message.
+        the turn are free to choose). `exchange` names where the message came from
+        (a notebook cell): a later chat with the same name replaces this exchange.
+        Raises `ModelCallError` (with what to do) when the model cannot be reached or
+        the prompt cannot be made to fit, and
+        `BusyError` while another chat runs. Whatever ends a turn early, even an
+        interrupt, leaves a valid history.
         """
-        from ._loop import run_chat
-
-        return run_chat(self, text, on_text, tool_choice)
+        return run_chat(self, self.session, text, on_text=on_text, tool_choice=tool_choice,
+                        exchange=exchange)
 
     def compact(self, focus: str | None = None) -> Decision:
         """Compact now (what `%compact` does), with optional focus instructions."""
-        return self.controller.compact_now(self.history, model=self.model.name, focus=focus)
+        with self.session.turn():
+            return self.session.controller.compact_now(self.history, focus=focus)
 
     def undo_compaction(self) -> None:
         """Restore the history as it was before the last compaction (`%compact --undo`),
         as long as nothing was added since; otherwise `NbagentError` says why."""
-        self.controller.undo(self.history)
-        self.emit(ContextChanged(self.context_state(), self.cost))
+        self.session.controller.undo(self.history)
+        self.events.emit(ContextChanged(self.context_state(), self.cost))

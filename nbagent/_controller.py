@@ -1,7 +1,6 @@
-"""`CompactionController`: the stateful object, one per chat session, that keeps a
-history inside the model's window. It composes the pure levels of
-`nbagent.compaction`, decides when each runs, swaps a result in only when it
-validated, and holds the one circuit breaker that every path shares.
+"""`CompactionController`: the state that keeps one session's history inside its window —
+the circuit breaker, undo, apply-and-validate, the decision log. What runs for each
+trigger is data (`_ladder.levels_for`); the levels themselves are pure functions.
 """
 
 from __future__ import annotations
@@ -10,52 +9,22 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
+from ._decision import Action, Decision, Trigger
 from ._exceptions import NbagentError
 from ._history import History, validate_messages
+from ._ladder import Level, floor_level, levels_for
 from ._settings import Settings
 from ._thresholds import ContextState, Thresholds, context_state, thresholds
 from ._tracker import TokenTracker
-from ._window import ModelInfoLookup, _litellm_info
-from .compaction import (
-    CompactionFailed,
-    LevelResult,
-    Summarizer,
-    full_compact,
-    ptl_fallback,
-    session_memory_compact,
-    snip_old_tools,
-)
+from ._window import WindowInfo, resolve_window
+from .compaction import CompactionFailed, Summarizer
 from .compaction._common import add_costs
+from .events import Compacted, CompactionStarted, EventStream, Rewriting
 
-Trigger = Literal["auto", "midloop", "manual", "overflow"]
-Action = Literal["none", "skipped", "compacted", "failed"]
 MAX_FAILURES = 3
-
-
-class Decision(BaseModel):
-    """What one controller call did, and why. Every controller call returns one."""
-
-    model_config = ConfigDict(frozen=True)
-
-    action: Action
-    trigger: Trigger
-    levels: list[str]
-    reason: str
-    tokens_before: int
-    tokens_after: int
-    threshold: int
-    changed: bool
-    summary_calls: int = 0
-    duration_s: float = 0.0
-    cost: float | None = None
-    failures: int = 0
-    breaker_open: bool = False
-    focus: str | None = None
-    summary: str | None = None
+Message = dict[str, Any]
 
 
 @dataclass
@@ -79,84 +48,77 @@ class _Attempt:
         self.cost = add_costs(self.cost, cost)
 
 
-@dataclass(frozen=True)
-class CompactionStarted:
-    """Sent to `pre_compact` hooks before a compaction touches anything."""
-
-    trigger: Trigger
-    tokens: int
-    threshold: int
-    focus: str | None
-
-
-TokenCounter = Callable[[History, str], int]
-
-# A small, fast model of the same provider writes summaries when none is configured.
-SMALL_MODELS = {
-    "anthropic/": "anthropic/claude-haiku-4-5",
-    "claude": "claude-haiku-4-5",
-    "openai/": "openai/gpt-4o-mini",
-    "gpt-": "gpt-4o-mini",
-    "gemini/": "gemini/gemini-2.0-flash",
-}
-
-
-def compact_model_for(model: str, settings: Settings) -> str:
-    """The summarizing model: the configured one, a small one of the same provider, or `model`."""
-    if settings.compact_model:
-        return settings.compact_model
-    for prefix, small in SMALL_MODELS.items():
-        if model.startswith(prefix):
-            return small
-    return model
-
-
 class CompactionController:
-    """Keeps one session's history inside its model's window.
+    """Keeps one session's history inside the window it serves.
 
-        controller = CompactionController(summarize=my_summarizer)
-        decision = controller.maybe_compact(history, model="anthropic/claude-sonnet-4-5")
+        controller = CompactionController(summarize=my_summarizer, window="claude-sonnet-4-5")
+        decision = controller.maybe_compact(history)
         decision.action, decision.tokens_before, decision.tokens_after
 
     Args:
-        summarize: the model seam that writes memories and summaries; by default
-            the compaction model through nbagent's llm module.
+        summarize: the model seam that writes memories and summaries; without one,
+            compaction is deterministic only (snips and the floor).
+        window: the window it serves: a `WindowInfo`, a function returning the current
+            one (the session's, which can learn the real limit), or a model name
+            resolved from the built-in table.
+        summarizer_window: the summarizing model's input window, if known.
         tracker: the session's token tracker (real usage + estimate).
-        count: how many tokens a history occupies for a model; by default the
-            tracker's count. The agent passes one that adds tool schemas.
-        settings: fixed settings; by default read from the environment per call.
-        summarizer_window: the summarizing model's input window, if known; else it is
-            resolved from `summarizer_model` (the model behind `summarize`), if given.
+        count: how many tokens a history occupies; by default the tracker's count.
+        settings: fixed settings, or a function returning the current ones; by default
+            read from the environment at each use.
+        events: the session's event stream (compaction started, rewriting, compacted).
     """
 
     def __init__(
         self,
         *,
         summarize: Summarizer | None = None,
-        tracker: TokenTracker | None = None,
-        count: TokenCounter | None = None,
-        settings: Settings | None = None,
+        window: WindowInfo | Callable[[], WindowInfo] | str = "default",
         summarizer_window: int | None = None,
-        summarizer_model: str | None = None,
-        model_info: ModelInfoLookup | None = _litellm_info,
+        tracker: TokenTracker | None = None,
+        count: Callable[[History], int] | None = None,
+        settings: Settings | Callable[[], Settings] | None = None,
+        events: EventStream | None = None,
+        refresh: Callable[[list[Message]], list[Message]] | None = None,
     ) -> None:
+        self.summarize = summarize
+        self.summarizer_window = summarizer_window
         self.tracker = tracker if tracker is not None else TokenTracker()
-        self._summarize = summarize
+        self.events = events if events is not None else EventStream()
+        self._window = window
         self._count = count
         self._settings = settings
-        self._summarizer_window = summarizer_window
-        self._summarizer_model = summarizer_model
-        self._model_info = model_info
+        self._refresh = refresh  # e.g. the fresh notebook-state block after each compaction
         self._failures = 0
-        self.pre_compact: list[Callable[[CompactionStarted], Any]] = []
-        self.post_compact: list[Callable[[Decision], Any]] = []
-        # told of a compaction's result before it is swapped in (the archive's write-ahead)
-        self.before_rewrite: list[Callable[[list[dict[str, Any]]], Any]] = []
-        self._undo: tuple[list[dict[str, Any]], int, int] | None = None
-        # the latest decisions (the session archive keeps them all)
-        self.decisions: deque[Decision] = deque(maxlen=100)
+        self._undo: tuple[list[Message], int, int] | None = None
+        self.decisions: deque[Decision] = deque(maxlen=100)  # the archive keeps them all
 
     # -- state ---------------------------------------------------------------------------
+
+    def settings(self) -> Settings:
+        if isinstance(self._settings, Settings):
+            return self._settings
+        return self._settings() if self._settings is not None else Settings.from_env()
+
+    def window(self) -> WindowInfo:
+        if isinstance(self._window, WindowInfo):
+            return self._window
+        if isinstance(self._window, str):
+            return resolve_window(self._window, settings=self.settings())
+        return self._window()
+
+    def thresholds(self) -> Thresholds:
+        return thresholds(self.window(), settings=self.settings())
+
+    def count(self, history: History) -> int:
+        if self._count is not None:
+            return self._count(history)
+        return self.tracker.count(history, model=self.window().model)
+
+    def state(self, history: History) -> ContextState:
+        """The context state (percent left, level, armed) of `history` right now."""
+        return context_state(self.window(), self.count(history), breaker_open=self.breaker_open,
+                             limits=self.thresholds())
 
     def failure_count(self) -> int:
         """Consecutive failed compactions (a verified reduction resets it)."""
@@ -164,11 +126,16 @@ class CompactionController:
 
     @property
     def breaker_open(self) -> bool:
-        """After three consecutive failures automatic compaction stops until a success."""
+        """After three consecutive failures no summarizer is called automatically
+        (snips, the floor and L4 still run) until a compaction succeeds."""
         return self._failures >= MAX_FAILURES
 
     def reset_failures(self) -> None:
         self._failures = 0
+
+    def restore_failures(self, count: int) -> None:
+        """Set the consecutive-failure count (a resumed session's breaker)."""
+        self._failures = max(0, int(count))
 
     def undo(self, history: History) -> None:
         """Put back the history as it was before the last compaction, if nothing was added
@@ -177,249 +144,152 @@ class CompactionController:
             raise NbagentError("There is no compaction to undo in this session.")
         before, generation, length = self._undo
         if history.generation != generation or len(history) != length:
-            added = len(history) - length
             raise NbagentError(
                 "Cannot undo the last compaction: the conversation went on since "
-                f"({added} new messages). Its full text stays in the session archive.")
-        for write_ahead in self.before_rewrite:
-            write_ahead(before)
+                f"({len(history) - length} new messages). Its full text stays in the session "
+                "archive.")
+        self.events.emit(Rewriting(before))
         history.replace(before)
         self._undo = None
 
-    def settings(self) -> Settings:
-        return self._settings if self._settings is not None else Settings.from_env()
-
-    def count(self, history: History, model: str) -> int:
-        if self._count is not None:
-            return self._count(history, model)
-        return self.tracker.count(history, model=model)
-
-    def thresholds(self, model: str) -> Thresholds:
-        return thresholds(model, settings=self.settings(), model_info=self._model_info)
-
-    def state(self, history: History, model: str) -> ContextState:
-        """The context state (percent left, level, armed) of `history` right now."""
-        return context_state(
-            model,
-            self.count(history, model),
-            breaker_open=self.breaker_open,
-            limits=self.thresholds(model),
-        )
-
     # -- the four entry points -------------------------------------------------------------
 
-    def maybe_compact(
-        self, history: History, *, model: str, compact_model: str | None = None
-    ) -> Decision:
-        """At a turn boundary: compact when armed and at or over the auto-compact trigger."""
-        limits = self.thresholds(model)
-        tokens = self.count(history, model)
+    def maybe_compact(self, history: History) -> Decision:
+        """At a turn boundary: compact when enabled and at or over the auto-compact trigger."""
+        limits = self.thresholds()
+        tokens = self.count(history)
         held = self._hold("auto", tokens, limits.auto_compact, limits)
         if held is not None:
             return held
-        return self._run("auto", history, model, limits, tokens, None, compact_model)
+        return self._apply("auto", history, limits, tokens, None, self._levels("auto", limits))
 
-    def compact_now(
-        self,
-        history: History,
-        *,
-        model: str,
-        focus: str | None = None,
-        compact_model: str | None = None,
-    ) -> Decision:
+    def compact_now(self, history: History, *, focus: str | None = None) -> Decision:
         """Compact on request (`%compact`): runs even with the breaker open; success closes it.
 
-        L1 snip, then L2 session memory, or L3 full summary when L2 could not run.
-        `focus` reaches the summarizer.
+        L1 snip, then L2 session memory, or L3 full summary when L2 could not run;
+        a summarizer that fails leaves the floor. `focus` reaches the summarizer.
         """
-        limits = self.thresholds(model)
-        return self._run(
-            "manual", history, model, limits, self.count(history, model), focus, compact_model
-        )
+        limits = self.thresholds()
+        return self._apply("manual", history, limits, self.count(history), focus,
+                           self._levels("manual", limits, focus=focus))
 
-    def on_tool_result(self, history: History, *, model: str) -> Decision:
+    def on_tool_result(self, history: History) -> Decision:
         """Mid-loop, after a round of tool results: a budget-aware micro-snip when over
-        the mid-loop trigger (or the full compaction, if `midloop_full_compact` is set).
-        Pending tool calls are never touched.
-        """
-        settings = self.settings()
-        limits = self.thresholds(model)
-        tokens = self.count(history, model)
+        the mid-loop trigger (or the full ladder, if `midloop_full_compact` is set).
+        Pending tool calls are never touched."""
+        limits = self.thresholds()
+        tokens = self.count(history)
         held = self._hold("midloop", tokens, limits.midloop, limits)
         if held is not None:
             return held
-        if settings.midloop_full_compact:
-            return self._run("midloop", history, model, limits, tokens, None, None)
-        target = settings.midloop_target_ratio * limits.auto_compact
+        target = self.settings().midloop_target_ratio * limits.auto_compact
         raw_target = round(history.estimated_tokens * target / max(tokens, 1))
-        return self._apply(
-            "midloop",
-            history,
-            model,
-            limits,
-            tokens,
-            None,
-            lambda messages: [
-                (
-                    "L1 snip",
-                    snip_old_tools(
-                        messages,
-                        keep_recent_turns=settings.keep_recent_turns,
-                        target_tokens=raw_target,
-                        min_chars=settings.snip_min_chars,
-                        min_free_tokens=limits.scaled(settings.snip_batch_tokens),
-                    ),
-                )
-            ],
-        )
+        return self._apply("midloop", history, limits, tokens, None,
+                           self._levels("midloop", limits, target_tokens=raw_target))
 
-    def handle_ptl_error(
-        self, history: History, error: BaseException | str, *, model: str
-    ) -> Decision:
+    def handle_ptl_error(self, history: History, error: BaseException | str) -> Decision:
         """After a provider said "prompt too long": drop the oldest rounds to fit (L4)."""
-        limits = self.thresholds(model)
-        tokens = self.count(history, model)
-        return self._apply(
-            "overflow",
-            history,
-            model,
-            limits,
-            tokens,
-            None,
-            lambda messages: [("L4 overflow", ptl_fallback(messages, error))],
-        )
+        limits = self.thresholds()
+        return self._apply("overflow", history, limits, self.count(history), None,
+                           self._levels("overflow", limits, error=error))
 
     # -- machinery -------------------------------------------------------------------------
 
-    def _summarizer(self, model: str, compact_model: str | None) -> tuple[Summarizer, int | None]:
-        if self._summarize is not None:
-            window = self._summarizer_window
-            if window is None and self._summarizer_model is not None:
-                window = thresholds(
-                    self._summarizer_model, settings=self.settings(), model_info=self._model_info
-                ).effective_window
-            return self._summarize, window
-        from . import _llm
+    def _levels(self, trigger: Trigger, limits: Thresholds, **options: Any) -> list[Level]:
+        return levels_for(trigger, settings=self.settings(), limits=limits,
+                          summarize=self.summarize, summarizer_window=self.summarizer_window,
+                          breaker_open=self.breaker_open, **options)
 
-        name = compact_model or compact_model_for(model, self.settings())
-        window = self._summarizer_window
-        if window is None:
-            window = thresholds(
-                name, settings=self.settings(), model_info=self._model_info
-            ).effective_window
-        return _llm.summarizer(name), window
-
-    def _run(
-        self,
-        trigger: Trigger,
-        history: History,
-        model: str,
-        limits: Thresholds,
-        tokens: int,
-        focus: str | None,
-        compact_model: str | None,
-    ) -> Decision:
-        settings = self.settings()
-        summarize, window = self._summarizer(model, compact_model)
-
-        def ladder(messages: list[dict[str, Any]]) -> list[tuple[str, LevelResult]]:
-            steps = [
-                (
-                    "L1 snip",
-                    snip_old_tools(
-                        messages,
-                        keep_recent_turns=settings.keep_recent_turns,
-                        min_chars=settings.snip_min_chars,
-                        min_free_tokens=limits.scaled(settings.snip_batch_tokens),
-                    ),
-                )
-            ]
-            current = steps[-1][1] if steps[-1][1].changed else messages
-            if trigger != "manual" and self._projected(history, current, tokens) < (
-                    limits.auto_compact):
-                return steps
-            memory = session_memory_compact(
-                current,
-                summarize,
-                focus=focus,
-                tail_min_tokens=limits.scaled(settings.memory_tail_min_tokens),
-                tail_max_tokens=limits.scaled(settings.memory_tail_max_tokens),
-                tail_min_messages=settings.memory_tail_min_messages,
-                min_fold_tokens=limits.scaled(settings.memory_min_fold_tokens),
-                memory_max_tokens=limits.scaled(settings.memory_max_tokens),
-                max_input_tokens=window,
-            )
-            steps.append(("L2 memory", memory))
-            if not memory.changed:
-                steps.append(
-                    ("L3 summary", full_compact(current, summarize, focus, max_input_tokens=window))
-                )
-            return steps
-
-        return self._apply(trigger, history, model, limits, tokens, focus, ladder)
+    def _hold(self, trigger: Trigger, tokens: int, threshold: int, limits: Thresholds
+              ) -> Decision | None:
+        """Why an automatic path must not run now (off, or under its trigger)."""
+        if not limits.auto_compact_enabled:
+            return self._quiet(trigger, tokens, threshold, "automatic compaction is off")
+        if tokens < threshold:
+            return self._quiet(trigger, tokens, threshold, f"under the {trigger} trigger")
+        return None
 
     @staticmethod
-    def _projected(history: History, messages: Sequence[dict[str, Any]], tokens: int) -> int:
-        """`tokens` (the real count of `history`) scaled by how much `messages` shrank it:
-        one consistent measure, so an unchanged list never looks smaller."""
+    def _projected(history: History, messages: Sequence[Message], tokens: int) -> int:
+        """`tokens` (the real count of `history`) scaled by how much `messages` shrank it."""
         return round(tokens * history.copy_with(messages).estimated_tokens
                      / max(1, history.estimated_tokens))
 
-    def _apply(
-        self,
-        trigger: Trigger,
-        history: History,
-        model: str,
-        limits: Thresholds,
-        before: int,
-        focus: str | None,
-        ladder: Callable[[list[dict[str, Any]]], list[tuple[str, LevelResult]]],
-    ) -> Decision:
-        """Run `ladder` on a copy; swap the result in only if it is valid and smaller."""
+    def _run_levels(self, trigger: Trigger, history: History, levels: list[Level],
+                    attempt: _Attempt, fits_under: int) -> list[Message]:
+        """Run the ladder on a copy; a summarizer that fails leaves the floor instead.
+        An automatic ladder stops once the history fits under `fits_under`."""
+        work = history.messages
+        model_changed = False
+        for level in levels:
+            if level.fallback and model_changed:
+                continue
+            if (trigger != "manual" and attempt.levels
+                    and self._projected(history, work, attempt.before) < fits_under):
+                break  # a cheaper level already made it fit
+            name = level.name
+            try:
+                result = level(work)
+            except CompactionFailed as failure:
+                attempt.spent(failure.summary_calls, failure.cost)
+                if not level.calls_model:  # recorded once, by `_apply`
+                    raise CompactionFailed(f"{name}: {failure.reason}") from failure
+                attempt.reasons.append(f"{name}: {failure.reason}")
+                attempt.degraded = True  # the summarizer failed: counts against the breaker
+                name, result = "L3 floor", floor_level(attempt.focus)(work)
+            attempt.spent(result.summary_calls, result.cost)
+            attempt.reasons.append(f"{name}: {result.reason}")
+            if result.changed:
+                attempt.levels.append(name)
+                attempt.degraded |= result.degraded
+                attempt.summary = result.summary or attempt.summary
+                work = list(result)
+                model_changed |= level.calls_model
+            if name == "L3 floor":
+                break
+        return work
+
+    def _apply(self, trigger: Trigger, history: History, limits: Thresholds, before: int,
+               focus: str | None, levels: list[Level]) -> Decision:
+        """Run `levels`; swap the result in only if it is valid (and report if smaller)."""
         threshold = limits.midloop if trigger == "midloop" else limits.auto_compact
-        for hook in self.pre_compact:
-            hook(CompactionStarted(trigger, before, threshold, focus))
+        self.events.emit(CompactionStarted(trigger, before, threshold, focus))
         attempt = _Attempt(trigger, before, threshold, focus)
         original = history.messages
-        work: list[dict[str, Any]] = original
         try:
-            for name, result in ladder(original):
-                attempt.spent(result.summary_calls, result.cost)
-                attempt.reasons.append(f"{name}: {result.reason}")
-                if result.changed:
-                    attempt.levels.append(name)
-                    attempt.degraded |= result.degraded
-                    work = list(result)
-                    attempt.summary = result.summary or attempt.summary
+            work = self._run_levels(trigger, history, levels, attempt, limits.auto_compact)
+            if attempt.levels and self._refresh is not None:
+                work = self._refresh(work)
             self._check(original, work, history)
         except CompactionFailed as failure:
-            attempt.spent(failure.summary_calls, failure.cost)
             attempt.reasons.append(failure.reason)
             return self._finish(attempt, "failed", before)
         except Exception as error:  # a bug or a bad level result: never lose the history
             attempt.reasons.append(f"{type(error).__name__}: {error}")
             return self._finish(attempt, "failed", before)
         if not attempt.levels:  # a no-op is never a success; at the turn boundary it fails
+            if self.breaker_open and trigger in ("auto", "midloop"):
+                # no model level ran, so nothing failed: L1 alone had nothing to clear
+                attempt.reasons.append(f"circuit breaker open after {self._failures} failures: "
+                                       "no summaries until a compaction succeeds")
+                return self._finish(attempt, "skipped", before)
             return self._finish(attempt, "failed" if trigger in ("auto", "overflow") else "none",
                                 before)
-        for write_ahead in self.before_rewrite:
-            write_ahead(work)
+        self.events.emit(Rewriting(work))  # the archive writes it first (write-ahead)
         history.replace(work)
         self._undo = (original, history.generation, len(history))
-        after = self.count(history, model)
-        if after >= limits.auto_compact:
-            attempt.reasons.append(f"still {after:,} tokens, over the {limits.auto_compact:,} "
-                                   "trigger")
-            return self._finish(attempt, "failed", after, swapped=True)
+        after = self.count(history)
         if after >= before:
             attempt.reasons.append("no reduction")
+            return self._finish(attempt, "failed", after, swapped=True)
+        if trigger != "overflow" and after >= limits.auto_compact:
+            attempt.reasons.append(f"still {after:,} tokens, over the {limits.auto_compact:,} "
+                                   "trigger")
             return self._finish(attempt, "failed", after, swapped=True)
         return self._finish(attempt, "compacted", after, swapped=True)
 
     @staticmethod
-    def _check(
-        original: list[dict[str, Any]], work: list[dict[str, Any]], history: History
-    ) -> None:
+    def _check(original: list[Message], work: list[Message], history: History) -> None:
         """A result must be a valid history with the same system prompt and pending calls."""
         pending = validate_messages(work)
         if pending != history.pending_tool_calls:
@@ -428,51 +298,27 @@ class CompactionController:
         if work[:preamble] != original[:preamble]:
             raise CompactionFailed("the result changed the system prompt")
 
-    def _hold(self, trigger: Trigger, tokens: int, threshold: int, limits: Thresholds
-              ) -> Decision | None:
-        """Why an automatic path must not run now (off, breaker open, under its trigger)."""
-        if not limits.auto_compact_enabled:
-            return self._quiet(trigger, tokens, threshold, "automatic compaction is off")
-        if self.breaker_open:
-            return self._quiet(trigger, tokens, threshold,
-                               f"circuit breaker open after {self._failures} failures", "skipped")
-        if tokens < threshold:
-            return self._quiet(trigger, tokens, threshold, f"under the {trigger} trigger")
-        return None
-
-    def _quiet(
-        self, trigger: Trigger, tokens: int, threshold: int, reason: str, action: Action = "none"
-    ) -> Decision:
-        return Decision(
-            action=action,
-            trigger=trigger,
-            levels=[],
-            reason=reason,
-            tokens_before=tokens,
-            tokens_after=tokens,
-            threshold=threshold,
-            changed=False,
-            failures=self._failures,
-            breaker_open=self.breaker_open,
-        )
+    def _quiet(self, trigger: Trigger, tokens: int, threshold: int, reason: str,
+               action: Action = "none") -> Decision:
+        return Decision(action=action, trigger=trigger, levels=[], reason=reason,
+                        tokens_before=tokens, tokens_after=tokens, threshold=threshold,
+                        changed=False, failures=self._failures, breaker_open=self.breaker_open)
 
     def _finish(self, attempt: _Attempt, action: Action, after: int, *, swapped: bool = False
                 ) -> Decision:
-        # A degraded success (e.g. the summary fell back to the floor) still counts as a failure.
+        # A degraded success (the summarizer failed, the floor stood in) counts as a failure.
         if action == "compacted" and not attempt.degraded:
             self._failures = 0
         elif action == "failed" or attempt.degraded:
             self._failures += 1
-        changed = swapped  # the history was rewritten (a failure can still have shrunk it)
         decision = Decision(
             action=action, trigger=attempt.trigger, levels=attempt.levels,
             reason="; ".join(attempt.reasons), tokens_before=attempt.before, tokens_after=after,
-            threshold=attempt.threshold, changed=changed, summary_calls=attempt.calls,
+            threshold=attempt.threshold, changed=swapped, summary_calls=attempt.calls,
             duration_s=time.perf_counter() - attempt.started, cost=attempt.cost,
             failures=self._failures, breaker_open=self.breaker_open, focus=attempt.focus,
-            summary=attempt.summary if changed else None,
+            summary=attempt.summary if swapped else None,
         )
         self.decisions.append(decision)
-        for hook in self.post_compact:
-            hook(decision)
+        self.events.emit(Compacted(decision))
         return decision

@@ -1,14 +1,19 @@
-"""The exceptions and warnings nbagent raises. Classification of provider errors
-(overflow, rate limit, ...) lives with the agent, not here.
+"""Every exception and warning nbagent raises, in one tree. Classification of provider
+errors (overflow, rate limit, auth, ...) lives next to the model seam, in `_provider_errors`.
 
-    NbagentError
-    ├── HistoryError        a message list that breaks the chat-format rules
-    │                       (carries the offending message index)
-    └── ModelCallError      a model call failed for good (overflow after recovery,
-                            auth, rate limit after retries, other); carries `kind`
+    NbagentError                    base of every error nbagent raises on purpose
+    ├── HistoryError (ValueError)   a message list that breaks the chat-format rules;
+    │                               carries the offending message's `index`
+    ├── ModelCallError              a model call failed for good; carries `kind`
+    │                               ("overflow", "auth", "quota", "rate_limit", ...)
+    ├── CompactionFailed            a compaction level produced nothing valid (the
+    │                               controller catches it; the history is untouched)
+    ├── ArchiveError                a session archive that cannot be used or resumed
+    ├── LocalModelError             the embedded model could not be started
+    └── BusyError                   a chat or a session already in use elsewhere
 
     NbagentWarning (UserWarning)
-    └── ConfigWarning       an environment variable with a bad value, ignored
+    └── ConfigWarning               an environment variable with a bad value, ignored
 """
 
 from __future__ import annotations
@@ -34,13 +39,39 @@ class HistoryError(NbagentError, ValueError):
 class ModelCallError(NbagentError):
     """A model call that could not be completed; the message says what to do.
 
-    `kind` is "overflow", "rate_limit", "auth" or "other". The history keeps
-    every message: nothing is lost when this is raised.
+    `kind` is the provider error's kind ("overflow", "auth", "quota",
+    "request_too_large", "rate_limit", "transient", "other") or "blocked" when
+    the context passed its blocking limit. The history stays valid and nothing
+    is lost when this is raised.
     """
 
     def __init__(self, kind: str, message: str) -> None:
         self.kind = kind
         super().__init__(message)
+
+
+class CompactionFailed(NbagentError):
+    """A compaction level could not produce a valid result (the summarizer failed or
+    wrote junk). Carries the summarizer calls spent, for the decision record."""
+
+    def __init__(self, reason: str, *, summary_calls: int = 0, cost: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.summary_calls = summary_calls
+        self.cost = cost
+
+
+class ArchiveError(NbagentError):
+    """A session archive that cannot be used: a bad session id, an unreadable or
+    tampered file, a session another agent is writing."""
+
+
+class LocalModelError(NbagentError):
+    """The embedded model could not be started (missing extra, no GGUF, server died)."""
+
+
+class BusyError(NbagentError):
+    """The agent is already running a chat (one turn at a time)."""
 
 
 class NbagentWarning(UserWarning):

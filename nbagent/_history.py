@@ -9,7 +9,8 @@ live here: they are pure functions over plain message lists.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -168,8 +169,8 @@ class History:
         self._pairing = _Pairing()
         self._round_starts: list[int] = []
         self._turn_starts: list[int] = []
+        self._call_ids: set[str] = set()
         self.generation = 0  # bumped whenever earlier messages are rewritten
-        self.listeners: list[Callable[[Message], Any]] = []  # told of each appended message
         self.extend(messages)
 
     def __len__(self) -> int:
@@ -213,8 +214,6 @@ class History:
         self._pairing = pairing
         for message in incoming:
             self._add(message, estimate_message_tokens(message))
-            for listener in self.listeners:
-                listener(message)
 
     def replace(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Swap in a rewritten message list (a compaction's result), all or nothing.
@@ -240,6 +239,7 @@ class History:
         known = {id(m): n for m, n in zip(source._messages, source._tokens, strict=True)}
         self._messages, self._tokens, self._total = [], [], 0
         self._round_starts, self._turn_starts = [], []
+        self._call_ids = set()
         self._pairing = pairing
         for message in incoming:
             message = message if isinstance(message, dict) else dict(message)
@@ -257,9 +257,15 @@ class History:
                 self._turn_starts.append(index)
         elif role != "system":
             self._turn_starts.append(index)
+        for call in message.get("tool_calls") or ():
+            self._call_ids.add(call["id"])
         self._messages.append(message)
         self._tokens.append(tokens)
         self._total += tokens
+
+    def call_ids(self) -> AbstractSet[str]:
+        """Every tool-call id the history already uses (a new call must not reuse one)."""
+        return self._call_ids
 
     @property
     def pending_tool_calls(self) -> list[str]:

@@ -1,6 +1,7 @@
 """The one door to models. Every model call — chat and summaries — goes through
 `call_model`, which retries transient failures with tenacity; `LiteLLMModel` is
-the real model behind it, and nothing else in nbagent imports litellm. Tests put
+the real model behind it, and nothing else in nbagent imports litellm. A model
+object carries its capabilities (name, context window, maximum output). Tests put
 `nbagent.testing.ScriptedModel` at this seam (same interface), not a patch.
 
 litellm is imported on first use, with `LITELLM_LOCAL_MODEL_COST_MAP=True` set
@@ -15,13 +16,16 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ._tokens import Usage
-from .compaction import SummaryReply
 from ._provider_errors import classify_error, retry_after_seconds, status_of
+from ._tokens import Usage
+from .compaction import CompactionFailed, SummaryReply
+from .events import EventStream, Retrying
 
 if TYPE_CHECKING:
     import tenacity
@@ -39,7 +43,7 @@ def litellm() -> ModuleType:
     import litellm as module
 
     module.suppress_debug_info = True
-    return module
+    return cast(ModuleType, module)
 
 
 @functools.lru_cache(maxsize=256)
@@ -75,9 +79,16 @@ class Completion:
 
 
 class ChatModel(Protocol):
-    """What the agent needs of a model. `LiteLLMModel` and `ScriptedModel` both are one."""
+    """What the agent needs of a model. `LiteLLMModel` and `ScriptedModel` both are one.
+
+    `context_window` and `max_output` are what the model knows of itself (a local
+    server's real window); None when unknown, and the window resolver asks
+    litellm's model info and then the built-in table.
+    """
 
     name: str
+    context_window: int | None
+    max_output: int | None
 
     def complete(
         self,
@@ -120,6 +131,8 @@ class LiteLLMModel:
     api_base: str | None = None
     api_key: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    context_window: int | None = None
+    max_output: int | None = None
 
     def complete(
         self,
@@ -196,15 +209,6 @@ def is_transient(error: BaseException) -> bool:
     return bool({cls.__name__ for cls in type(error).__mro__} & _TRANSIENT_CLASSES)
 
 
-@dataclass(frozen=True)
-class RetryEvent:
-    """Sent to `RetryPolicy.on_retry` before each wait, so the user sees it."""
-
-    attempt: int
-    wait_s: float
-    error: str
-
-
 @dataclass
 class RetryPolicy:
     """How transient failures are retried: exponential backoff with jitter, or the
@@ -215,7 +219,6 @@ class RetryPolicy:
     backoff_s: float = 1.0
     max_wait_s: float = 30.0
     sleep: Callable[[float], None] = time.sleep
-    on_retry: Callable[[RetryEvent], None] | None = None
 
 
 def _wait(policy: RetryPolicy) -> Callable[[tenacity.RetryCallState], float]:
@@ -239,8 +242,10 @@ def call_model(
     on_text: TextCallback | None = None,
     policy: RetryPolicy | None = None,
     tool_choice: str | dict[str, Any] | None = None,
+    events: EventStream | None = None,
 ) -> Completion:
-    """Call `model`, retrying transient failures; other errors propagate at once."""
+    """Call `model`, retrying transient failures (each retry announced on `events`);
+    other errors propagate at once."""
     import tenacity  # imported here: it pulls in asyncio and tornado, too slow for start-up
 
     policy = policy or RetryPolicy()
@@ -248,12 +253,12 @@ def call_model(
     def announce(state: tenacity.RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None
         wait = state.next_action.sleep if state.next_action else 0.0
-        event = RetryEvent(state.attempt_number, wait, f"{type(error).__name__}: {error}"[:200])
-        logger.warning(
+        event = Retrying(state.attempt_number, wait, f"{type(error).__name__}: {error}"[:200])
+        logger.info(
             "model call failed (%s); retry %d in %.1fs", event.error, event.attempt, event.wait_s
         )
-        if policy.on_retry is not None:
-            policy.on_retry(event)
+        if events is not None:
+            events.emit(event)
 
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(policy.max_attempts)
@@ -268,13 +273,34 @@ def call_model(
 
 
 def summarizer(
-    model: ChatModel | str, policy: RetryPolicy | None = None
+    model: ChatModel | str,
+    policy: RetryPolicy | None = None,
+    *,
+    timeout: float | Callable[[], float] | None = None,
 ) -> Callable[[list[Message]], SummaryReply]:
-    """A compaction summarizer that calls `model` through this seam."""
+    """A compaction summarizer that calls `model` through this seam.
+
+    `timeout` (seconds, or a function giving them at call time) bounds each summary:
+    a summarizer that hangs fails the compaction (the history stays as it was)
+    instead of blocking the chat.
+    """
     chat_model = LiteLLMModel(model) if isinstance(model, str) else model
 
-    def summarize(messages: list[Message]) -> SummaryReply:
+    def call(messages: list[Message]) -> SummaryReply:
         completion = call_model(chat_model, messages, [], policy=policy)
         return SummaryReply(str(completion.message.get("content") or ""), completion.cost)
+
+    def summarize(messages: list[Message]) -> SummaryReply:
+        limit = timeout() if callable(timeout) else timeout
+        if limit is None:
+            return call(messages)
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbagent-summary")
+        try:
+            return pool.submit(call, messages).result(timeout=limit)
+        except FutureTimeout:
+            raise CompactionFailed(f"the summarizer did not answer within {limit:g} s",
+                                   summary_calls=1) from None
+        finally:
+            pool.shutdown(wait=False)
 
     return summarize

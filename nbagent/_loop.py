@@ -1,7 +1,7 @@
-"""The chat loop, as plain functions over an `Agent`: compact at the turn boundary →
-call the model (recovering from "prompt too long") → run the tools → compact
-mid-loop → repeat until the model answers without tool calls or a limit stops it.
-Everything the model said or a tool returned stays in the history.
+"""The chat loop, as plain functions over an agent's configuration and its session:
+compact at the turn boundary → call the model (recovering from "prompt too long") →
+run the tools → compact mid-loop → repeat until the model answers without tool calls
+or a limit stops it. Whatever ends a turn early leaves a valid history.
 """
 
 from __future__ import annotations
@@ -9,89 +9,251 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
-from ._archive import redact
-from ._exceptions import ModelCallError
-from ._llm import Completion, call_model
+from ._decision import Decision
+from ._exceptions import ModelCallError, NbagentError
+from ._llm import ChatModel, Completion, RetryPolicy, call_model
 from ._output import output_cap
-from ._tools import run_tool
 from ._provider_errors import classify_error
-from .events import ContextChanged, ToolFinished, ToolStarted
-
-if TYPE_CHECKING:
-    from ._agent import Agent, ChatResult
-    from ._controller import Decision
+from ._session import Session
+from ._settings import Settings
+from ._tools import Tool, run_tool
+from .compaction import parse_token_limits
+from .events import Status, ToolFinished, ToolStarted
 
 MAX_OVERFLOW_RECOVERIES = 2
 LOOP_WARN_AT = 3  # the third identical call in a row gets a steering note
+MAX_CALLS_PER_REPLY = 64
 STEER = (
     "\n\n[nbagent: this is the third identical {name} call in a row and it returns the "
     "same thing. Change the arguments, try another tool, or answer with what you have.]"
 )
 NOT_RUN = "Not run: the same call was repeated {count} times in a row; the chat was stopped."
+INTERRUPTED = "Interrupted: this tool call did not finish (the user stopped the turn)."
+StopReason = str  # "done", "max_rounds", "loop", "timeout", "blocked", "overflow"
 
 
-def _emit_state(agent: Agent) -> None:
-    agent.emit(ContextChanged(agent.context_state(), agent.cost))
+@dataclass
+class ChatResult:
+    """How one chat ended: the final text, and, when a limit stopped it, why.
+
+    `truncated`: the reply hit the model's output cap and was cut.
+    """
+
+    text: str
+    stop_reason: StopReason = "done"
+    stop_message: str | None = None
+    rounds: int = 0
+    cost: float = 0.0
+    decisions: list[Decision] = field(default_factory=list)
+    truncated: bool = False
+
+    def __str__(self) -> str:
+        return self.text if self.stop_message is None else f"{self.text}\n\n{self.stop_message}"
 
 
-def _failure_message(agent: Agent, kind: str, error: BaseException) -> str:
-    limits = agent.controller.thresholds(agent.model.name)
-    detail = (
-        f"{type(error).__name__}: {str(error).splitlines()[0][:300]}"
-        if str(error)
-        else (type(error).__name__)
-    )
-    if kind == "overflow":
-        return (
-            f"The conversation no longer fits {agent.model.name}'s context window "
-            f"({limits.window.raw_window:,} tokens, from {limits.window.source}), even after "
-            f"dropping the oldest rounds {MAX_OVERFLOW_RECOVERIES} times. Run %compact (add focus "
-            "instructions to say what matters) or choose a model with a bigger window "
-            "(NBAGENT_MODEL). Nothing was lost: the history keeps every message."
-        )
-    if kind == "auth":
-        return (
-            f"{agent.model.name} rejected the credentials ({detail}). Set the provider's API "
-            "key (e.g. OPENAI_API_KEY or ANTHROPIC_API_KEY) and run the cell again."
-        )
-    if kind == "rate_limit":
-        return (
-            f"{agent.model.name} is still rate-limiting after {agent.retry.max_attempts} "
-            f"attempts ({detail}). Wait a minute and run the cell again."
-        )
-    return f"The call to {agent.model.name} failed: {detail}"
+class Configured(Protocol):
+    """What the loop needs of an agent's configuration."""
+
+    model: ChatModel
+    tools: dict[str, Tool]
+    retry: RetryPolicy
+
+    def settings(self) -> Settings: ...
+
+    def tool_schemas(self) -> list[dict[str, Any]]: ...
 
 
-def request(
-    agent: Agent,
-    on_text: Callable[[str], None] | None,
-    decisions: list[Decision],
-    tool_choice: str | None = None,
-) -> Completion:
-    """One model request, with reactive recovery: on "prompt too long", drop the oldest
-    rounds (L4) and retry, at most twice; then give up with an actionable message."""
-    for attempt in range(MAX_OVERFLOW_RECOVERIES + 1):
-        agent.history.check_ready()
+def run_chat(agent: Configured, session: Session, text: str, *,
+             on_text: Callable[[str], None] | None = None,
+             tool_choice: str | None = None, exchange: str | None = None) -> ChatResult:
+    """One user turn, start to finish; one turn at a time per session."""
+    with session.turn():
+        turn = _Turn(agent, session, on_text)
         try:
-            return call_model(
-                agent.model,
-                agent.history.messages,
-                agent.tool_schemas(),
-                on_text=on_text,
-                policy=agent.retry,
-                tool_choice=_tool_choice(tool_choice),
-            )
-        except Exception as error:
-            kind = classify_error(error)
-            if kind == "overflow" and attempt < MAX_OVERFLOW_RECOVERIES:
-                decisions.append(
-                    agent.controller.handle_ptl_error(agent.history, error, model=agent.model.name)
-                )
-                continue
-            raise ModelCallError(kind, redact(_failure_message(agent, kind, error))) from error
-    raise AssertionError("unreachable")
+            return turn.run(text, tool_choice, exchange)
+        except BaseException as stop:  # an interrupt, SystemExit, a hook's error, a failure
+            turn.close(stop)
+            raise
+
+
+class _Turn:
+    """The state of one turn: what it spent, what it decided, what streamed so far."""
+
+    def __init__(self, agent: Configured, session: Session,
+                 on_text: Callable[[str], None] | None) -> None:
+        self.agent, self.session = agent, session
+        self.settings = agent.settings()
+        self.started = time.monotonic()
+        self.cost_before = session.cost
+        self.decisions: list[Decision] = []
+        self.rounds = 0
+        self.streamed: list[str] = []
+        self._on_text = on_text
+
+    def status(self, text: str) -> None:
+        self.session.events.emit(Status(text))
+
+    def on_text(self, delta: str) -> None:
+        self.streamed.append(delta)
+        if self._on_text is not None:
+            self._on_text(delta)
+
+    def result(self, reply: str, reason: str = "done", message: str | None = None, *,
+               truncated: bool = False) -> ChatResult:
+        self.session.announce_state()
+        return ChatResult(reply, reason, message, self.rounds,
+                          self.session.cost - self.cost_before, self.decisions, truncated)
+
+    def run(self, text: str, tool_choice: str | None, exchange: str | None) -> ChatResult:
+        session, controller = self.session, self.session.controller
+        session.open_exchange(exchange, text)
+        last_signature, repeats = "", 0
+        while True:
+            self._note(controller.maybe_compact(session.history))
+            blocked = self._blocked()
+            if blocked is not None:
+                return blocked
+            self.streamed = []
+            completion = self.request(tool_choice if self.rounds == 0 else None)
+            message = self.record(completion)
+            calls = message.get("tool_calls") or []
+            reply = str(message.get("content") or "")
+            if completion.finish_reason is not None and _window_ran_out(completion):
+                return self._ran_out(reply)
+            if not calls:
+                return self.result(reply, truncated=completion.finish_reason == "length")
+            self.rounds += 1
+            stop: tuple[str, str] | None = None
+            for call in calls:
+                signature = _signature(call)
+                repeats = repeats + 1 if signature == last_signature else 1
+                last_signature = signature
+                stop = self.run_call(call, repeats, stop)
+            self._note(controller.on_tool_result(session.history))
+            session.announce_state()
+            if stop is not None:
+                return self.result(reply, *stop)
+            if self.rounds >= self.settings.max_tool_rounds:
+                return self.result(reply, "max_rounds", f"Stopped after {self.rounds} rounds of "
+                                   "tool calls (NBAGENT_MAX_TOOL_ROUNDS).")
+            if time.monotonic() - self.started > self.settings.max_chat_seconds:
+                return self.result(reply, "timeout", f"Stopped after "
+                                   f"{self.settings.max_chat_seconds:g} s "
+                                   "(NBAGENT_MAX_CHAT_SECONDS).")
+
+    def _note(self, decision: Decision) -> None:
+        if decision.action in ("compacted", "failed"):
+            self.decisions.append(decision)
+
+    def _blocked(self) -> ChatResult | None:
+        """At the blocking limit with nothing left to shrink: stop before sending."""
+        state = self.session.context_state()
+        if state.level != "blocking":
+            return None
+        return self.result("", "blocked", (
+            f"Not sent: the conversation fills {state.tokens:,} of the "
+            f"{state.thresholds.effective_window:,} tokens this model can take, and automatic "
+            "compaction could not shrink it. Run %compact (add what must be kept), choose a "
+            "model with a bigger window, or %compact --undo the last compaction."))
+
+    def _ran_out(self, reply: str) -> ChatResult:
+        """A reply cut because the context window ran out: drop old rounds and say so."""
+        self._note(self.session.controller.handle_ptl_error(
+            self.session.history, "the context window was exhausted during the reply"))
+        return self.result(reply, "overflow", "The reply was cut: the context window ran out. "
+                           "The oldest rounds were dropped from what the model sees (they stay "
+                           "in the archive; recall finds them); ask it to continue.",
+                           truncated=True)
+
+    def request(self, tool_choice: str | None) -> Completion:
+        """One model request; on "prompt too long", drop the oldest rounds (L4) and retry,
+        at most twice; then give up with an actionable message."""
+        agent, session = self.agent, self.session
+        for attempt in range(MAX_OVERFLOW_RECOVERIES + 1):
+            session.history.check_ready()
+            self.status("thinking…")
+            try:
+                return call_model(agent.model, session.history.messages, agent.tool_schemas(),
+                                  on_text=self.on_text, policy=agent.retry,
+                                  tool_choice=_tool_choice(tool_choice), events=session.events)
+            except NbagentError:  # already says what to do (e.g. the local model's install)
+                raise
+            except Exception as error:
+                kind = classify_error(error)
+                if kind == "overflow":
+                    session.learn_window(parse_token_limits(str(error))[1])
+                    if attempt < MAX_OVERFLOW_RECOVERIES:
+                        self._note(session.controller.handle_ptl_error(session.history, error))
+                        continue
+                raise ModelCallError(kind, _failure_message(agent, session, kind, error)
+                                     ) from error
+        raise AssertionError("unreachable")
+
+    def record(self, completion: Completion) -> dict[str, Any]:
+        """Add the model's reply to the history, repaired into a valid message."""
+        session = self.session
+        if completion.usage is not None:
+            session.tracker.record_usage(session.history, completion.usage,
+                                         model=self.agent.model.name,
+                                         tools=self.agent.tool_schemas())
+        session.cost += completion.cost or 0.0
+        message = repair_reply(completion.message, session.history.call_ids(),
+                               len(session.history))
+        session.add(message)
+        self.streamed = []
+        session.announce_state()
+        return message
+
+    def run_call(self, call: dict[str, Any], repeats: int,
+                 stop: tuple[str, str] | None) -> tuple[str, str] | None:
+        """Run one tool call (or refuse a runaway loop); its result always joins the history."""
+        name, arguments = call["function"]["name"], call["function"]["arguments"]
+        session = self.session
+        session.events.emit(ToolStarted(call["id"], name, arguments))
+        self.status(f"running {name}…")
+        if repeats > LOOP_WARN_AT or stop is not None:
+            output, ok, full = NOT_RUN.format(count=repeats), False, 0
+            stop = stop or ("loop", f"Stopped: {name} was called {repeats} times in a row with "
+                            "the same arguments.")
+        else:
+            output, ok, full = run_tool(
+                self.agent.tools, name, arguments, call_id=call["id"], store=session.store,
+                default_cap=output_cap(self.settings.tool_output_max_chars,
+                                       session.controller.thresholds().scale),
+                timeout=self.settings.tool_timeout_s)
+            if repeats == LOOP_WARN_AT:
+                output += STEER.format(name=name)
+        session.add({"role": "tool", "tool_call_id": call["id"], "content": output})
+        session.events.emit(ToolFinished(call["id"], name, ok, len(output),
+                                         max(full, len(output)), output[:1_000]))
+        return stop
+
+    def close(self, stop: BaseException) -> None:
+        """After an early end: keep what streamed, answer every open tool call."""
+        history = self.session.history
+        try:
+            if self.streamed and history[-1]["role"] != "assistant" and not \
+                    history.pending_tool_calls:
+                self.session.add({"role": "assistant",
+                                  "content": "".join(self.streamed) + " [interrupted]"})
+            for call_id in history.pending_tool_calls:
+                reason = (INTERRUPTED if isinstance(stop, (KeyboardInterrupt, SystemExit,
+                                                           GeneratorExit))
+                          else f"Not finished: the turn ended early ({type(stop).__name__}).")
+                self.session.add({"role": "tool", "tool_call_id": call_id, "content": reason})
+            self.session.announce_state()
+        except Exception:  # the repair must never hide the original stop
+            pass
+
+
+def _window_ran_out(completion: Completion) -> bool:
+    from ._provider_errors import is_stop_reason_overflow
+
+    return is_stop_reason_overflow(completion.finish_reason)
 
 
 def _tool_choice(choice: str | None) -> str | dict[str, Any] | None:
@@ -100,26 +262,40 @@ def _tool_choice(choice: str | None) -> str | dict[str, Any] | None:
     return {"type": "function", "function": {"name": choice}}
 
 
-def _record(agent: Agent, completion: Completion) -> dict[str, Any]:
-    if completion.usage is not None:
-        agent.tracker.record_usage(
-            agent.history, completion.usage, model=agent.model.name, tools=agent.tool_schemas()
-        )
-    agent.cost += completion.cost or 0.0
-    message = dict(completion.message)
-    taken = {m.get("tool_call_id") for m in agent.history if m["role"] == "tool"}
-    for index, call in enumerate(message.get("tool_calls") or ()):
-        if not call.get("id") or call["id"] in taken:  # some servers reuse or omit ids
-            call["id"] = f"call_{len(agent.history)}_{index}"
-        arguments = call["function"].get("arguments") or ""
+def repair_reply(message: dict[str, Any], taken: AbstractSet[str], position: int
+                 ) -> dict[str, Any]:
+    """Model output is untrusted input: give every tool call a fresh, unique id, a string
+    name and arguments that parse as a JSON object (else they are kept as text inside
+    one), so the history stays valid whatever the model sent."""
+    message = dict(message)
+    calls = []
+    seen = set(taken)
+    for index, call in enumerate((message.get("tool_calls") or [])[:MAX_CALLS_PER_REPLY]):
+        function = call.get("function") if isinstance(call, dict) else None
+        function = function if isinstance(function, dict) else {}
+        call_id = call.get("id") if isinstance(call, dict) else None
+        if not isinstance(call_id, str) or not call_id or call_id in seen:
+            call_id = f"call_{position}_{index}"  # some servers reuse or omit ids
+        seen.add(call_id)
+        name = function.get("name")
+        name = name if isinstance(name, str) and name else "(no name)"
+        arguments = function.get("arguments")
+        arguments = arguments if isinstance(arguments, str) else json.dumps(arguments)
         try:
-            json.loads(arguments or "{}")
-        except json.JSONDecodeError:  # keep the model's text, as valid JSON for the history
-            call["function"] = {
-                **call["function"],
-                "arguments": json.dumps({"_invalid_arguments": arguments}),
-            }
-    agent.history.append(message)
+            parsed = json.loads(arguments or "{}")
+            valid = isinstance(parsed, dict)
+        except (ValueError, RecursionError):
+            valid = False
+        if not valid:
+            arguments = json.dumps({"_invalid_arguments": arguments[:10_000]})
+        calls.append({"id": call_id, "type": "function",
+                      "function": {"name": name, "arguments": arguments or "{}"}})
+    if calls:
+        message["tool_calls"] = calls
+    else:
+        message.pop("tool_calls", None)
+        if not message.get("content"):
+            message["content"] = ""
     return message
 
 
@@ -127,84 +303,38 @@ def _signature(call: dict[str, Any]) -> str:
     arguments = call["function"].get("arguments") or "{}"
     try:
         arguments = json.dumps(json.loads(arguments), sort_keys=True)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         pass
     return f"{call['function']['name']}:{arguments}"
 
 
-def run_chat(agent: Agent, text: str, on_text: Callable[[str], None] | None,
-             tool_choice: str | None = None) -> ChatResult:
-    from ._agent import ChatResult
+def _failure_message(agent: Configured, session: Session, kind: str,
+                     error: BaseException) -> str:
+    from ._provider_errors import auth_hint
+    from ._redact import redact
 
-    settings = agent.settings()
-    started = time.monotonic()
-    cost_before = agent.cost
-    decisions: list[Decision] = []
-    agent.history.append({"role": "user", "content": text})
-    rounds = 0
-    last_signature, repeats = "", 0
-
-    def finish(reply: str, reason: str = "done", message: str | None = None) -> ChatResult:
-        _emit_state(agent)
-        return ChatResult(reply, reason, message, rounds, agent.cost - cost_before, decisions)
-
-    while True:
-        decision = agent.controller.maybe_compact(agent.history, model=agent.model.name)
-        if decision.action in ("compacted", "failed"):
-            decisions.append(decision)
-        completion = request(agent, on_text, decisions, tool_choice if rounds == 0 else None)
-        message = _record(agent, completion)
-        _emit_state(agent)
-        calls = message.get("tool_calls") or []
-        if not calls:
-            return finish(str(message.get("content") or ""))
-        rounds += 1
-        stop: tuple[str, str] | None = None
-        for call in calls:
-            name, arguments = call["function"]["name"], call["function"]["arguments"]
-            signature = _signature(call)
-            repeats = repeats + 1 if signature == last_signature else 1
-            last_signature = signature
-            agent.emit(ToolStarted(call["id"], name, arguments))
-            if repeats > LOOP_WARN_AT or stop is not None:
-                output, ok, full = NOT_RUN.format(count=repeats), False, 0
-                stop = stop or (
-                    "loop",
-                    f"Stopped: {name} was called {repeats} times in a row with the same arguments.",
-                )
-            else:
-                output, ok, full = run_tool(
-                    agent.tools,
-                    name,
-                    arguments,
-                    call_id=call["id"],
-                    store=agent.store,
-                    default_cap=output_cap(
-                        settings.tool_output_max_chars,
-                        agent.controller.thresholds(agent.model.name).scale,
-                    ),
-                    timeout=settings.tool_timeout_s,
-                )
-                if repeats == LOOP_WARN_AT:
-                    output += STEER.format(name=name)
-            agent.history.append({"role": "tool", "tool_call_id": call["id"], "content": output})
-            agent.emit(ToolFinished(call["id"], name, ok, len(output), max(full, len(output)),
-                                    output[:1_000]))
-        mid = agent.controller.on_tool_result(agent.history, model=agent.model.name)
-        if mid.action in ("compacted", "failed"):
-            decisions.append(mid)
-        _emit_state(agent)
-        if stop is not None:
-            return finish(str(message.get("content") or ""), *stop)
-        if rounds >= settings.max_tool_rounds:
-            return finish(
-                str(message.get("content") or ""),
-                "max_rounds",
-                f"Stopped after {rounds} rounds of tool calls (NBAGENT_MAX_TOOL_ROUNDS).",
-            )
-        if time.monotonic() - started > settings.max_chat_seconds:
-            return finish(
-                str(message.get("content") or ""),
-                "timeout",
-                f"Stopped after {settings.max_chat_seconds:g} s (NBAGENT_MAX_CHAT_SECONDS).",
-            )
+    name = agent.model.name
+    first = str(error).splitlines()[0][:300] if str(error) else ""
+    detail = f"{type(error).__name__}: {first}" if first else type(error).__name__
+    if kind == "overflow":
+        window = session.window()
+        message = (
+            f"The conversation no longer fits {name}'s context window ({window.raw_window:,} "
+            f"tokens, from {window.source}), even after dropping the oldest rounds "
+            f"{MAX_OVERFLOW_RECOVERIES} times. Run %compact (add what must be kept) or choose a "
+            "model with a bigger window. The dropped rounds are gone only from what the model "
+            "sees: the archive keeps every message (recall finds them).")
+    elif kind == "auth":
+        message = auth_hint(name, error)
+    elif kind == "quota":
+        message = (f"{name}: the account's quota or credit is used up ({detail}). Add credit "
+                   "or choose another model; retrying will not help.")
+    elif kind == "request_too_large":
+        message = (f"{name}: this one request is larger than the account's tokens-per-minute "
+                   f"limit ({detail}). Run %compact, or use a model or tier with a higher limit.")
+    elif kind == "rate_limit":
+        message = (f"{name} is still rate-limiting after {agent.retry.max_attempts} attempts "
+                   f"({detail}). Wait a minute and run the cell again.")
+    else:
+        message = f"The call to {name} failed: {detail}"
+    return redact(message)

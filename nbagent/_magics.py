@@ -1,10 +1,10 @@
-"""The IPython magics: parse the arguments, call the library, show the result.
-No chat logic lives here. Loaded by `%load_ext nbagent`.
+"""The IPython magics: parse the arguments, make one call into nbagent's public API,
+display the result. No chat logic and no settings live here. Loaded by
+`%load_ext nbagent`.
 """
 
 from __future__ import annotations
 
-import os
 import shlex
 from typing import Any
 
@@ -13,57 +13,18 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from . import _session
-from ._agent import Agent
-from ._exceptions import NbagentError
-from ._llm import LiteLLMModel
-from ._settings import ENV_PREFIX, Settings
+import nbagent
+from nbagent import Agent, NbagentError
 
-_SETTABLE = {
-    "model": "MODEL",
-    "compact_model": "COMPACT_MODEL",
-    "window": "MAX_CONTEXT_TOKENS",
-    "auto_compact_window": "AUTO_COMPACT_WINDOW",
-    "disable_compact": "DISABLE_COMPACT",
-    "enable_python": "ENABLE_PYTHON",
-}
+INTERRUPTED = "interrupted — the session is intact; run the cell again to retry"
 
 
 @magics_class
-class ChatMagics(Magics):
+class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
     """`%%chat`, `%chat`, `%compact`, `%context` and `%nbagent`."""
 
-    def __init__(self, shell: Any) -> None:
-        super().__init__(shell)
-        self._meter_for: int | None = None  # id of the agent whose meter is on screen
-
-    def _agent(self) -> Agent:
-        return _session.current()
-
-    def _current(self) -> Agent | None:
-        """The session's agent, or None after showing why it could not be started."""
-        try:
-            return self._agent()
-        except NbagentError as error:
-            _show_error(str(error))
-            return None
-
-    def _ensure_meter(self, agent: Agent, *, force: bool = False) -> None:
-        from nbagent.widgets import ContextMeter
-
-        meter = next((h for h in agent.hooks if isinstance(h, ContextMeter)), None)
-        if meter is None:
-            meter = ContextMeter()
-            agent.hooks.append(meter)
-            from .events import ContextChanged
-
-            meter(ContextChanged(agent.context_state(), agent.cost))
-        if force or self._meter_for != id(agent):
-            display(meter)
-            self._meter_for = id(agent)
-
     @magic_arguments()
-    @argument("--model", "-m", help="Use this model (a litellm name) for this session from now on.")
+    @argument("--model", "-m", help="Use this model (a litellm name, or 'local') from now on.")
     @argument("--new", action="store_true", help="Start a new session (a fresh history).")
     @argument("--no-tools", action="store_true", help="Offer the model no tools in this session.")
     @argument("--resume", nargs="?", const="latest", metavar="SESSION",
@@ -74,68 +35,52 @@ class ChatMagics(Magics):
     def chat(self, line: str, cell: str | None = None) -> None:
         """Chat with the agent: the cell body is your message; the reply streams in as Markdown.
 
-        %%chat [--model NAME] [--new] [--no-tools]
-        your message...
+        %%chat [--model NAME] [--new] [--no-tools] [--resume [SESSION]]
+        your message... ({name} inserts a variable; In[3], Out[3], Err[3] name a cell)
 
         %chat your one-line message
 
-        A first line `/compact [focus]` compacts the conversation instead (the
-        focus says what the summary must keep); `/context` shows what fills it.
+        Running the same cell again replaces its earlier exchange (the archive keeps it).
+        A first line `/compact [focus]` compacts the conversation instead (the focus says
+        what the summary must keep); `/context` shows what fills it.
         """
         args = parse_argstring(self.chat, line)
-        text = cell if cell is not None else " ".join(args.text)
-        try:
-            agent = self._session(args)
-        except NbagentError as error:
-            _show_error(str(error))
+        text = (cell if cell is not None else " ".join(args.text)).strip()
+        agent = _shown(lambda: nbagent.current(
+            new=args.new or args.no_tools, model=args.model, resume=args.resume,
+            builtin_tools=False if args.no_tools else None))
+        if agent is None:
             return
-        if agent.notice:  # e.g. "using the embedded SmolLM2-135M; set NBAGENT_MODEL ..."
-            print(f"nbagent: {agent.notice}")
-            agent.notice = None
-        command = text.strip().splitlines()[0] if text.strip() else ""
+        if args.resume:
+            _text(f"nbagent: resumed session {agent.session_id} ({len(agent.history)} messages)")
+        _notice(agent)
+        command = text.splitlines()[0] if text else ""
         if command.startswith("/compact"):
-            self._compact(agent, command.removeprefix("/compact").strip() or None)
+            _compact(agent, command.removeprefix("/compact").strip() or None)
             return
         if command.startswith("/context"):
-            self._context(agent)
+            _context(agent)
             return
-        if not text.strip():
+        if not text:
             if args.resume:
                 return
             raise UsageError("Nothing to send: write your message in the cell (or after %chat).")
         from nbagent.widgets import ChatDisplay
 
-        self._ensure_meter(agent)
         view = ChatDisplay()
-        agent.hooks.append(view)
+        agent.events.subscribe(view)
         try:
-            result = agent.chat(text.strip(), on_text=view.on_text)
+            result = agent.chat(text, on_text=view.on_text, exchange=_cell_id(self.shell))
+        except KeyboardInterrupt:
+            view.interrupted(INTERRUPTED)
+            return
         except NbagentError as error:
-            _show_error(str(error))
+            view.error(str(error))
             return
         finally:
-            agent.hooks.remove(view)
+            agent.events.unsubscribe(view)
         view.finish(result)
-
-    def _session(self, args: Any) -> Agent:
-        if args.resume:
-            from ._archive import latest_session
-
-            session = latest_session() if args.resume == "latest" else args.resume
-            options = {"model": args.model} if args.model else {}
-            agent = _session.set_current(Agent.resume(session, **options))
-            print(f"nbagent: resumed session {session} ({len(agent.history)} messages)")
-            return agent
-        if args.new or args.no_tools:
-            model = args.model or (self._agent_or_none() and _session.current().model)
-            return _session.new_session(model=model, builtin_tools=not args.no_tools)
-        agent = self._agent_or_none() or _session.current()
-        if args.model:
-            agent.model = LiteLLMModel(args.model)
-        return agent
-
-    def _agent_or_none(self) -> Agent | None:
-        return _session._current
+        _meter(agent)
 
     @magic_arguments()
     @argument("--show", action="store_true", help="List this session's past compactions.")
@@ -149,33 +94,18 @@ class ChatMagics(Magics):
         %compact --show lists past compactions; %compact --undo reverts the last one.
         """
         args = parse_argstring(self.compact, line)
-        agent = self._current()
+        agent = _shown(nbagent.current)
         if agent is None:
             return
-        if args.undo:
-            try:
-                agent.undo_compaction()
-            except NbagentError as error:
-                _show_error(str(error))
-                return
-            print(f"nbagent: the last compaction was undone; {agent.context_state().tokens:,} "
-                  "tokens now")
-            return
         if args.show:
-            self._show_compactions(agent)
-            return
-        self._compact(agent, " ".join(args.focus).strip() or None)
-
-    def _compact(self, agent: Agent, focus: str | None) -> None:
-        from nbagent.widgets import show_decision
-
-        self._ensure_meter(agent)
-        try:
-            decision = agent.compact(focus)
-        except NbagentError as error:
-            _show_error(str(error))
-            return
-        show_decision(decision)
+            _compactions(agent)
+        elif args.undo:
+            if _shown(agent.undo_compaction, done=True) is not None:
+                _text(f"nbagent: the last compaction was undone; "
+                      f"{agent.context_state().tokens:,} tokens now")
+                _meter(agent)
+        else:
+            _compact(agent, " ".join(args.focus).strip() or None)
 
     @magic_arguments()
     @argument("--compactions", action="store_true", help="List past compactions instead.")
@@ -183,82 +113,129 @@ class ChatMagics(Magics):
     def context(self, line: str) -> None:
         """Show what fills the context window: %context (or %context --compactions)."""
         args = parse_argstring(self.context, line)
-        agent = self._current()
-        if agent is None:
-            return
-        if args.compactions:
-            self._show_compactions(agent)
-            return
-        self._context(agent)
+        agent = _shown(nbagent.current)
+        if agent is not None:
+            (_compactions if args.compactions else _context)(agent)
 
-    def _show_compactions(self, agent: Agent) -> None:
-        from nbagent.widgets import show_decision
-
-        past = [d for d in agent.controller.decisions if d.action != "none"]
-        if not past:
-            print("nbagent: no compaction yet in this session")
-        for decision in past:
-            show_decision(decision)
-
-    def _context(self, agent: Agent) -> None:
-        from nbagent.widgets import show_breakdown
-
-        controller = agent.controller
-        breaker = (
-            f"open after {controller.failure_count()} failures"
-            if controller.breaker_open
-            else f"closed ({controller.failure_count()} recent failures)"
-        )
-        show_breakdown(agent.breakdown(), breaker=breaker, cost=agent.cost)
-
+    @magic_arguments()
+    @argument("words", nargs="*", help="key=value settings, 'reset' or 'meter'.")
     @line_magic
     def nbagent(self, line: str) -> None:
-        """Show or set nbagent's configuration.
+        """Show or change nbagent's configuration for this session.
 
-        %nbagent                      show the settings and the session
+        %nbagent                       what differs from the defaults, and the session
         %nbagent model=NAME window=8192 enable_python=true ...
-        %nbagent meter                show the context meter again
+        %nbagent model=local           back to the embedded model
+        %nbagent reset                 start over with the defaults
+        %nbagent meter                 show the context meter here
 
-        Settable: model, compact_model, window, auto_compact_window,
-        disable_compact, enable_python (stored as NBAGENT_* variables).
+        Settable: any NBAGENT_* setting by its lower-case name (model, compact_model,
+        window, auto_compact_window, disable_compact, enable_python, ...).
         """
         words = shlex.split(line)
         if words == ["meter"]:
-            self._ensure_meter(self._agent(), force=True)
+            agent = _shown(nbagent.current)
+            if agent is not None:
+                _meter(agent)
             return
+        if words == ["reset"]:
+            agent = _shown(nbagent.reset)
+            if agent is not None:
+                _text(agent.describe())
+            return
+        changes: dict[str, str] = {}
         for word in words:
             key, sep, value = word.partition("=")
-            if not sep or key not in _SETTABLE:
-                raise UsageError(
-                    f"Expected key=value with a key among {', '.join(_SETTABLE)}; got {word!r}."
-                )
-            os.environ[ENV_PREFIX + _SETTABLE[key]] = value
-            current = self._agent_or_none()
-            if current is not None and key == "model":
-                current.model = LiteLLMModel(value)
-            if current is not None and key == "enable_python" and Settings.from_env().enable_python:
-                from ._notebook_tools import notebook_tools
-
-                for made in notebook_tools(current.namespace, current.store, enable_python=True):
-                    current.add_tool(made)
-        settings = Settings.from_env()
-        lines = [
-            f"{ENV_PREFIX}{name.upper()} = {value!r}"
-            for name, value in settings.model_dump().items()
-        ]
-        agent = self._agent_or_none()
-        if agent is not None:
-            lines.append(
-                f"session: model {agent.model.name}, {len(agent.history)} messages, "
-                f"tools {', '.join(agent.tools)}"
-            )
-        print("\n".join(lines))
+            if not sep:
+                raise UsageError(f"Expected key=value, 'reset' or 'meter'; got {word!r}.")
+            changes[key] = value
+        agent = _shown(nbagent.current)
+        if agent is None:
+            return
+        try:
+            agent.configure(**changes)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        _text(agent.describe())
 
 
-def _show_error(message: str) -> None:
-    from nbagent.widgets import show_error
+def _shown(call: Any, *, done: bool = False) -> Any:
+    """Run `call`; an nbagent error is shown as one line instead of a traceback."""
+    try:
+        result = call()
+    except NbagentError as error:
+        from nbagent.widgets import show_error
 
-    show_error(message)
+        show_error(str(error))
+        return None
+    return True if done and result is None else result
+
+
+def _text(text: str) -> None:
+    display({"text/plain": text}, raw=True)
+
+
+def _notice(agent: Agent) -> None:
+    notice = agent.take_notice()
+    if notice:
+        _text(f"nbagent: {notice}")
+
+
+def _meter(agent: Agent) -> None:
+    from nbagent.widgets import ContextMeter
+
+    display(ContextMeter.follow(agent))
+
+
+def _compact(agent: Agent, focus: str | None) -> None:
+    from nbagent.widgets import show_decision
+
+    decision = _shown(lambda: agent.compact(focus))
+    if decision is not None:
+        show_decision(decision)
+        _meter(agent)
+
+
+def _compactions(agent: Agent) -> None:
+    from nbagent.widgets import show_decision
+
+    past = [d for d in agent.controller.decisions if d.action != "none"]
+    if not past:
+        _text("nbagent: no compaction yet in this session")
+    for decision in past:
+        show_decision(decision)
+
+
+def _context(agent: Agent) -> None:
+    from nbagent.widgets import show_breakdown
+
+    show_breakdown(agent.breakdown(), cost=agent.cost)
+
+
+def _cell_id(shell: Any) -> str | None:
+    """The notebook cell being run (JupyterLab sends its id), to replace its exchange."""
+    kernel = getattr(shell, "kernel", None)
+    try:
+        parent = kernel.get_parent() if kernel is not None else None
+    except Exception:
+        return None
+    metadata = parent.get("metadata", {}) if isinstance(parent, dict) else {}
+    cell = metadata.get("cellId") if isinstance(metadata, dict) else None
+    return str(cell) if cell else None
+
+
+def _escape_help(lines: list[str]) -> list[str]:
+    """`%chat Which city has most visitors?` is a question, not a help request: run it."""
+    if lines and lines[0].lstrip().startswith("%%"):
+        return lines
+    out = []
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("%chat ") and stripped.endswith("?") and not line.startswith(" "):
+            rest = stripped.removeprefix("%chat ")
+            line = f"get_ipython().run_line_magic('chat', {rest!r})\n"
+        out.append(line)
+    return out
 
 
 def load(shell: Any) -> None:
@@ -266,19 +243,19 @@ def load(shell: Any) -> None:
     extension already owns `%%chat`, it keeps it and nbagent says so once."""
     import warnings
 
-    from ._exceptions import NbagentWarning
+    from nbagent import NbagentWarning
 
     magics = ChatMagics(shell)
     owner = shell.magics_manager.magics["cell"].get("chat")
     taken = owner is not None and not isinstance(getattr(owner, "__self__", None), ChatMagics)
     if taken:
-        warnings.warn(
-            "another extension already provides %%chat; use %%nbagent for nbagent",
-            NbagentWarning,
-            stacklevel=2,
-        )
+        warnings.warn("another extension already provides %%chat; use %%nbagent for nbagent",
+                      NbagentWarning, stacklevel=2)
         for name in ("compact", "context", "nbagent"):
             shell.register_magic_function(getattr(magics, name), "line", name)
     else:
         shell.register_magics(magics)
+        cleanup = shell.input_transformers_cleanup
+        if _escape_help not in cleanup:
+            cleanup.append(_escape_help)
     shell.register_magic_function(magics.chat, "cell", "nbagent")

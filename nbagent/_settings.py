@@ -104,6 +104,10 @@ class Settings(BaseModel):
     max_chat_seconds: float = Field(
         600.0, gt=0, description="A chat stops after this many seconds (checked between rounds)."
     )
+    summary_timeout_s: float = Field(
+        120.0, gt=0, description="A summary (memory or full) not written within this many "
+        "seconds fails that compaction; the history stays as it was."
+    )
     tool_timeout_s: float = Field(
         300.0, gt=0, description="A tool still running after this many seconds is abandoned."
     )
@@ -123,14 +127,20 @@ class Settings(BaseModel):
         return bool(value.strip()) if isinstance(value, str) else bool(value)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Build settings from `NBAGENT_*` variables; bad values warn and fall back."""
+    def from_env(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        overrides: Mapping[str, Any] | None = None,
+    ) -> Settings:
+        """Build settings from `NBAGENT_*` variables, then `overrides` (a session's own
+        choices, e.g. from `%nbagent window=8192`); bad values warn and fall back."""
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         for name in cls.model_fields:
             raw = environ.get(ENV_PREFIX + name.upper())
             if raw is not None and (raw.strip() or name == "disable_compact"):
                 values[name] = raw.strip()
+        values.update(overrides or {})
         while True:
             try:
                 return cls(**values)
@@ -145,7 +155,3 @@ class Settings(BaseModel):
                     )
                     break
 
-
-def env_var(name: str) -> str:
-    """The environment variable behind a settings field."""
-    return ENV_PREFIX + name.upper()

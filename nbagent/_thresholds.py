@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ._settings import Settings
-from ._window import ModelInfoLookup, WindowInfo, WindowSource, _litellm_info, resolve_window
+from ._window import ModelInfoLookup, WindowInfo, WindowSource, resolve_window
 
 Level = Literal["ok", "warning", "error", "compact", "blocking"]
 
@@ -66,17 +66,34 @@ class ContextState:
     auto_compact_armed: bool
     window_source: WindowSource
     thresholds: Thresholds
+    breaker_open: bool = False
+
+    @property
+    def compaction_note(self) -> str | None:
+        """Why automatic compaction is not armed, in words (None when it is)."""
+        if not self.thresholds.auto_compact_enabled:
+            return "auto-compact off (NBAGENT_DISABLE_COMPACT)"
+        if self.breaker_open:
+            return ("breaker open: summaries failed 3× in a row; snipping still runs — "
+                    "%compact to retry")
+        return None
 
 
 def thresholds(
-    model: str,
+    window: WindowInfo | str,
     *,
     settings: Settings | None = None,
-    model_info: ModelInfoLookup | None = _litellm_info,
+    model_info: ModelInfoLookup | None = None,
 ) -> Thresholds:
-    """Every threshold for `model`, from its resolved window and the current settings."""
+    """Every threshold for a resolved window (or a model name, resolved here without
+    the model-info lookup unless one is given), under the current settings."""
     settings = Settings.from_env() if settings is None else settings
-    info = resolve_window(model, settings=settings, model_info=model_info)
+    info = (resolve_window(window, settings=settings, model_info=model_info)
+            if isinstance(window, str) else window)
+    return _from_window(info, settings)
+
+
+def _from_window(info: WindowInfo, settings: Settings) -> Thresholds:
     window = info.raw_window
     if settings.auto_compact_window is not None:
         window = min(window, settings.auto_compact_window)
@@ -109,12 +126,12 @@ def thresholds(
 
 
 def context_state(
-    model: str,
+    model: WindowInfo | str,
     tokens: int,
     *,
     breaker_open: bool = False,
     settings: Settings | None = None,
-    model_info: ModelInfoLookup | None = _litellm_info,
+    model_info: ModelInfoLookup | None = None,
     limits: Thresholds | None = None,
 ) -> ContextState:
     """Where `tokens` of context stand for `model`: percent left, level, armed or not.
@@ -139,4 +156,5 @@ def context_state(
         level = "warning"
     else:
         level = "ok"
-    return ContextState(tokens, percent_left, level, armed, limits.window.source, limits)
+    return ContextState(tokens, percent_left, level, armed, limits.window.source, limits,
+                        breaker_open)

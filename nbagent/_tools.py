@@ -20,6 +20,7 @@ from typing import Any, overload
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ._output import cap_output
+from .events import EventStream, OutputStored
 
 _ARG_LINE = re.compile(r"^\s{2,}(\w+)\s*(?:\([^)]*\))?:\s*(.+)$")
 
@@ -146,20 +147,21 @@ def _as_text(value: Any) -> str:
 class OutputStore:
     """Full tool outputs by reference (the tool call id), for `read_output` to page back.
 
+    Each output is announced on the session's event stream (the archive keeps it).
     The newest `keep` outputs stay in memory; older ones are dropped once `loader`
     can fetch them back (from the session archive), so RAM does not grow with a
     long session.
     """
 
     outputs: dict[str, str] = field(default_factory=dict)
-    on_put: Callable[[str, str], Any] | None = None  # e.g. the archive
+    events: EventStream | None = None
     loader: Callable[[str], str | None] | None = None
     keep: int = 64
 
     def put(self, ref: str, text: str) -> None:
         self.outputs[ref] = text
-        if self.on_put is not None:
-            self.on_put(ref, text)
+        if self.events is not None:
+            self.events.emit(OutputStored(ref, text))
         while self.loader is not None and len(self.outputs) > self.keep:
             del self.outputs[next(iter(self.outputs))]
 
@@ -218,6 +220,8 @@ def run_tool(
         return f"Error: {name} did not finish within {timeout:g} s and was abandoned.", False, 0
     except Exception as error:  # the tool's failure is the model's information
         return f"Error: {name} raised {type(error).__name__}: {error}", False, 0
+    except SystemExit as error:  # sys.exit or argparse inside a tool ends the tool, not the chat
+        return f"Error: {name} exited (SystemExit {error.code!r}).", False, 0
     finally:
         pool.shutdown(wait=False)
     text = _as_text(value)

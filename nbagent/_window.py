@@ -1,8 +1,10 @@
 """Which context window a model has, and where that number came from.
 
-Order: `NBAGENT_MAX_CONTEXT_TOKENS` → a `[1m]` suffix → litellm's model info →
-the built-in table below (longest match wins) → 200,000. Thresholds derived
-from the window live in `_thresholds`; litellm is reached only through `_llm`.
+Order: `NBAGENT_MAX_CONTEXT_TOKENS` → a `[1m]` suffix → a limit the provider stated
+in an overflow error ("learned") → what the model object knows of itself (a local
+server's real window) → a model-info lookup (the agent passes litellm's) → the
+built-in table below (longest match wins) → 200,000. This module is engine: it
+never reaches litellm itself. Thresholds derived from the window live in `_thresholds`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any, Literal
 
 from ._settings import Settings
 
-WindowSource = Literal["env", "suffix", "server", "litellm", "table", "default"]
+WindowSource = Literal["env", "suffix", "learned", "server", "litellm", "table", "default"]
 DEFAULT_WINDOW = 200_000
 ONE_MILLION = 1_000_000
 _SUFFIX_1M = re.compile(r"\[1m\]\s*$", re.IGNORECASE)
@@ -99,32 +101,41 @@ def table_lookup(model: str) -> tuple[str, int, int] | None:
 
 
 ModelInfoLookup = Callable[[str], "Mapping[str, Any] | None"]
-_servers: dict[str, int] = {}
+
+# A small, fast model of the same provider writes summaries when none is configured.
+SMALL_MODELS = {
+    "anthropic/": "anthropic/claude-haiku-4-5",
+    "claude": "claude-haiku-4-5",
+    "openai/": "openai/gpt-4o-mini",
+    "gpt-": "gpt-4o-mini",
+    "gemini/": "gemini/gemini-2.0-flash",
+}
 
 
-def register_server_window(model: str, window: int) -> None:
-    """Record the real window of a model served here (the embedded local server)."""
-    _servers[model] = window
-
-
-def _litellm_info(model: str) -> Mapping[str, Any] | None:
-    from . import _llm
-
-    return _llm.model_info(model)
+def small_model_for(model: str) -> str:
+    """A small model of `model`'s provider for summaries, or `model` itself."""
+    for prefix, small in SMALL_MODELS.items():
+        if model.startswith(prefix):
+            return small
+    return model
 
 
 def resolve_window(
     model: str,
     *,
     settings: Settings | None = None,
-    model_info: ModelInfoLookup | None = _litellm_info,
+    model_info: ModelInfoLookup | None = None,
+    reported: tuple[int | None, int | None] = (None, None),
+    learned: int | None = None,
 ) -> WindowInfo:
     """Resolve `model`'s context window; the result says which source won.
 
     Args:
-        model: a litellm model name, optionally ending in `[1m]`.
+        model: a model name, optionally ending in `[1m]`.
         settings: defaults to `Settings.from_env()` (read now, not at import).
-        model_info: litellm's model-info lookup; `None` skips it.
+        model_info: a model-info lookup (the agent passes litellm's); `None` skips it.
+        reported: (window, max output) the model object knows of itself, if any.
+        learned: a limit the provider stated in an overflow error this session.
     """
     settings = Settings.from_env() if settings is None else settings
     base = _SUFFIX_1M.sub("", model).strip()
@@ -138,8 +149,10 @@ def resolve_window(
         window, source = settings.max_context_tokens, "env"
     elif _SUFFIX_1M.search(model):
         window, source = ONE_MILLION, "suffix"
-    elif base in _servers:
-        window, source = _servers[base], "server"
+    elif learned is not None and learned > 0:
+        window, source = learned, "learned"
+    elif reported[0] is not None and reported[0] > 0:
+        window, source = reported[0], "server"
     elif _positive(info.get("max_input_tokens")):
         window, source = int(info["max_input_tokens"]), "litellm"
     elif row is not None:
@@ -151,6 +164,8 @@ def resolve_window(
     output_source: WindowSource | None = None
     if settings.model_limit is not None:
         max_output, output_source = settings.model_limit, "env"
+    elif reported[1] is not None and reported[1] > 0:
+        max_output, output_source = reported[1], "server"
     elif _positive(info.get("max_output_tokens")):
         max_output, output_source = int(info["max_output_tokens"]), "litellm"
     elif row is not None:

@@ -13,7 +13,6 @@ model (no server, instant). No API key and no network either way.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import threading
 import time
@@ -22,8 +21,9 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from ._agent import Agent
-from ._controller import Decision
+from ._decision import Decision
 from ._exceptions import NbagentError
+from ._models import EmbeddedModel
 from ._thresholds import ContextState
 from ._tools import tool
 from .events import Compacted, ToolFinished, ToolStarted
@@ -139,11 +139,12 @@ def make_agent(window: int, offline: bool) -> Agent:
         from .testing import offline_analyst
 
         return Agent(model=offline_analyst(), system=SYSTEM, tools=sales_tools(),
-                     namespace={"sales": SALES}, model_info=None,
-                     settings=Settings(max_context_tokens=window))
-    os.environ["NBAGENT_LOCAL_N_CTX"] = str(window)
-    return Agent(model="local/smollm2", system=SYSTEM, tools=sales_tools(), builtin_tools=False,
-                 namespace={})
+                     namespace={"sales": SALES}, settings=Settings(max_context_tokens=window))
+    agent = Agent(model="local", system=SYSTEM, tools=sales_tools(), builtin_tools=False,
+                  namespace={}, settings={"local_n_ctx": window})
+    if isinstance(agent.model, EmbeddedModel):
+        agent.model.started()  # the embedded model starts on first use: start it now
+    return agent
 
 
 def run(window: int = 2048, offline: bool = False, out: TextIO = sys.stdout) -> list[Decision]:
@@ -163,7 +164,7 @@ def run(window: int = 2048, offline: bool = False, out: TextIO = sys.stdout) -> 
             decisions.append(event.decision)
             print(describe_decision(event.decision), file=out, flush=True)
 
-    agent.hooks.append(show)
+    agent.events.subscribe(show)
 
     def ask(question: str, tool_choice: str | None = None) -> None:
         print(f"\nyou: {question[:100]}{'…' if len(question) > 100 else ''}", file=out)
@@ -189,12 +190,12 @@ def run(window: int = 2048, offline: bool = False, out: TextIO = sys.stdout) -> 
     if not offline:  # a real overflow: the agent is told a bigger window than the server has
         print(f"\n(simulating a misconfigured window: NBAGENT_MAX_CONTEXT_TOKENS={4 * window} on "
               f"a {window:,}-token server, so nbagent will not compact in time)", file=out)
-        os.environ["NBAGENT_MAX_CONTEXT_TOKENS"] = str(4 * window)
+        agent.configure(window=4 * window)
         try:
             for question, _ in QUESTIONS[:4]:
                 ask(f"{OVERFLOW_QUESTION} {question}", "none")  # answer, no tool
         finally:
-            del os.environ["NBAGENT_MAX_CONTEXT_TOKENS"]
+            agent.configure(window=None)
     counts = {trigger: sum(d.trigger == trigger and d.action == "compacted" for d in decisions)
               for trigger in ("auto", "midloop", "manual", "overflow")}
     print(f"\ncompactions: {counts}; failures now {agent.controller.failure_count()}", file=out)

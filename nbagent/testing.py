@@ -73,11 +73,14 @@ class Step:
     usage: Usage | None = None
     cost: float | None = None
     fail_after_text: BaseException | None = None  # the stream breaks after the text
+    finish_reason: str | None = None  # default: "tool_calls" or "stop"
+    raw_message: dict[str, Any] | None = None  # sent as it is (malformed output tests)
 
 
-def reply(text: str, *, usage: Usage | None = None, cost: float | None = None) -> Step:
-    """A scripted plain-text answer."""
-    return Step(text=text, usage=usage, cost=cost)
+def reply(text: str, *, usage: Usage | None = None, cost: float | None = None,
+          finish_reason: str | None = None) -> Step:
+    """A scripted plain-text answer (`finish_reason="length"`: cut by the output cap)."""
+    return Step(text=text, usage=usage, cost=cost, finish_reason=finish_reason)
 
 
 def calls(
@@ -127,8 +130,12 @@ class ScriptedModel:
         name: str = "scripted/model",
         default: ModelStep | None = None,
         record: bool = True,
+        context_window: int | None = None,
+        max_output: int | None = None,
     ) -> None:
         self.name = name
+        self.context_window = context_window  # what the model knows of itself, if anything
+        self.max_output = max_output
         self.record = record  # False for soak runs: keep no copy of each request
         self.steps: list[ModelStep] = list(steps)
         self.default = default
@@ -183,9 +190,10 @@ class ScriptedModel:
                 )
         elif not step.text:
             message["content"] = ""
-        return Completion(
-            message, step.usage, step.cost, "tool_calls" if step.tool_calls else "stop"
-        )
+        if step.raw_message is not None:
+            message = copy.deepcopy(step.raw_message)
+        finish = step.finish_reason or ("tool_calls" if step.tool_calls else "stop")
+        return Completion(message, step.usage, step.cost, finish)
 
     def last_request(self) -> list[dict[str, Any]]:
         return self.requests[-1]

@@ -52,3 +52,27 @@ def session(
     for t in range(rounds):
         messages += tool_round(t, question=first if t == 0 else None)
     return messages
+
+
+def make_agent(model: Any, window: int = 200_000, **kwargs: Any) -> tuple[Any, list[float]]:
+    """An agent on a scripted model with a fixed window, no archive, and retries that
+    record their waits instead of sleeping."""
+    from nbagent import Agent, RetryPolicy, Settings
+    from nbagent.testing import ScriptedSummarizer
+
+    sleeps: list[float] = []
+    settings = kwargs.pop("settings", None) or Settings(max_context_tokens=window)
+    agent = Agent(
+        model=model,
+        settings=settings,
+        retry=RetryPolicy(sleep=sleeps.append),
+        namespace=kwargs.pop("namespace", {}),
+        summarize=kwargs.pop("summarize", ScriptedSummarizer(default="- notes")),
+        archive=kwargs.pop("archive", False),
+        **kwargs,
+    )
+    return agent, sleeps
+
+
+def tool_results(agent: Any) -> list[str]:
+    return [m["content"] for m in agent.history if m["role"] == "tool"]

@@ -23,7 +23,7 @@ def ip() -> Iterator[InteractiveShell]:
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "nbagent")
     yield shell
-    nbagent._session._current = None
+    nbagent._current._current = None
 
 
 def session(
@@ -33,7 +33,6 @@ def session(
     agent = Agent(
         model=model,
         settings=settings,
-        model_info=None,
         namespace={},
         summarize=summarize or ScriptedSummarizer(default=nine_sections()),
         **options,
@@ -171,8 +170,9 @@ def test_the_meter_changes_between_tool_rounds_of_one_cell(ip: InteractiveShell)
     seen: list[int] = []
     with capture_output():
         ip.run_cell_magic("chat", "", "load everything")
-    meter = next(h for h in agent.hooks if isinstance(h, ContextMeter))
-    agent.hooks.append(lambda e: seen.append(meter.tokens) if isinstance(e, ToolStarted) else None)
+    meter = next(h for h in agent.events.subscribers() if isinstance(h, ContextMeter))
+    agent.events.subscribe(
+        lambda e: seen.append(meter.tokens) if isinstance(e, ToolStarted) else None)
     model.steps = [calls(("load", {"part": n})) for n in range(4)] + [reply("done")]
     with capture_output():
         ip.run_cell_magic("chat", "", "and again")
@@ -185,7 +185,7 @@ def test_the_meter_follows_events() -> None:
     from nbagent.events import Compacted, ContextChanged
 
     meter = ContextMeter()
-    state = context_state("m", 5_000, settings=Settings(max_context_tokens=8_192), model_info=None)
+    state = context_state("m", 5_000, settings=Settings(max_context_tokens=8_192))
     meter(ContextChanged(state, 0.25))
     assert (meter.level, meter.tokens, meter.threshold, meter.window_source) == (
         "ok",
@@ -194,11 +194,11 @@ def test_the_meter_follows_events() -> None:
         "env",
     )
     assert "27% context left" in meter._view.value and "#2e7d32" in meter._view.value
-    hot = context_state("m", 7_000, settings=Settings(max_context_tokens=8_192), model_info=None)
+    hot = context_state("m", 7_000, settings=Settings(max_context_tokens=8_192))
     meter(ContextChanged(hot, 0.25))
     assert meter.level == "compact" and "0% context left" in meter._view.value
     off = context_state(
-        "m", 7_000, breaker_open=True, settings=Settings(max_context_tokens=8_192), model_info=None
+        "m", 7_000, breaker_open=True, settings=Settings(max_context_tokens=8_192)
     )
     meter(ContextChanged(off, 0.25))
     assert "auto-compact off" in meter._view.value
@@ -276,7 +276,8 @@ def test_chat_resume_brings_back_the_latest_session(ip: InteractiveShell,
     first = session(ScriptedModel([reply("remembered")]))
     with capture_output():
         ip.run_line_magic("chat", "remember the number 42")
-    nbagent._session._current = None  # as after a kernel restart
+    first.session.close()  # as after a kernel restart
+    nbagent._current._current = None
     ip.run_line_magic("chat", "--resume")
     assert f"resumed session {first.session_id} (3 messages)" in capsys.readouterr().out
     assert nbagent.current().history.messages == first.history.messages

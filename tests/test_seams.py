@@ -1,49 +1,144 @@
-"""The one-way doors of DESIGN.md, checked on the source and on a fresh interpreter."""
+"""The rooms and one-way doors of DESIGN.md, checked on the source (every import,
+relative, absolute, lazy inside a function or only for type checking) and on a fresh
+interpreter.
+
+    engine    history, tokens, window, thresholds, compaction levels, controller
+      ↑
+    agent     the model seam (litellm), tools, the loop, the session, the archive
+      ↑
+    notebook  magics and widgets — on nbagent's public API only
+"""
 
 from __future__ import annotations
 
 import ast
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).parents[1] / "nbagent"
-LLM_MODULE = "_llm.py"
-FORBIDDEN = ("litellm", "IPython", "ipywidgets")
+ROOT = Path(__file__).parents[1]
+PACKAGE = ROOT / "nbagent"
+ENGINE = {
+    "nbagent._exceptions", "nbagent._settings", "nbagent._tokens", "nbagent._history",
+    "nbagent._markers", "nbagent._window", "nbagent._thresholds", "nbagent._tracker",
+    "nbagent._decision", "nbagent.events", "nbagent._ladder", "nbagent._controller",
+    "nbagent._breakdown", "nbagent._output", "nbagent.compaction",
+}
+NOTEBOOK = {"nbagent._magics", "nbagent.widgets"}
+TOP = {"nbagent"}  # the package root re-exports from every room
+FORBIDDEN_IN_ENGINE = {"litellm", "IPython", "ipywidgets", "tiktoken", "anywidget"}
+LLM_MODULES = {"nbagent._llm", "nbagent._provider_errors", "nbagent._counters"}  # the model seam
 
 
-def imported_modules(path: Path) -> set[str]:
-    names = set()
+def module_files() -> Iterator[tuple[str, Path]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        yield name, path
+    for path in sorted((ROOT / "widgets").rglob("*.py")):
+        stem = path.relative_to(ROOT / "widgets").with_suffix("").parts
+        yield ".".join(("nbagent.widgets", *[p for p in stem if p != "__init__"])), path
+
+
+def imports_of(name: str, path: Path) -> set[str]:
+    """Every module `name` imports, anywhere in the file."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return names
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            if node.module or not node.level:  # `from . import x` imports x, not the package
+                found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
 
 
-NOTEBOOK = {"_magics.py", "_session.py"}  # the notebook layer: IPython is theirs to use
-ENGINE = sorted(p for p in PACKAGE.rglob("*.py") if p.name not in NOTEBOOK | {LLM_MODULE})
+GRAPH = {name: imports_of(name, path) for name, path in module_files()}
 
 
-@pytest.mark.parametrize("path", ENGINE, ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_engine_and_agent_import_neither_litellm_nor_notebook_libraries(path: Path) -> None:
-    assert not imported_modules(path) & set(FORBIDDEN)
+def room(module: str) -> str:
+    if module in TOP:
+        return "top"
+    if any(module == m or module.startswith(m + ".") for m in ENGINE):
+        return "engine"
+    if any(module == m or module.startswith(m + ".") for m in NOTEBOOK):
+        return "notebook"
+    return "agent"
 
 
-@pytest.mark.parametrize("name", sorted(NOTEBOOK))
-def test_the_notebook_layer_never_imports_litellm(name: str) -> None:
-    assert "litellm" not in imported_modules(PACKAGE / name)
+def ours(imported: set[str]) -> set[str]:
+    """The nbagent modules among `imported` (a `from x import name` may name a module)."""
+    return {m for m in imported if m in GRAPH}
 
 
-def test_litellm_is_imported_only_by_the_llm_module() -> None:
-    importers = [p.name for p in PACKAGE.rglob("*.py") if "litellm" in imported_modules(p)]
-    assert importers == [LLM_MODULE]
+RANK = {"engine": 0, "agent": 1, "notebook": 2, "top": 3}
+
+
+@pytest.mark.parametrize("name", sorted(GRAPH))
+def test_no_door_runs_upward(name: str) -> None:
+    upward = sorted(m for m in ours(GRAPH[name])
+                    if RANK[room(m)] > RANK[room(name)] and m != "nbagent")
+    if room(name) != "top":
+        upward += ["nbagent"] if "nbagent" in GRAPH[name] and room(name) != "notebook" else []
+    assert upward == [], f"{name} ({room(name)}) imports {upward}"
+
+
+@pytest.mark.parametrize("name", sorted(m for m in GRAPH if room(m) == "notebook"))
+def test_the_notebook_layer_uses_the_public_api_only(name: str) -> None:
+    private = sorted(m for m in ours(GRAPH[name])
+                     if room(m) != "notebook" and any(p.startswith("_") for p in m.split(".")))
+    assert private == [], f"{name} imports private {private}"
+
+
+def test_there_is_no_import_circle() -> None:
+    edges = {name: ours(imports) - {name} for name, imports in GRAPH.items()}
+    # a package's own __init__ re-exporting its submodules is not a circle
+    for name in edges:
+        edges[name] = {m for m in edges[name] if not m.startswith(name + ".")}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == 1:
+                cycle = stack[stack.index(nxt):] + [nxt]
+                raise AssertionError("import circle: " + " → ".join(cycle))
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node)
+
+
+@pytest.mark.parametrize("name", sorted(m for m in GRAPH if room(m) == "engine"))
+def test_the_engine_imports_no_model_or_notebook_library(name: str) -> None:
+    roots = {m.split(".")[0] for m in GRAPH[name]}
+    assert not roots & FORBIDDEN_IN_ENGINE
+
+
+def test_litellm_is_imported_only_by_the_model_seam() -> None:
+    importers = sorted(n for n, imports in GRAPH.items()
+                       if any(m.split(".")[0] == "litellm" for m in imports))
+    assert set(importers) <= LLM_MODULES and "nbagent._llm" in importers
 
 
 def test_importing_nbagent_pulls_in_no_heavy_dependency() -> None:
-    code = f"import sys, nbagent; print(sorted(m for m in {FORBIDDEN!r} if m in sys.modules))"
+    heavy = ("litellm", "IPython", "ipywidgets", "tiktoken", "llama_cpp")
+    code = f"import sys, nbagent; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -1,0 +1,35 @@
+"""`Decision`: the record every compaction controller call returns — what ran, why,
+tokens before and after, summarizer calls, time and cost. A pydantic model, because
+the archive stores it and `%compact --show` reads it back.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Trigger = Literal["auto", "midloop", "manual", "overflow"]
+Action = Literal["none", "skipped", "compacted", "failed"]
+
+
+class Decision(BaseModel):
+    """What one controller call did, and why. Every controller call returns one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    action: Action
+    trigger: Trigger
+    levels: list[str]
+    reason: str
+    tokens_before: int
+    tokens_after: int
+    threshold: int
+    changed: bool
+    summary_calls: int = 0
+    duration_s: float = 0.0
+    cost: float | None = None
+    failures: int = 0
+    breaker_open: bool = False
+    focus: str | None = None
+    summary: str | None = None

@@ -1,0 +1,122 @@
+"""The compaction policy as data: `levels_for` returns the list of levels to run for a
+trigger, each a named `list → list` function, so the ladder can be printed, tested and
+changed without reading the controller. The controller runs the list and keeps the state.
+
+    auto      L1 snip → L2 memory → L3 summary (only if L2 could not run)
+    manual    the same, always past L1; with no summarizer: L1 → floor
+    midloop   L1 snip to the mid-loop target (or the auto ladder, if configured)
+    overflow  L4: drop the oldest whole rounds to fit the provider's stated limit
+
+With the circuit breaker open the levels that call a model are left out of the
+automatic ladders; the deterministic ones (L1, the floor, L4) always run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._decision import Trigger
+from ._settings import Settings
+from ._thresholds import Thresholds
+from .compaction import (
+    LevelResult,
+    Summarizer,
+    full_compact,
+    ptl_fallback,
+    session_memory_compact,
+    snip_old_tools,
+)
+
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Level:
+    """One rung: `run` maps a message list to a `LevelResult`.
+
+    `calls_model`: it needs the summarizer (left out while the breaker is open).
+    `fallback`: it runs only when the model level before it changed nothing.
+    """
+
+    name: str
+    run: Callable[[list[Message]], LevelResult]
+    calls_model: bool = False
+    fallback: bool = False
+
+    def __call__(self, messages: list[Message]) -> LevelResult:
+        return self.run(messages)
+
+
+def _no_summary(messages: list[Message]) -> str:
+    return ""
+
+
+def snip_level(settings: Settings, limits: Thresholds, target_tokens: int | None = None) -> Level:
+    return Level("L1 snip", lambda messages: snip_old_tools(
+        messages,
+        keep_recent_turns=settings.keep_recent_turns,
+        target_tokens=target_tokens,
+        min_chars=settings.snip_min_chars,
+        min_free_tokens=limits.scaled(settings.snip_batch_tokens),
+    ))
+
+
+def floor_level(focus: str | None) -> Level:
+    """The deterministic floor alone (no model): what L3 writes when no summary is valid.
+
+    Chosen on purpose (no summarizer) it is not degraded; the controller marks it
+    degraded when it stands in for a summarizer that failed.
+    """
+
+    def run(messages: list[Message]) -> LevelResult:
+        result = full_compact(messages, _no_summary, focus)
+        result.summary_calls = 0  # the stand-in summarizer is not a model call
+        result.degraded = False
+        if result.changed:
+            result.reason = "kept the deterministic floor of the conversation (no model call)"
+        return result
+
+    return Level("L3 floor", run)
+
+
+def levels_for(
+    trigger: Trigger,
+    *,
+    settings: Settings,
+    limits: Thresholds,
+    summarize: Summarizer | None,
+    summarizer_window: int | None = None,
+    focus: str | None = None,
+    breaker_open: bool = False,
+    target_tokens: int | None = None,
+    error: BaseException | str | None = None,
+) -> list[Level]:
+    """The levels to run, in order, for `trigger` (see the module docstring)."""
+    if trigger == "overflow":
+        return [Level("L4 overflow", lambda messages: ptl_fallback(messages, error))]
+    if trigger == "midloop" and not settings.midloop_full_compact:
+        return [snip_level(settings, limits, target_tokens)]
+    ladder = [snip_level(settings, limits)]
+    models_allowed = summarize is not None and (trigger == "manual" or not breaker_open)
+    if models_allowed and summarize is not None:
+        ladder += [
+            Level("L2 memory", lambda messages: session_memory_compact(
+                messages,
+                summarize,
+                focus=focus,
+                tail_min_tokens=limits.scaled(settings.memory_tail_min_tokens),
+                tail_max_tokens=limits.scaled(settings.memory_tail_max_tokens),
+                tail_min_messages=settings.memory_tail_min_messages,
+                min_fold_tokens=limits.scaled(settings.memory_min_fold_tokens),
+                memory_max_tokens=limits.scaled(settings.memory_max_tokens),
+                max_input_tokens=summarizer_window,
+            ), calls_model=True),
+            Level("L3 summary", lambda messages: full_compact(
+                messages, summarize, focus, max_input_tokens=summarizer_window,
+            ), calls_model=True, fallback=True),
+        ]
+    elif trigger == "manual":
+        ladder.append(floor_level(focus))
+    return ladder
