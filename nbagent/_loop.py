@@ -20,6 +20,7 @@ from ._output import output_cap
 from ._provider_errors import classify_error
 from ._session import Session
 from ._settings import Settings
+from ._tokens import estimate_tools_tokens
 from ._tools import Tool, run_tool
 from .compaction import parse_token_limits
 from .events import Status, ToolFinished, ToolStarted
@@ -154,6 +155,16 @@ class _Turn:
         state = self.session.context_state()
         if state.level != "blocking":
             return None
+        history = self.session.history
+        fixed = (sum(history.message_tokens(i) for i in range(history.preamble.stop))
+                 + estimate_tools_tokens(self.agent.tool_schemas()))
+        if fixed >= state.thresholds.blocking:
+            return self.result("", "blocked", (
+                f"Not sent: the system prompt and the tool schemas alone take about {fixed:,} "
+                f"tokens, more than the {state.thresholds.blocking:,} this model's window "
+                f"({state.thresholds.window.raw_window:,}, from {state.window_source}) leaves "
+                "for a conversation. Choose a model with a bigger window (or set its real one: "
+                "%nbagent window=N), or offer fewer tools (%chat --new --no-tools)."))
         return self.result("", "blocked", (
             f"Not sent: the conversation fills {state.tokens:,} of the "
             f"{state.thresholds.effective_window:,} tokens this model can take, and automatic "

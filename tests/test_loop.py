@@ -397,3 +397,12 @@ def test_a_stop_reason_saying_the_window_ran_out_is_recovered_as_an_overflow() -
     assert result.stop_reason == "overflow" and result.truncated
     assert [d.trigger for d in result.decisions] == ["overflow"]
     assert "archive" in (result.stop_message or "")
+
+
+def test_a_window_smaller_than_the_system_prompt_and_tools_is_a_clear_stop() -> None:
+    model = ScriptedModel([reply("never sent")])
+    agent, _ = make_agent(model, settings=Settings(max_context_tokens=300), tools=[add],
+                          system="You are careful. " * 60)
+    result = agent.chat("hi")
+    assert result.stop_reason == "blocked" and model.requests == []
+    assert "system prompt and the tool schemas alone" in (result.stop_message or "")

@@ -17,6 +17,7 @@ from nbagent._archive import read_records, session_path  # noqa: E402
 from nbagent.testing import ScriptedModel  # noqa: E402
 
 
+@pytest.mark.slow
 def test_a_thousand_turns_stay_in_the_window_with_flat_memory(tmp_path: Path) -> None:
     result = soak.run(1_000, tmp_path)
     assert result.compactions >= 10
