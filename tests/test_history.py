@@ -4,10 +4,11 @@ import copy
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from nbagent import History, HistoryError, Span, validate_messages
+from nbagent import History, HistoryError, validate_messages
+from nbagent._history import Span
 from tests.strategies import histories
 
 SYSTEM = {"role": "system", "content": "You are terse."}
@@ -227,8 +228,7 @@ def test_removing_a_tool_result_is_always_caught(
     messages: list[dict[str, Any]], data: st.DataObject
 ) -> None:
     results = [i for i, m in enumerate(messages) if m["role"] == "tool"]
-    if not results:
-        return
+    assume(results)  # (a history without tool results has none to remove)
     drop = data.draw(st.sampled_from(results))
     broken = messages[:drop] + messages[drop + 1 :]
     later = [m for m in broken[drop:] if m["role"] != "tool"]
@@ -252,3 +252,26 @@ def test_appending_one_by_one_equals_building_at_once(
         whole.api_turns(),
         whole.estimated_tokens,
     )
+
+
+def test_call_ids_lists_every_tool_call_id_in_use() -> None:
+    history = History(SESSION)
+    assert history.call_ids() == {"a", "b", "c"}
+    history.extend([user("more"), asks("d")])
+    assert history.call_ids() == {"a", "b", "c", "d"}  # a pending call's id is in use too
+
+
+def test_call_ids_follow_a_replace_and_a_failed_extend_adds_none() -> None:
+    history = History(SESSION)
+    with pytest.raises(HistoryError):
+        history.extend([user("x"), asks("e"), user("unanswered")])
+    assert "e" not in history.call_ids()
+    history.replace([SYSTEM, user("plot it"), reply("Done.")])
+    assert history.call_ids() == set()
+    assert History().copy_with(SESSION[:4]).call_ids() == {"a", "b"}
+
+
+@given(histories())
+def test_call_ids_are_the_ids_of_every_assistant_tool_call(messages: list[dict[str, Any]]) -> None:
+    expected = {call["id"] for m in messages for call in m.get("tool_calls") or ()}
+    assert History(messages).call_ids() == expected

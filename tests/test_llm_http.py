@@ -109,7 +109,6 @@ def test_a_connection_error_is_retried_then_reported(monkeypatch: Any) -> None:
         settings=Settings(),
         retry=RetryPolicy(max_attempts=3, sleep=sleeps.append),
         summarize=ScriptedSummarizer(),
-        model_info=None,
     )
     with pytest.raises(ModelCallError, match="failed"):
         agent.chat("hello?")

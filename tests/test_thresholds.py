@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent import Settings, context_state, thresholds
+from nbagent import Settings, WindowInfo, context_state, thresholds
+from nbagent._llm import model_info
 
 CLAUDE = "anthropic/claude-sonnet-4-20250514"
 
@@ -15,8 +16,8 @@ def window(raw: int, output: int | None = None) -> Any:
     return lambda model: {"max_input_tokens": raw, "max_output_tokens": output}
 
 
-def test_a_200k_claude_model_triggers_at_167000() -> None:
-    limits = thresholds(CLAUDE)  # through litellm's real model info
+def test_a_200k_claude_model_triggers_at_167000_via_litellms_real_model_info() -> None:
+    limits = thresholds(CLAUDE, model_info=model_info)
     assert limits.window.max_output is not None and limits.window.max_output >= 20_000
     assert (limits.effective_window, limits.auto_compact) == (180_000, 167_000)
 
@@ -103,3 +104,33 @@ def test_an_open_breaker_disarms_auto_compaction() -> None:
 def test_thresholds_can_be_reused_for_many_checks() -> None:
     limits = thresholds(CLAUDE, settings=Settings(), model_info=window(200_000, 64_000))
     assert context_state(CLAUDE, 1, limits=limits).thresholds is limits
+
+
+def test_a_resolved_window_is_taken_as_it_is() -> None:
+    info = WindowInfo("m", 8_192, "server", 512, "server")
+    limits = thresholds(info, settings=Settings(max_context_tokens=100_000))
+    assert limits.window is info and limits.context_window == 8_192
+    assert limits.output_reserve == 512 and limits.auto_compact == 8_192 - 512 - 532
+    assert context_state(info, 4_000, settings=Settings()).window_source == "server"
+
+
+def test_a_model_name_is_resolved_without_model_info_unless_given() -> None:
+    assert thresholds(CLAUDE).window.source == "table"
+    assert thresholds(CLAUDE, model_info=window(100_000, 8_000)).context_window == 100_000
+
+
+def test_compaction_is_armed_with_no_note() -> None:
+    state = context_state(CLAUDE, 1_000, model_info=window(200_000, 64_000))
+    assert state.auto_compact_armed and not state.breaker_open and state.compaction_note is None
+
+
+def test_an_open_breaker_is_said_apart_from_auto_compact_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    state = context_state(CLAUDE, 1_000, breaker_open=True, model_info=window(200_000, 64_000))
+    assert state.breaker_open and state.compaction_note is not None
+    assert state.compaction_note.startswith("breaker open") and "%compact" in state.compaction_note
+    monkeypatch.setenv("NBAGENT_DISABLE_COMPACT", "1")
+    off = context_state(CLAUDE, 1_000, model_info=window(200_000, 64_000))
+    assert off.compaction_note == "auto-compact off (NBAGENT_DISABLE_COMPACT)"
+    assert off.compaction_note != state.compaction_note

@@ -6,7 +6,8 @@ from typing import Any
 import pytest
 
 from nbagent import ConfigWarning, Settings, resolve_window
-from nbagent._window import register_server_window, table_lookup
+from nbagent._llm import model_info
+from nbagent._window import SMALL_MODELS, small_model_for, table_lookup
 
 CLAUDE = "anthropic/claude-sonnet-4-20250514"
 
@@ -20,12 +21,12 @@ def litellm_says(window: int, output: int) -> Any:
 
 
 def test_litellm_model_info_is_used_for_a_known_model() -> None:
-    info = resolve_window(CLAUDE)
+    info = resolve_window(CLAUDE, model_info=model_info)  # litellm's real model info
     assert (info.raw_window, info.source, info.max_output) == (200_000, "litellm", 64_000)
 
 
 def test_litellm_knows_small_local_windows_and_they_are_trusted() -> None:
-    info = resolve_window("ollama/llama3.1")
+    info = resolve_window("ollama/llama3.1", model_info=model_info)
     assert (info.raw_window, info.source) == (8_192, "litellm")
 
 
@@ -66,14 +67,66 @@ def test_model_limit_replaces_the_max_output(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_unknown_models_fall_back_to_the_default() -> None:
-    info = resolve_window("my-company/secret-model-v7")
+    info = resolve_window("my-company/secret-model-v7", model_info=model_info)
     assert (info.raw_window, info.source, info.max_output) == (200_000, "default", None)
 
 
+def test_the_engine_asks_no_model_info_unless_given_a_lookup() -> None:
+    info = resolve_window(CLAUDE)  # litellm knows it, but the engine never asks litellm
+    assert (info.raw_window, info.source, info.max_output_source) == (200_000, "table", "table")
+
+
 def test_a_served_model_reports_its_real_window() -> None:
-    register_server_window("local/test-served-model", 2_048)
-    info = resolve_window("local/test-served-model", model_info=no_litellm)
+    info = resolve_window("local/test-served-model", model_info=litellm_says(999_999, 10),
+                          reported=(2_048, 512))
     assert (info.raw_window, info.source) == (2_048, "server")
+    assert (info.max_output, info.max_output_source) == (512, "server")
+
+
+def test_a_model_that_knows_only_its_window_keeps_the_lookups_max_output() -> None:
+    info = resolve_window(CLAUDE, model_info=litellm_says(200_000, 64_000),
+                          reported=(100_000, None))
+    assert (info.raw_window, info.source) == (100_000, "server")
+    assert (info.max_output, info.max_output_source) == (64_000, "litellm")
+
+
+def test_a_limit_learned_from_an_overflow_error_wins_over_what_the_model_reports() -> None:
+    info = resolve_window(CLAUDE, model_info=litellm_says(200_000, 64_000),
+                          reported=(150_000, None), learned=120_000)
+    assert (info.raw_window, info.source, info.max_output) == (120_000, "learned", 64_000)
+
+
+@pytest.mark.parametrize("learned", [None, 0, -5], ids=["none", "zero", "negative"])
+def test_no_learned_limit_changes_nothing(learned: int | None) -> None:
+    info = resolve_window(CLAUDE, model_info=no_litellm, learned=learned)
+    assert info.source == "table"
+
+
+def test_env_and_the_suffix_win_over_a_learned_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert resolve_window(CLAUDE + "[1m]", model_info=no_litellm, learned=90_000).source == (
+        "suffix")
+    monkeypatch.setenv("NBAGENT_MAX_CONTEXT_TOKENS", "4096")
+    assert resolve_window(CLAUDE, model_info=no_litellm, learned=90_000).source == "env"
+
+
+@pytest.mark.parametrize(
+    ("model", "small"),
+    [
+        ("anthropic/claude-sonnet-4-20250514", "anthropic/claude-haiku-4-5"),
+        ("claude-opus-4-1", "claude-haiku-4-5"),
+        ("openai/gpt-4.1", "openai/gpt-4o-mini"),
+        ("gpt-5", "gpt-4o-mini"),
+        ("gemini/gemini-2.5-pro", "gemini/gemini-2.0-flash"),
+        ("ollama/llama3.1", "ollama/llama3.1"),
+    ],
+    ids=lambda v: v,
+)
+def test_summaries_go_to_a_small_model_of_the_same_provider(model: str, small: str) -> None:
+    assert small_model_for(model) == small
+
+
+def test_every_small_model_is_its_own_small_model() -> None:
+    assert all(small_model_for(small) == small for small in SMALL_MODELS.values())
 
 
 @pytest.mark.parametrize(
