@@ -2,6 +2,8 @@
 
 Every marker is a constant: no timestamps, counters or ids, so a compacted
 prefix stays byte-identical from one request to the next and prompt caches hit.
+Blocks nbagent writes: session memory, summary and notebook state (user role, after
+the preamble), pins (a system message right after the system prompt).
 """
 
 from __future__ import annotations
@@ -14,12 +16,24 @@ SNIP_PLACEHOLDER = SNIP_PREFIX + '; recall(query="{ref}") finds it]'  # names wh
 MEMORY_HEADER = "[nbagent session memory; the full transcript is archived: recall finds any detail]"
 SUMMARY_HEADER = ("[nbagent conversation summary; the full transcript is archived: recall finds "
                   "any detail]")
+STATE_HEADER = ("[nbagent notebook state: the live kernel's variables now; replaced after each "
+                "compaction, it outranks older notes]")
+PINS_HEADER = "[nbagent pinned facts: the user asked to keep these verbatim]"
 COLLAPSE_MARKER = "[... {removed:,} characters removed ...]"
+SHORTENED = "[…]"  # ends a user message the floor shortened; recall returns it whole
+
+# Headings of the deterministic floor inside placeholders, memory blocks and summaries.
+USER_MESSAGES_HEADING = (f'User messages (verbatim; {SHORTENED} marks a shortened one: '
+                         'recall(query="its first words") returns it whole):')
+NAMES_HEADING = "Names:"
+ERRORS_HEADING = "Error lines:"
+FOCUS_HEADING = "Compacted with the focus:"
 
 
-def snip_placeholder(tool_call_id: str) -> str:
-    """The short text an old tool result becomes: it says how to get the result back."""
-    return SNIP_PLACEHOLDER.format(ref=tool_call_id)
+def snip_placeholder(tool_call_id: str, digest: str = "") -> str:
+    """The short text an old tool result becomes: how to get it back, then a digest of it."""
+    head = SNIP_PLACEHOLDER.format(ref=tool_call_id)
+    return f"{head}\n{digest}" if digest else head
 
 
 def is_snipped(content: object) -> bool:
@@ -34,13 +48,24 @@ def is_summary(message: Mapping[str, Any]) -> bool:
     return _starts_with(message, SUMMARY_HEADER)
 
 
+def is_notebook_state(message: Mapping[str, Any]) -> bool:
+    return _starts_with(message, STATE_HEADER)
+
+
+def is_pins(message: Mapping[str, Any]) -> bool:
+    content = message.get("content")
+    return (message.get("role") == "system" and isinstance(content, str)
+            and content.startswith(PINS_HEADER))
+
+
+def is_block(message: Mapping[str, Any]) -> bool:
+    """A block compaction keeps after the preamble: memory, summary or notebook state."""
+    return is_memory(message) or is_summary(message) or is_notebook_state(message)
+
+
 def is_plain_user(message: Mapping[str, Any]) -> bool:
-    """A message the user typed: role user, and not a memory or summary nbagent wrote."""
-    return (
-        message.get("role") == "user"
-        and not _starts_with(message, MEMORY_HEADER)
-        and not _starts_with(message, SUMMARY_HEADER)
-    )
+    """A message the user typed: role user, and not a block nbagent wrote."""
+    return message.get("role") == "user" and not is_block(message)
 
 
 def _starts_with(message: Mapping[str, Any], header: str) -> bool:

@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 
 from nbagent import validate_messages
-from nbagent._markers import MEMORY_HEADER, SUMMARY_HEADER, is_snipped, snip_placeholder
+from nbagent._markers import (
+    MEMORY_HEADER,
+    SUMMARY_HEADER,
+    is_memory,
+    is_plain_user,
+    is_snipped,
+    snip_placeholder,
+)
 from nbagent.compaction import (
     SECTIONS,
     CompactionFailed,
@@ -36,8 +43,10 @@ def test_snip_clears_results_older_than_the_kept_rounds_and_keeps_calls() -> Non
     before = copy.deepcopy(messages)
     snipped = snip_old_tools(messages, keep_recent_turns=10)
     assert snipped.changed and messages == before  # input untouched
-    assert results(snipped)[:2] == [snip_placeholder("call-0"), snip_placeholder("call-1")]
+    assert results(snipped)[0].startswith(snip_placeholder("call-0"))
+    assert results(snipped)[1].startswith(snip_placeholder("call-1"))
     assert 'recall(query="call-0")' in results(snipped)[0]
+    assert "Names: col_0" in results(snipped)[0]  # the digest of what it held
     assert results(snipped)[2:] == results(messages)[2:]
     assert [m.get("tool_calls") for m in snipped] == [m.get("tool_calls") for m in messages]
     validate_messages(snipped)
@@ -185,7 +194,8 @@ def test_ptl_drops_the_oldest_rounds_until_under_ninety_percent_of_the_limit() -
     limit = size // 2
     dropped = ptl_fallback(messages, f"prompt is too long: {size} tokens > {limit} maximum")
     assert dropped.changed and tokens(dropped) <= 0.9 * limit
-    assert dropped[0] == SYSTEM and dropped[1] == messages[1]  # the first user request stays
+    assert dropped[0] == SYSTEM and dropped[2] == messages[1]  # the first user request stays
+    assert is_memory(dropped[1]) and "- question 1: describe sales_df" in dropped[1]["content"]
     assert dropped[-4:] == messages[-4:]  # the newest round stays
     validate_messages(dropped)
     fewer = ptl_fallback(
@@ -204,7 +214,7 @@ def test_ptl_uses_the_providers_count_to_calibrate() -> None:
 def test_ptl_without_a_limit_drops_three_rounds() -> None:
     messages = session(6)
     dropped = ptl_fallback(messages, "Input is too long for requested model.")
-    asks = [m["content"] for m in dropped if m["role"] == "user"]
+    asks = [m["content"] for m in dropped if is_plain_user(m)]
     assert asks[0] == messages[1]["content"]  # the first request stays, its round goes
     assert [a.split(":")[0] for a in asks[1:]] == ["question 3", "question 4", "question 5"]
     assert "no limit" in dropped.reason
@@ -297,31 +307,59 @@ def test_session_memory_folds_old_rounds_and_keeps_a_verbatim_tail() -> None:
 
 
 def test_the_second_run_sends_only_the_new_rounds_and_appends_a_block() -> None:
-    summarize = ScriptedSummarizer(["- first notes", "- second notes"])
+    summarize = ScriptedSummarizer(["- first notes on sales_df", "- second notes on col_12"])
     first = session_memory_compact(session(10), summarize, **MEMORY_KNOBS)
     grown = list(first) + [m for t in range(10, 16) for m in tool_round(t)]
     second = session_memory_compact(grown, summarize, **MEMORY_KNOBS)
     prompt = summarize.last_prompt()
-    assert "- first notes" in prompt  # the previous memory, for context
+    assert "- first notes on sales_df" in prompt  # the previous memory, for context
     folded_before = {m["content"] for m in session(10) if m["role"] == "user"} - {
         m["content"] for m in first if m["role"] == "user"
     }
     assert folded_before and not any(q in prompt.split("<conversation>")[1] for q in folded_before)
     assert second[1] == first[1]  # the first block is byte-identical: the cached prefix holds
     assert (
-        second[2]["content"].startswith(MEMORY_HEADER) and "- second notes" in second[2]["content"]
+        second[2]["content"].startswith(MEMORY_HEADER)
+        and "- second notes on col_12" in second[2]["content"]
     )
 
 
-def test_memory_past_its_budget_merges_the_later_blocks() -> None:
-    summarize = ScriptedSummarizer(["- a " * 50, "- b " * 50, "- c " * 50, "- merged"])
+def grown_memory(summarize: ScriptedSummarizer) -> list[dict[str, Any]]:
+    """Three folds: three memory blocks, then six more rounds to fold."""
     messages = session(10)
     for t in range(10, 22, 6):
         messages = list(session_memory_compact(messages, summarize, **MEMORY_KNOBS))
         messages += [m for u in range(t, t + 6) for m in tool_round(u)]
-    merged = session_memory_compact(messages, summarize, memory_max_tokens=200, **MEMORY_KNOBS)
-    blocks = [m for m in merged if m["content"] and str(m["content"]).startswith(MEMORY_HEADER)]
-    assert len(blocks) == 2 and blocks[0] == messages[1] and "- merged" in blocks[1]["content"]
+    return messages
+
+
+def test_memory_past_its_budget_merges_the_later_blocks_and_their_floors() -> None:
+    notes = [f"- sales_df {x} " * 50 for x in "abc"]
+    summarize = ScriptedSummarizer([*notes, "- merged notes on sales_df"])
+    messages = grown_memory(summarize)
+    asked = [m["content"] for m in messages if is_memory(m)]
+    merged = session_memory_compact(
+        messages, summarize, memory_max_tokens=200, floor_tokens_budget=400, **MEMORY_KNOBS
+    )
+    blocks = [m["content"] for m in merged if is_memory(m)]
+    assert len(blocks) == 2 and blocks[0] == asked[0] and "- merged notes" in blocks[1]
+    for question in ("question 9:", "question 14:", "question 17:"):  # every later block's
+        assert question in blocks[1]  # user messages survive the merge
+    assert "col_12" in blocks[1] and "Names:" in blocks[1]
+    summarize.assert_consumed()
+
+
+def test_a_failed_merge_merges_by_code_and_keeps_the_floors() -> None:
+    notes = [f"- sales_df {x} " * 50 for x in "abc"]
+    summarize = ScriptedSummarizer([*notes, "", "Error: overloaded"])
+    messages = grown_memory(summarize)
+    folded = session_memory_compact(
+        messages, summarize, memory_max_tokens=100, floor_tokens_budget=400, **MEMORY_KNOBS
+    )
+    assert folded.changed and "merged the later memory blocks by code" in folded.reason
+    blocks = [m["content"] for m in folded if is_memory(m)]
+    assert len(blocks) == 2 and "- sales_df b" in blocks[1] and "- sales_df c" in blocks[1]
+    assert "question 12:" in blocks[1] and "question 17:" in blocks[1]
     summarize.assert_consumed()
 
 
@@ -332,7 +370,7 @@ def test_session_memory_cannot_run_on_too_little() -> None:
 
 
 def test_tool_io_reaches_the_memory_summarizer_in_compact_form() -> None:
-    summarize = ScriptedSummarizer(["- notes"])
+    summarize = ScriptedSummarizer(["- notes on sales_df"])
     session_memory_compact(session(10), summarize, **MEMORY_KNOBS)
     prompt = summarize.last_prompt()
     assert '[assistant calls describe (call-0)] {"name": "sales_df"}' in prompt
@@ -348,16 +386,3 @@ def test_the_summarizer_failing_twice_raises_with_the_calls_spent() -> None:
 def test_sections_parse_from_common_heading_styles() -> None:
     text = "\n".join(f"**{n}. {title}:**\nbody {n}" for n, title in enumerate(SECTIONS, 1))
     assert list(parse_sections(text)) == list(SECTIONS) and not validate_summary(text)
-
-
-def test_a_failed_merge_keeps_the_fold_as_separate_blocks() -> None:
-    summarize = ScriptedSummarizer(["- a " * 50, "- b " * 50, "- c " * 50, "", "Error: overloaded"])
-    messages = session(10)
-    for t in range(10, 22, 6):
-        messages = list(session_memory_compact(messages, summarize, **MEMORY_KNOBS))
-        messages += [m for u in range(t, t + 6) for m in tool_round(u)]
-    folded = session_memory_compact(messages, summarize, memory_max_tokens=100, **MEMORY_KNOBS)
-    assert folded.changed and "merging the memory failed" in folded.reason
-    blocks = [m for m in folded if str(m["content"]).startswith(MEMORY_HEADER)]
-    assert len(blocks) == 3 and "- c" in blocks[2]["content"]
-    summarize.assert_consumed()

@@ -1,14 +1,17 @@
 """The compaction ladder: pure functions from a message list to a new message list.
 
-    snip_old_tools          L1  old tool results → one constant placeholder
+    snip_old_tools          L1  old tool results → a placeholder with a digest of them
     session_memory_compact  L2  old rounds → incremental session memory + recent tail
     full_compact            L3  everything → one nine-section summary
     ptl_fallback            L4  after "prompt too long": drop the oldest whole rounds
     context_collapse        L5  cut large tool results to head + marker (a utility)
 
 None mutates its input. Each returns a `LevelResult` — the new list, which also
-says whether it changed and why. `summarize` is any callable model seam: it
-takes OpenAI-format messages and returns text (or a `SummaryReply`).
+says whether it changed and why. Each takes `counts` (one token count per message)
+so it never re-estimates what did not change. Every level that removes text keeps
+its deterministic floor (see `floor_budget`). `summarize` is any callable model seam:
+it takes OpenAI-format messages and returns text (or a `SummaryReply`).
+`with_pins` and `with_notebook_state` place the two blocks the controller writes.
 `CompactionController` composes these and holds the state.
 """
 
@@ -16,8 +19,10 @@ from __future__ import annotations
 
 from ._collapse import context_collapse
 from ._common import CompactionFailed, LevelResult, Summarizer, SummaryReply
-from ._memory import session_memory_compact
+from ._floor import Floor, extract_floor, floor_budget
 from ._limits import parse_token_limits
+from ._memory import session_memory_compact, validate_notes
+from ._placement import notebook_state_of, pins_of, with_notebook_state, with_pins
 from ._ptl import ptl_fallback
 from ._snip import snip_old_tools
 from ._summary import SECTIONS, full_compact, parse_sections, validate_summary
@@ -25,15 +30,23 @@ from ._summary import SECTIONS, full_compact, parse_sections, validate_summary
 __all__ = [
     "SECTIONS",
     "CompactionFailed",
+    "Floor",
     "LevelResult",
     "Summarizer",
     "SummaryReply",
     "context_collapse",
+    "extract_floor",
+    "floor_budget",
     "full_compact",
+    "notebook_state_of",
     "parse_sections",
     "parse_token_limits",
+    "pins_of",
     "ptl_fallback",
     "session_memory_compact",
     "snip_old_tools",
+    "validate_notes",
     "validate_summary",
+    "with_notebook_state",
+    "with_pins",
 ]

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, Protocol
 
-from .._markers import is_memory, is_plain_user, is_summary
+from .._markers import is_block, is_notebook_state, is_plain_user
 from .._tokens import estimate_message_tokens
 
 Message = dict[str, Any]
@@ -92,13 +93,28 @@ def tokens(messages: Sequence[Mapping[str, Any]]) -> int:
     return sum(estimate_message_tokens(m) for m in messages)
 
 
+def counts_for(messages: Sequence[Mapping[str, Any]], counts: Sequence[int] | None) -> list[int]:
+    """One token count per message: the ones given (e.g. `History`'s cached estimates),
+    or each message estimated once."""
+    if counts is None:
+        return [estimate_message_tokens(m) for m in messages]
+    if len(counts) != len(messages):
+        raise ValueError(f"{len(counts)} token counts for {len(messages)} messages")
+    return list(counts)
+
+
+def prefix_sums(counts: Sequence[int]) -> list[int]:
+    """`sums[i]` is the total of `counts[:i]`, so any slice costs one subtraction."""
+    return [0, *accumulate(counts)]
+
+
 @dataclass(frozen=True)
 class Layout:
     """Where things are in a message list.
 
-    `preamble` (leading system messages) ends at `body`; compaction blocks
-    (memory or summary messages) run from `body` to `blocks_end`; `rounds`
-    lists the start of every round (a plain user message) after that.
+    `preamble` (leading system messages: the system prompt, pins) ends at `body`;
+    blocks (memory, summary, notebook state) run from `body` to `blocks_end`;
+    `rounds` lists the start of every round (a plain user message) after that.
     """
 
     body: int
@@ -111,12 +127,18 @@ class Layout:
         while body < len(messages) and messages[body].get("role") == "system":
             body += 1
         blocks_end = body
-        while blocks_end < len(messages) and (
-            is_memory(messages[blocks_end]) or is_summary(messages[blocks_end])
-        ):
+        while blocks_end < len(messages) and is_block(messages[blocks_end]):
             blocks_end += 1
         rounds = tuple(i for i in range(blocks_end, len(messages)) if is_plain_user(messages[i]))
         return cls(body, blocks_end, rounds)
+
+
+def split_blocks(
+    blocks: Sequence[Message],
+) -> tuple[list[Message], list[Message]]:
+    """The memory and summary blocks, and the notebook-state blocks (kept last)."""
+    return ([b for b in blocks if not is_notebook_state(b)],
+            [b for b in blocks if is_notebook_state(b)])
 
 
 def pending_start(messages: Sequence[Mapping[str, Any]]) -> int:

@@ -1,91 +1,337 @@
-"""The deterministic floor: what can be pulled out of a transcript by code, with
-no model — the user's own words, file paths, variable and DataFrame names, URLs,
-error lines — so verbatim identifiers survive even a weak summarizer.
+"""The deterministic floor: what code keeps of the text a level removes, with no model —
+the user's own words, paths, DataFrame, column and variable names, error lines. It is
+rendered into placeholders, memory blocks and summaries under fixed headings, read back
+from them (so a merge or a later level keeps it), and bounded in tokens.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._markers import is_plain_user
-from ._render import _text, shorten
-
-USER_MESSAGE_CHARS = 500
-USER_MESSAGES_TOTAL = 4_000
-MAX_NAMES = 40
-MAX_ERROR_LINES = 20
-
-_PATH = re.compile(
-    r"(?<![\w/.-])(?:~?/)?(?:[\w.-]+/)*[\w-]+\.(?:csv|tsv|parquet|feather|xlsx?|json|jsonl|py|ipynb|"
-    r"txt|md|sql|ya?ml|pkl|pickle|h5|hdf5|npz|npy|zip|gz|png|jpe?g|svg|html)\b"
+from .._markers import (
+    ERRORS_HEADING,
+    FOCUS_HEADING,
+    NAMES_HEADING,
+    SHORTENED,
+    USER_MESSAGES_HEADING,
+    is_memory,
+    is_notebook_state,
+    is_plain_user,
+    is_snipped,
+    is_summary,
 )
-_URL = re.compile(r"https?://[^\s\"'<>)\]]+")
-_ASSIGNED = re.compile(r"^\s*([A-Za-z_]\w*)\s*=\s*(?:pd|np|pl|spark)\.", re.MULTILINE)
-_FRAME_NAME = re.compile(r"\b(?:df|[A-Za-z_]\w*_df|df_\w+|[A-Za-z_]\w*_(?:frame|data))\b")
-_ERROR_LINE = re.compile(r"\b(?:\w*Error|\w*Exception|Traceback|failed|FAILED)\b")
-_IDENTIFIER = re.compile(r"^[A-Za-z_]\w{0,60}$")
+from .._tokens import estimate_tokens
+from . import _identifiers as ids
+from ._render import _text
+
+FLOOR_SHARE = 0.25  # of the auto-compact trigger: the most the floor may take ...
+FLOOR_CAP = 12_000  # ... and never more than this (a large window needs no larger floor)
+MIN_FLOOR_TOKENS = 200
+DEFAULT_FLOOR_TOKENS = 6_000  # the cap when a level is not told its budget
+SHORT_CHARS = 60  # a shortened user message keeps its leading sentences up to this...
+SHORT_MAX_CHARS = 200  # ... and any later directive sentence, up to this
+TINY_CHARS = 32  # the shortest form of a user message that decides nothing
+MAX_NAMES = 400  # names considered before the budget (bounds the work)
+MAX_ERRORS = 40
+NAMES_SHARE, ERRORS_SHARE = 0.3, 0.15  # of the floor, unless the user messages leave more
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_DIRECTIVE = re.compile(  # a sentence that decides something for the rest of the session
+    r"^(?:(?:ok|okay|good|great|thanks|yes|no)[,.!]?\s+)?(?:let'?s|let us|please|don'?t|do not|"
+    r"never|always|use|drop|exclude|include|keep|remove|only|switch|change|make sure|from now on|"
+    r"instead|stop|rename|filter|replace|treat|report|cap|clip|fill|impute|ignore|skip|avoid|"
+    r"limit|restrict|prefer|go with|we(?:'ll| will| should| must)|i want|i'd like)\b"
+    r"|\b(?:instead|from now on|must|should|don'?t|never|always|decided?)\b",
+    re.IGNORECASE,
+)
+_OMITTED = "[{count} user messages left out here for space; recall(query=...) finds them]"
+_OMITTED_COUNT = re.compile(r"^\[(\d+) user messages left out here")
+
+
+def floor_budget(trigger: int) -> int:
+    """The floor's token budget for an auto-compact trigger: a share, so compaction shrinks."""
+    return max(MIN_FLOOR_TOKENS, min(FLOOR_CAP, int(trigger * FLOOR_SHARE)))
+
+
+def default_budget(total_tokens: int, carried: int = 0) -> int:
+    """The budget when a level is not told one: a share of what it compacts, capped, and
+    never less than the floors it carries over (`carried` tokens), so a later compaction
+    does not shorten what an earlier one kept."""
+    return min(DEFAULT_FLOOR_TOKENS, max(floor_budget(total_tokens), carried))
 
 
 @dataclass(frozen=True)
 class Floor:
     user_messages: tuple[str, ...]
-    names: tuple[str, ...]  # paths, URLs, variable and DataFrame names
+    names: tuple[str, ...]  # paths first, then names with a role, then tokens seen in passing
     error_lines: tuple[str, ...]
 
+    def __add__(self, other: Floor) -> Floor:
+        return Floor(
+            _unique([*self.user_messages, *other.user_messages], keep_repeats=True),
+            _unique([*self.names, *other.names]),
+            _unique([*self.error_lines, *other.error_lines]),
+        )
 
-def _unique(items: list[str], limit: int) -> tuple[str, ...]:
-    seen: dict[str, None] = {}
-    for item in items:
-        seen.setdefault(item, None)
-    return tuple(seen)[:limit]
-
-
-def _argument_names(message: Mapping[str, Any]) -> list[str]:
-    names = []
-    for call in message.get("tool_calls") or ():
-        try:
-            arguments = json.loads(call.get("function", {}).get("arguments") or "{}")
-        except json.JSONDecodeError:
-            continue
-        if isinstance(arguments, dict):
-            names += [v for v in arguments.values() if isinstance(v, str) and _IDENTIFIER.match(v)]
-    return names
+    def without_known(self, known: Floor) -> Floor:
+        """Drop the names and error lines `known` already keeps (user messages stay)."""
+        names, errors = set(known.names), set(known.error_lines)
+        return Floor(self.user_messages, tuple(n for n in self.names if n not in names),
+                     tuple(e for e in self.error_lines if e not in errors))
 
 
-def _user_messages(messages: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
-    """Every user message, capped; the first and the latest always make it in."""
-    texts = [
-        shorten(_text(m.get("content")), USER_MESSAGE_CHARS) for m in messages if is_plain_user(m)
-    ]
-    if len(texts) <= 2:
-        return tuple(texts)
-    kept, budget = [texts[0], texts[-1]], USER_MESSAGES_TOTAL - len(texts[0]) - len(texts[-1])
-    middle: list[str] = []
-    for text in reversed(texts[1:-1]):  # the most recent ones first
-        if len(text) > budget:
-            break
-        middle.insert(0, text)
-        budget -= len(text)
-    return (kept[0], *middle, kept[1])
+EMPTY = Floor((), (), ())
+
+
+def _unique(items: Iterable[str], keep_repeats: bool = False) -> tuple[str, ...]:
+    if keep_repeats:  # consecutive repeats only ("continue", "continue")
+        out: list[str] = []
+        for item in items:
+            if not out or out[-1] != item:
+                out.append(item)
+        return tuple(out)
+    return tuple(dict.fromkeys(items))
+
+
+# -- extraction --------------------------------------------------------------------------
 
 
 def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
-    names: list[str] = []
+    """The floor of `messages`: their user messages, names and error lines; the floors
+    already written into memory blocks, summaries and placeholders are read back."""
+    users: list[str] = []
+    found: dict[str, int] = {}
     errors: list[str] = []
+    mentions: list[str] = []
+
+    def add(names: Iterable[ids.Found]) -> None:
+        for name, priority in ids.clean(iter(names)):
+            if found.get(name, 99) > priority:
+                found[name] = priority
+
     for message in messages:
         text = _text(message.get("content"))
-        names += _PATH.findall(text) + _URL.findall(text) + _ASSIGNED.findall(text)
-        names += _FRAME_NAME.findall(text) if message["role"] != "tool" else []
-        names += _argument_names(message)
-        for call in message.get("tool_calls") or ():
-            arguments = str(call.get("function", {}).get("arguments", ""))
-            names += _PATH.findall(arguments) + _ASSIGNED.findall(arguments.replace("\\n", "\n"))
-        if message["role"] in ("tool", "assistant"):
-            errors += [line.strip()[:200] for line in text.splitlines() if _ERROR_LINE.search(line)]
-    return Floor(
-        _user_messages(messages), _unique(names, MAX_NAMES), _unique(errors, MAX_ERROR_LINES)
-    )
+        role = message.get("role")
+        if is_notebook_state(message) or role == "system":
+            continue  # kept as it is by every level
+        if is_memory(message) or is_summary(message) or (role == "tool" and is_snipped(text)):
+            kept = parse_floor(text)
+            users += kept.user_messages
+            add((n, ids.PATH if ids._PATHS.fullmatch(n) else ids.NAMED) for n in kept.names)
+            errors += kept.error_lines
+        elif is_plain_user(message):
+            users.append(text)
+            add(ids.names_in_user_text(text))
+        elif role == "tool":
+            add(ids.names_in_output(text))
+            errors += ids.error_lines(text)
+        elif role == "assistant":
+            add(ids.names_in_assistant_text(text))
+            mentions += ids.error_lines(text, mentions=True)
+            for call in message.get("tool_calls") or ():
+                add(ids.names_in_arguments(str(call.get("function", {}).get("arguments", ""))))
+    ranked = sorted(found, key=lambda name: found[name])  # stable: first seen first
+    return Floor(_unique(users, keep_repeats=True), tuple(ranked[:MAX_NAMES]),
+                 _unique([*errors, *mentions])[:MAX_ERRORS])
+
+
+def digest(content: str, max_chars: int = 400) -> str:
+    """A bounded digest of a tool result: the names and error lines it held."""
+    names = [n for n, _ in sorted(ids.clean(ids.names_in_output(content)), key=lambda f: f[1])]
+    kept: list[str] = []
+    used = len(NAMES_HEADING)
+    for name in dict.fromkeys(names):
+        if used + len(name) + 2 > max_chars * 0.7:
+            break
+        kept.append(name)
+        used += len(name) + 2
+    lines = [f"{NAMES_HEADING} {', '.join(kept)}"] if kept else []
+    errors = list(dict.fromkeys(ids.error_lines(content)))[-2:]
+    if errors:
+        lines += [ERRORS_HEADING, *(f"- {e[: max_chars // 4]}" for e in errors)]
+    return "\n".join(lines)
+
+
+# -- reading back ------------------------------------------------------------------------
+
+
+def parse_floor(text: str) -> Floor:
+    """Read back a floor written by `render_floor` (anywhere in `text`)."""
+    users: list[str] = []
+    names: list[str] = []
+    errors: list[str] = []
+    section: list[str] | None = None
+    for line in text.split("\n"):
+        if line == USER_MESSAGES_HEADING:
+            section = users
+        elif line == ERRORS_HEADING:
+            section = errors
+        elif line.startswith(NAMES_HEADING):
+            names += [n for n in line[len(NAMES_HEADING):].strip().split(", ") if n]
+            section = None
+        elif section is not None and line.startswith("- "):
+            section.append(line[2:])
+        elif section is users and users and line.startswith("  "):
+            users[-1] += "\n" + line[2:]
+        else:
+            section = None
+    return Floor(tuple(users), tuple(names), tuple(errors))
+
+
+# -- rendering under a budget ------------------------------------------------------------
+
+
+def decides(text: str) -> bool:
+    """Whether a user message holds a decision (a directive sentence)."""
+    return any(_DIRECTIVE.search(s.strip()) for s in _SENTENCE.split(text) if s)
+
+
+def shorten_user_message(text: str) -> str:
+    """The leading sentences (and later directive ones, where a decision usually sits),
+    marked as shortened; recall returns the whole message."""
+    if text.endswith(SHORTENED) or len(text) <= SHORT_CHARS + len(SHORTENED):
+        return text
+    sentences = [s for s in _SENTENCE.split(text.strip()) if s]
+    kept: list[str] = []
+    size = 0
+    for sentence in sentences:
+        if size < SHORT_CHARS or _DIRECTIVE.search(sentence.strip()):
+            sentence = sentence[: max(0, SHORT_MAX_CHARS - size)]
+            if not sentence:
+                break
+            kept.append(sentence)
+            size += len(sentence) + 1
+    short = f"{' '.join(kept)} {SHORTENED}"
+    return short if len(short) < len(text) else text
+
+
+def _cut(text: str, tokens: int) -> str:
+    """Head and tail of an over-long message that must stay (the first request)."""
+    chars = max(200, tokens * 3)
+    if len(text) <= chars:
+        return text
+    half = chars // 2
+    return f"{text[:half]} {SHORTENED} {text[-half:]}"
+
+
+def _tiny(text: str) -> str:
+    short = f"{text[:TINY_CHARS].rstrip()} {SHORTENED}"
+    return short if len(short) < len(text) else text
+
+
+def _fit_users(texts: list[str], budget: int, keep_first: bool, keep_last: bool) -> list[str]:
+    """Fit the user messages into `budget`, never dropping one silently. In turn, until
+    it fits: shorten the oldest middle ones (leading and directive sentences); cut the
+    oldest ones that decide nothing to their first words; then leave the oldest out, those
+    that decide nothing first, with one line saying how many and how to find them. The
+    first (the request) and the last (the latest ask) stay whole when asked."""
+    if not texts:
+        return []
+    protected = {0} if keep_first else set()
+    if keep_last:
+        protected.add(len(texts) - 1)
+    items = [_cut(t, budget // 2) if i in protected else t for i, t in enumerate(texts)]
+    costs = [estimate_tokens(t) + 2 for t in items]
+    total = sum(costs)
+    order = [i for i in range(len(items)) if i not in protected]  # the oldest first
+    plain = [i for i in order if not decides(items[i])]
+    for shorten, indexes in ((shorten_user_message, order), (_tiny, plain)):
+        for index in indexes:
+            if total <= budget:
+                return items
+            short = shorten(items[index])
+            cost = estimate_tokens(short) + 2
+            total += cost - costs[index]
+            items[index], costs[index] = short, cost
+    if total <= budget:
+        return items
+    gone: set[int] = set()
+    left_out = 0
+    for index in [*plain, *(i for i in order if i not in plain)]:
+        if total <= budget - 20:  # room for the line that says so
+            break
+        total -= costs[index]
+        gone.add(index)
+        counted = _OMITTED_COUNT.match(items[index])
+        left_out += int(counted.group(1)) if counted else 1
+    note = _OMITTED.format(count=left_out)
+    kept: list[str] = []
+    for index, text in enumerate(items):
+        if index == min(gone):
+            kept.append(note)
+        if index not in gone:
+            kept.append(text)
+    return kept
+
+
+def _take(items: Sequence[str], budget: float, cost_of: Any) -> list[str]:
+    taken: list[str] = []
+    used = 0
+    for item in items:
+        cost = cost_of(item)
+        if used + cost > budget:
+            break
+        taken.append(item)
+        used += cost
+    return taken
+
+
+def _name_cost(name: str) -> int:
+    return estimate_tokens(name) + 1
+
+
+def _error_cost(line: str) -> int:
+    return estimate_tokens(line) + 2
+
+
+def render_floor_parts(
+    floor: Floor,
+    budget: int,
+    *,
+    keep_first: bool = False,
+    keep_last: bool = False,
+    focus: str | None = None,
+) -> dict[str, str]:
+    """The floor as text within about `budget` tokens, by part ("focus", "users", "names",
+    "errors"; empty parts left out): user messages (the oldest middle ones shortened first;
+    the first and the last kept whole when asked), then names and error lines up to their
+    shares (more when the user messages leave room)."""
+    users_cost = sum(estimate_tokens(t) + 2 for t in floor.user_messages)
+    errors_all = sum(map(_error_cost, floor.error_lines))
+    names = _take(floor.names, max(budget * NAMES_SHARE, budget - users_cost - errors_all),
+                  _name_cost)
+    names_cost = sum(map(_name_cost, names))
+    errors = _take(floor.error_lines,
+                   max(budget * ERRORS_SHARE, budget - users_cost - names_cost), _error_cost)
+    users_budget = budget - names_cost - sum(map(_error_cost, errors))
+    users = _fit_users(list(floor.user_messages), users_budget, keep_first, keep_last)
+    parts: dict[str, str] = {}
+    if focus:
+        parts["focus"] = f"{FOCUS_HEADING} {' '.join(focus.split())[:300]}"
+    if users:
+        items = "\n".join("- " + text.replace("\n", "\n  ") for text in users)
+        parts["users"] = f"{USER_MESSAGES_HEADING}\n{items}"
+    if names:
+        parts["names"] = f"{NAMES_HEADING} {', '.join(names)}"
+    if errors:
+        parts["errors"] = ERRORS_HEADING + "".join(f"\n- {line}" for line in errors)
+    return parts
+
+
+def render_floor(floor: Floor, budget: int, *, keep_first: bool = False,
+                 keep_last: bool = False, focus: str | None = None) -> str:
+    """`render_floor_parts`, joined into one text."""
+    parts = render_floor_parts(floor, budget, keep_first=keep_first, keep_last=keep_last,
+                               focus=focus)
+    return "\n".join(parts.values())
+
+
+def floor_tokens(text: str) -> int:
+    """Tokens a block spends on its floor (from the first floor heading on)."""
+    starts = [text.find(h) for h in (USER_MESSAGES_HEADING, NAMES_HEADING, ERRORS_HEADING,
+                                     FOCUS_HEADING)]
+    found = [s for s in starts if s >= 0]
+    return estimate_tokens(text[min(found):]) if found else 0

@@ -1,19 +1,21 @@
 """L2: a running session memory, updated incrementally.
 
-The memory lives in the history itself, as append-only blocks after the system
-prompt. Each run folds only the rounds not yet folded in — the summarizer sees
-the previous memory for context plus those rounds, never the raw rounds it
-already summarized — and appends one new block, so the prefix the provider
-cached stays byte-identical. Only when the memory outgrows its budget are the
-blocks after the first merged into one (a rare, deliberate cache rewrite).
+The memory lives in the history itself, as append-only blocks after the preamble. Each
+run folds only the rounds not yet folded in — the summarizer sees the previous memory
+for context plus those rounds — and appends one block: the summarizer's notes plus the
+floor of what it folded (the user's messages, names, error lines), so the cached prefix
+stays byte-identical. Notes that are empty, an error or name nothing from the transcript
+are rejected (retried once, then the block keeps the floor alone). When the memory
+outgrows its budget the blocks after the first are merged into one, floors included.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from .._markers import MEMORY_HEADER
-from .._tokens import estimate_tokens
+from .._markers import MEMORY_HEADER, is_notebook_state
+from .._tokens import estimate_message_tokens, estimate_tokens
 from ._common import (
     CompactionFailed,
     Layout,
@@ -23,11 +25,21 @@ from ._common import (
     SummaryReply,
     add_costs,
     call_summarizer,
+    counts_for,
     looks_like_error,
-    tokens,
+    prefix_sums,
+    split_blocks,
 )
-from ._floor import extract_floor
-from ._render import render_transcript
+from ._floor import (
+    EMPTY,
+    Floor,
+    default_budget,
+    extract_floor,
+    floor_tokens,
+    parse_floor,
+    render_floor,
+)
+from ._render import RESULT_CHARS, render_message, render_transcript
 
 MEMORY_SYSTEM = (
     "You keep the working memory of a long conversation between a data scientist and an AI "
@@ -49,61 +61,127 @@ exact name, result and open task:
 <memory>
 {memory}
 </memory>"""
+_RETRY = ("That reply is not usable: {problems}. Write the notes again: the goals, decisions, "
+          "results and open tasks, naming the exact files, variables and columns.")
+FLOOR_ONLY = "(No notes: {why}. What follows was kept by code, verbatim.)"
+_NOT_CALLED = "the summarizer was not called"
+_NOT_USABLE = "the summarizer's notes were not usable"
+_WORD = re.compile(r"[A-Za-z][A-Za-z_]{5,}")
+_FLOOR_START = re.compile(r"^(?:User messages \(verbatim|Names:|Error lines:|Compacted with)",
+                          re.MULTILINE)
 
 
-def _block(notes: str, user_messages: Sequence[str]) -> Message:
-    verbatim = "\n".join(f"- {text}" for text in user_messages)
-    said = f"\n\nUser messages (verbatim):\n{verbatim}" if user_messages else ""
-    return {"role": "user", "content": f"{MEMORY_HEADER}\n{notes.strip()}{said}"}
+def validate_notes(text: str, floor: Floor) -> list[str]:
+    """Problems with a summarizer's notes; an empty list means they are usable.
+
+    Usable notes are not empty, not an error message, and name something from the
+    transcript they fold: one of its names, or (when it has none) a word the user wrote.
+    """
+    if not text.strip():
+        return ["the reply is empty"]
+    if looks_like_error(text):
+        return ["the reply is an error message, not notes"]
+    lowered = text.lower()
+    anchors = [n.lower() for n in floor.names]
+    if not anchors:
+        anchors = [w.lower() for t in floor.user_messages for w in _WORD.findall(t)]
+    if anchors and not any(_mentions(lowered, anchor) for anchor in anchors):
+        return ["the notes name nothing from the conversation (no file, variable or column)"]
+    return []
 
 
-def _ask(summarize: Summarizer, request: list[Message]) -> tuple[SummaryReply, int]:
-    """One call, retried once if the reply is empty or an error message."""
-    for attempt in (1, 2):
+def _mentions(text: str, name: str) -> bool:
+    if len(name) >= 4:
+        return name in text
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", text) is not None
+
+
+def _block(notes: str | None, floor: str, why: str = _NOT_USABLE) -> Message:
+    body = notes.strip() if notes is not None else FLOOR_ONLY.format(why=why)
+    return {"role": "user", "content": f"{MEMORY_HEADER}\n{body}\n\n{floor}".rstrip()}
+
+
+def _notes(block: Message) -> str | None:
+    """The summarizer's notes in a memory block (None when it kept the floor alone)."""
+    text = str(block["content"])[len(MEMORY_HEADER):]
+    match = _FLOOR_START.search(text)
+    notes = (text[: match.start()] if match else text).strip()
+    return None if not notes or notes.startswith("(No notes:") else notes
+
+
+def _ask(
+    summarize: Summarizer, request: list[Message], floor: Floor
+) -> tuple[SummaryReply | None, int, float | None, list[str]]:
+    """One call, retried once if the notes are not usable; (None, ...) if both were not."""
+    calls, cost, problems = 0, None, ["not attempted"]
+    for _ in (1, 2):
         try:
             reply = call_summarizer(summarize, request)
         except CompactionFailed as failure:
-            raise CompactionFailed(failure.reason, summary_calls=attempt) from failure
+            raise CompactionFailed(failure.reason, summary_calls=calls + 1, cost=cost) from failure
         except Exception as error:
             raise CompactionFailed(
-                f"the summarizer raised {type(error).__name__}: {error}", summary_calls=attempt
+                f"the summarizer raised {type(error).__name__}: {error}",
+                summary_calls=calls + 1, cost=cost,
             ) from error
-        if reply.text.strip() and not looks_like_error(reply.text):
-            return reply, attempt
-    raise CompactionFailed("the summarizer returned no usable notes twice", summary_calls=2)
+        calls, cost = calls + 1, add_costs(cost, reply.cost)
+        problems = validate_notes(reply.text, floor)
+        if not problems:
+            return reply, calls, cost, []
+        request = [*request, {"role": "assistant", "content": reply.text},
+                   {"role": "user", "content": _RETRY.format(problems="; ".join(problems))}]
+    return None, calls, cost, problems
 
 
 def _tail_start(
     messages: Sequence[Message],
     rounds: Sequence[int],
+    sums: Sequence[int],
     min_tokens: int,
     max_tokens: int,
     min_messages: int,
 ) -> int:
     """Where the verbatim tail begins: a round start, walking back from the newest round."""
+
+    def texts(start: int, stop: int) -> int:
+        return sum(1 for m in messages[start:stop]
+                   if m["role"] in ("user", "assistant") and m.get("content"))
+
     start = rounds[-1]
-    size = tokens(messages[start:])
-    texts = sum(
-        1 for m in messages[start:] if m["role"] in ("user", "assistant") and m.get("content")
-    )
+    size, count = sums[-1] - sums[start], texts(start, len(messages))
     for candidate in reversed(rounds[:-1]):
-        if size >= min_tokens and texts >= min_messages:
+        if size >= min_tokens and count >= min_messages:
             break
-        grown = tokens(messages[candidate:start])
+        grown = sums[start] - sums[candidate]
         if size + grown > max_tokens:
             break
-        texts += sum(
-            1
-            for m in messages[candidate:start]
-            if m["role"] in ("user", "assistant") and m.get("content")
-        )
+        count += texts(candidate, start)
         size, start = size + grown, candidate
     return start
 
 
+def _fold_end(
+    messages: Sequence[Message], counts: Sequence[int], layout: Layout, split: int, budget: int
+) -> int:
+    """The last round start up to which the summarizer can read the transcript."""
+    candidates = [r for r in layout.rounds if r <= split][1:] or [split]
+    fold_end, size, start = candidates[0], 0, layout.blocks_end
+    for end in candidates:
+        for index in range(start, end):  # each message's rendered size, once
+            message = messages[index]
+            long_result = (message["role"] == "tool"
+                           and len(str(message.get("content") or "")) > RESULT_CHARS)
+            size += estimate_tokens(render_message(message)) if long_result else counts[index]
+        start = end
+        if size > budget:
+            break
+        fold_end = end
+    return fold_end
+
+
 def session_memory_compact(
     messages: Sequence[Message],
-    summarize: Summarizer,
+    summarize: Summarizer | None,
     *,
     focus: str | None = None,
     tail_min_tokens: int = 10_000,
@@ -112,76 +190,121 @@ def session_memory_compact(
     min_fold_tokens: int = 0,
     memory_max_tokens: int | None = None,
     max_input_tokens: int | None = None,
+    floor_tokens_budget: int | None = None,
+    counts: Sequence[int] | None = None,
 ) -> LevelResult:
     """Fold the rounds before a verbatim recent tail into the session memory.
 
-    Returns the history as [system] + memory blocks + tail, or the input
-    unchanged (`changed=False`, with the reason) when there is too little to
-    fold in — the controller then falls back to `full_compact`. Raises
-    `CompactionFailed` when the summarizer fails twice.
+    Returns the history as preamble + memory blocks + notebook state + tail, or the
+    input unchanged (`changed=False`, with the reason) when there is too little to fold
+    in. Each new block holds the summarizer's notes and the floor of what it folds.
+
+    Args:
+        summarize: the model seam; None folds with the floor alone (no model call: for
+            when the circuit breaker is open), and the result is marked `degraded`.
+        floor_tokens_budget: the most all memory floors may take (see `floor_budget`);
+            by default a share of the input's size.
+        counts: one token count per message (e.g. `History`'s); computed once if None.
+
+    Notes rejected twice (empty, an error, naming nothing) leave the floor alone and
+    mark the result `degraded`. Raises `CompactionFailed` when the summarizer raises.
     """
+    counts = counts_for(messages, counts)
+    sums = prefix_sums(counts)
     layout = Layout.of(messages)
     if len(layout.rounds) < 2:
         return LevelResult.unchanged(messages, "fewer than two rounds: nothing to fold in")
-    split = _tail_start(
-        messages, layout.rounds, tail_min_tokens, tail_max_tokens, tail_min_messages
-    )
+    split = _tail_start(messages, layout.rounds, sums, tail_min_tokens, tail_max_tokens,
+                        tail_min_messages)
     fold_end = split
     if max_input_tokens is not None:  # fold only as many old rounds as the summarizer can read
-        budget = int(max_input_tokens * 0.6)
-        candidates = [r for r in layout.rounds if r <= split][1:] or [split]
-        fold_end = candidates[0]
-        for end in candidates:
-            if estimate_tokens(render_transcript(messages[layout.blocks_end : end])) > budget:
-                break
-            fold_end = end
+        fold_end = _fold_end(messages, counts, layout, split, int(max_input_tokens * 0.6))
     folded = messages[layout.blocks_end : fold_end]
-    if not folded or tokens(folded) < min_fold_tokens:
+    if not folded or sums[fold_end] - sums[layout.blocks_end] < min_fold_tokens:
         return LevelResult.unchanged(messages, "too little before the recent tail to fold in")
 
-    blocks = list(messages[layout.body : layout.blocks_end])
-    memory = "\n\n".join(str(b["content"]) for b in blocks) or "(empty: this is the first part)"
-    transcript = render_transcript(folded)
-    if focus:
-        transcript += f"\n\n(The user asks the memory to focus on: {focus})"
-    request = [
-        {"role": "system", "content": MEMORY_SYSTEM},
-        {"role": "user", "content": _UPDATE.format(memory=memory, transcript=transcript)},
-    ]
-    reply, calls = _ask(summarize, request)
-    cost = reply.cost
-    new_blocks = [*blocks, _block(reply.text, extract_floor(folded).user_messages)]
-    reason = f"folded {len(folded)} messages into the session memory"
-    if memory_max_tokens is not None and tokens(new_blocks) > memory_max_tokens and len(blocks) > 1:
-        # The first block (the first request and the earliest notes) stays byte-identical.
-        everything = "\n\n".join(str(b["content"]) for b in new_blocks[1:])
-        merge = [
+    region = range(layout.body, layout.blocks_end)
+    blocks, states = split_blocks(messages[layout.body : layout.blocks_end])
+    block_sizes = [counts[i] for i in region if not is_notebook_state(messages[i])]
+    state_sizes = [counts[i] for i in region if is_notebook_state(messages[i])]
+    known = sum((parse_floor(str(b["content"])) for b in blocks), EMPTY)
+    spent = sum(floor_tokens(str(b["content"])) for b in blocks)
+    budget = (floor_tokens_budget if floor_tokens_budget is not None
+              else default_budget(sums[-1], spent))
+    seen = extract_floor(folded)
+    floor_text = render_floor(seen.without_known(known), max(budget - spent, budget // 3),
+                              keep_first=not blocks, focus=focus)
+    calls, cost, degraded = 0, None, summarize is None
+    if summarize is None:
+        block = _block(None, floor_text, _NOT_CALLED)
+        reason = f"folded {len(folded)} messages into the session memory (floor only)"
+    else:
+        memory = "\n\n".join(str(b["content"]) for b in blocks) or "(empty: the first part)"
+        transcript = render_transcript(folded)
+        if focus:
+            transcript += f"\n\n(The user asks the memory to focus on: {focus})"
+        request = [
             {"role": "system", "content": MEMORY_SYSTEM},
-            {"role": "user", "content": _MERGE.format(memory=everything)},
+            {"role": "user", "content": _UPDATE.format(memory=memory, transcript=transcript)},
         ]
-        try:
-            merged, more = _ask(summarize, merge)
-        except CompactionFailed as failure:  # the fold stands; merging can wait for next time
-            calls += failure.summary_calls
-            reason += f"; merging the memory failed ({failure.reason}), kept it as blocks"
-        else:
-            calls, cost = calls + more, add_costs(cost, merged.cost)
-            new_blocks = [new_blocks[0], _block(merged.text, ())]
-            reason += ", then merged the later memory blocks into one"
-    result = [*messages[: layout.body], *new_blocks, *messages[fold_end:]]
-    if tokens(result) >= tokens(messages):
-        return LevelResult(
-            messages,
-            changed=False,
-            summary_calls=calls,
-            cost=cost,
-            reason="the memory is not smaller than what it would replace",
-        )
-    return LevelResult(
-        result,
-        changed=True,
-        reason=reason,
-        summary_calls=calls,
-        cost=cost,
-        summary=str(new_blocks[-1]["content"]),
-    )
+        reply, calls, cost, problems = _ask(summarize, request, seen)
+        degraded = reply is None
+        block = _block(reply.text if reply else None, floor_text)
+        reason = f"folded {len(folded)} messages into the session memory"
+        if reply is None:
+            reason += f"; the notes were not usable twice ({'; '.join(problems)}): kept the floor"
+    new_blocks = [*blocks, block]
+    sizes = [*block_sizes, estimate_message_tokens(block)]
+    if memory_max_tokens is not None and len(blocks) > 1 and sum(sizes) > (
+            memory_max_tokens + budget):
+        first_floor = floor_tokens(str(blocks[0]["content"]))
+        merged, more_calls, more_cost, how = _merge(
+            new_blocks[1:], summarize, max(budget - first_floor, budget // 2), known + seen)
+        calls, cost = calls + more_calls, add_costs(cost, more_cost)
+        new_blocks = [blocks[0], merged]
+        sizes = [sizes[0], estimate_message_tokens(merged)]
+        reason += how
+    before = sums[-1]
+    after = sums[layout.body] + sum(sizes) + sum(state_sizes) + before - sums[fold_end]
+    if after >= before:
+        return LevelResult(messages, changed=False, summary_calls=calls, cost=cost,
+                           reason="the memory is not smaller than what it would replace")
+    result = [*messages[: layout.body], *new_blocks, *states, *messages[fold_end:]]
+    return LevelResult(result, changed=True, reason=reason, summary_calls=calls, cost=cost,
+                       summary=str(new_blocks[-1]["content"]), degraded=degraded)
+
+
+def _merge(
+    blocks: Sequence[Message], summarize: Summarizer | None, floor_budget: int, seen: Floor
+) -> tuple[Message, int, float | None, str]:
+    """One block from several: the notes merged by the summarizer (or, when it fails, by
+    code: joined and cut), the floors merged by code under `floor_budget`. The merged
+    notes must name something `seen` holds."""
+    floor = sum((parse_floor(str(b["content"])) for b in blocks), EMPTY)
+    text = render_floor(floor, max(floor_budget, 1))
+    notes = [n for n in map(_notes, blocks) if n is not None]
+    if not notes:
+        return _block(None, text), 0, None, ", then merged the later memory blocks' floors"
+    if len(notes) == 1 or summarize is None:
+        return _block(_joined(notes), text), 0, None, ", then merged the later memory blocks"
+    request = [{"role": "system", "content": MEMORY_SYSTEM},
+               {"role": "user", "content": _MERGE.format(memory="\n\n".join(notes))}]
+    try:
+        reply, calls, cost, _problems = _ask(summarize, request, seen)
+    except CompactionFailed as failure:
+        how = f", then merged the later memory blocks by code (merging failed: {failure.reason})"
+        return _block(_joined(notes), text), failure.summary_calls, failure.cost, how
+    if reply is None:
+        how = ", then merged the later memory blocks by code (the merged notes were not usable)"
+        return _block(_joined(notes), text), calls, cost, how
+    return _block(reply.text, text), calls, cost, ", then merged the later memory blocks into one"
+
+
+def _joined(notes: Sequence[str], max_chars: int = 4_000) -> str:
+    """Notes merged by code: joined; when long, the earliest head and the latest tail."""
+    text = "\n".join(notes)
+    if len(text) <= max_chars:
+        return text
+    half = max_chars // 2
+    return f"{text[:half]}\n[…]\n{text[-half:]}"
+

@@ -1,11 +1,19 @@
-"""L4: the reactive fallback after a provider says the prompt is too long."""
+"""L4: the reactive fallback after a provider says the prompt is too long. One pass over
+prefix sums of the per-message counts finds the cut; what goes leaves its floor.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._common import Layout, LevelResult, Message, first_user_index, tokens
+from .._markers import MEMORY_HEADER, is_notebook_state
+from .._tokens import estimate_message_tokens
+from ._common import Layout, LevelResult, Message, counts_for, first_user_index, prefix_sums
+from ._floor import default_budget, extract_floor, render_floor
 from ._limits import parse_token_limits
+
+DROPPED_NOTE = "(Older rounds were dropped to fit the model's limit; code kept this of them.)"
+FLOOR_SHARE_OF_TARGET = 0.1  # the most the dropped rounds' floor may take of the target
 
 
 def ptl_fallback(
@@ -14,14 +22,18 @@ def ptl_fallback(
     drop_turns: int = 3,
     *,
     headroom: float = 0.9,
+    keep_floor: bool = True,
+    floor_tokens_budget: int | None = None,
+    counts: Sequence[int] | None = None,
 ) -> LevelResult:
     """Drop the oldest whole rounds until the prompt fits `headroom` of the limit.
 
-    The limit (and the actual size, which calibrates our estimate to the
-    provider's count) are parsed from `error`; with no limit in it, the oldest
-    `drop_turns` rounds go. Never dropped: the system prompt, compaction
-    blocks, the first user request, the newest round (with any pending turn).
-    Whole rounds only, so no tool result is orphaned.
+    The limit (and the actual size, which calibrates our estimate to the provider's
+    count) are parsed from `error`; with no limit in it, the oldest `drop_turns` rounds
+    go. Never dropped: the preamble, compaction blocks, the first user request, the
+    newest round (with any pending turn). Whole rounds only, so no tool result is
+    orphaned. With `keep_floor`, the dropped rounds' floor (user messages, names, error
+    lines) becomes one memory block, when it fits. `counts` (one per message) are reused.
     """
     text = str(error) if error is not None else ""
     actual, limit = parse_token_limits(text)
@@ -29,30 +41,53 @@ def ptl_fallback(
     rounds = list(layout.rounds)
     if len(rounds) < 2:
         return LevelResult.unchanged(messages, "only one round: nothing old enough to drop")
+    counts = counts_for(messages, counts)
+    sums = prefix_sums(counts)
+    estimate = sums[-1]
     first = first_user_index(messages)
-    droppable = rounds[:-1]  # the newest round stays
-    ends = [*rounds[1:]]
-    estimate = tokens(messages)
+    cut_from = rounds[0]
+    ends = rounds[1:]  # dropping n rounds cuts messages[cut_from:ends[n - 1]]
     ratio = actual / estimate if actual and estimate else 1.0
     target = headroom * limit / ratio if limit else None
+    budget = floor_tokens_budget if floor_tokens_budget is not None else default_budget(estimate)
+    if target is not None:
+        budget = min(budget, int(target * FLOOR_SHARE_OF_TARGET))
+    reserve = budget if keep_floor else 0
 
-    def rebuild(dropped: int) -> list[Message]:
-        cut_from, cut_to = droppable[0], ends[dropped - 1]
-        keep_first = [messages[first]] if first is not None and cut_from <= first < cut_to else []
-        return [*messages[:cut_from], *keep_first, *messages[cut_to:]]
+    def size(dropped: int) -> int:
+        cut_to = ends[dropped - 1]
+        kept_first = counts[first] if first is not None and cut_from <= first < cut_to else 0
+        return estimate - (sums[cut_to] - sums[cut_from]) + kept_first
 
     if target is None:
-        dropped = min(drop_turns, len(droppable))
-        result = rebuild(dropped)
+        dropped = min(drop_turns, len(ends))
         how = f"no limit in the error: dropped the oldest {dropped} rounds"
     else:
-        for dropped in range(1, len(droppable) + 1):
-            result = rebuild(dropped)
-            if tokens(result) <= target:
-                break
-        how = (
-            f"dropped the oldest {dropped} rounds to fit 90% of the {limit:,}-token limit"
-            if tokens(result) <= target
-            else f"dropped every old round ({dropped}); still over 90% of {limit:,}"
-        )
+        dropped = next((n for n in range(1, len(ends) + 1) if size(n) + reserve <= target),
+                       len(ends))
+        fits = size(dropped) + reserve <= target
+        how = (f"dropped the oldest {dropped} rounds to fit {headroom:.0%} of the {limit:,}-token "
+               "limit" if fits else
+               f"dropped every old round ({dropped}); still over {headroom:.0%} of {limit:,}")
+    cut_to = ends[dropped - 1]
+    keep_first = first is not None and cut_from <= first < cut_to
+    block: list[Message] = []
+    if keep_floor:
+        gone = [m for i, m in enumerate(messages[cut_from:cut_to], cut_from) if i != first]
+        floor = render_floor(extract_floor(gone), budget)
+        candidate = {"role": "user", "content": f"{MEMORY_HEADER}\n{DROPPED_NOTE}\n\n{floor}"}
+        cost = estimate_message_tokens(candidate)
+        fits_target = target is None or size(dropped) + cost <= target
+        if floor and fits_target and size(dropped) + cost < estimate:
+            block = [candidate]
+            how += "; their floor kept in a memory block"
+    at = next((i for i in range(layout.body, layout.blocks_end)
+               if is_notebook_state(messages[i])), layout.blocks_end)  # memory before state
+    result = [
+        *messages[:at],
+        *block,
+        *messages[at:cut_from],
+        *([messages[first]] if keep_first and first is not None else []),
+        *messages[cut_to:],
+    ]
     return LevelResult(result, changed=True, reason=how)

@@ -1,4 +1,6 @@
-"""L1: replace old tool results with one constant placeholder. No model call."""
+"""L1: replace old tool results with a short placeholder: how to recall the result, and a
+bounded digest of what it held (paths, table columns, names, error lines). No model call.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +8,11 @@ from collections.abc import Sequence
 
 from .._markers import is_snipped, snip_placeholder
 from .._tokens import estimate_message_tokens
-from ._common import Layout, LevelResult, Message, tokens
+from ._common import Layout, LevelResult, Message, counts_for
+from ._floor import digest
 
 DEFAULT_MIN_CHARS = 200
+DIGEST_CHARS = 400
 
 
 def snip_old_tools(
@@ -18,15 +22,18 @@ def snip_old_tools(
     target_tokens: int | None = None,
     min_chars: int = DEFAULT_MIN_CHARS,
     min_free_tokens: int = 0,
+    digest_chars: int = DIGEST_CHARS,
+    counts: Sequence[int] | None = None,
 ) -> LevelResult:
     """Clear tool results older than the newest `keep_recent_turns` rounds.
 
-    Each cleared result (longer than `min_chars`) becomes `snip_placeholder(call id)`,
-    which tells the model how to recall it;
-    tool calls and assistant text stay, so pairing holds. Oldest first; with
-    `target_tokens`, stop once the estimate is at or under it. Snipping rewrites
-    cached history, so it is done in batches: when it would free fewer than
-    `min_free_tokens`, nothing is snipped. Idempotent; never mutates its input.
+    Each cleared result (longer than `min_chars`) becomes `snip_placeholder(call id,
+    digest)`: how to recall it, and at most `digest_chars` of the names and error lines
+    it held. Tool calls and assistant text stay, so pairing holds. Oldest first; with
+    `target_tokens`, stop once the estimate is at or under it. Snipping rewrites cached
+    history, so it is done in batches: when it would free fewer than `min_free_tokens`,
+    nothing is snipped. `counts` (one per message) saves estimating them again.
+    Idempotent; never mutates its input.
     """
     layout = Layout.of(messages)
     if keep_recent_turns <= 0:
@@ -35,7 +42,8 @@ def snip_old_tools(
         keep_from = layout.rounds[-keep_recent_turns]
     else:
         keep_from = layout.body  # fewer rounds than that: none is old enough
-    total = tokens(messages)
+    counts = counts_for(messages, counts)
+    total = sum(counts)
     if target_tokens is not None and total <= target_tokens:
         return LevelResult.unchanged(messages, f"already at or under {target_tokens:,} tokens")
     result = list(messages)
@@ -48,9 +56,13 @@ def snip_old_tools(
             continue
         if is_snipped(content):
             continue
-        cleared = {**message, "content": snip_placeholder(str(message.get("tool_call_id")))}
+        ref = str(message.get("tool_call_id"))
+        cleared = {**message, "content": snip_placeholder(ref, digest(content, digest_chars))}
+        saved = counts[index] - estimate_message_tokens(cleared)
+        if saved <= 0:
+            continue  # the placeholder would cost as much as the result
         result[index] = cleared
-        freed += estimate_message_tokens(message) - estimate_message_tokens(cleared)
+        freed += saved
         snipped += 1
         if target_tokens is not None and total - freed <= target_tokens:
             break

@@ -1,8 +1,8 @@
 """L3: fold the whole conversation into one nine-section summary.
 
 The summarizer's reply is validated (every section present and non-empty, not
-an error message) and retried once; the deterministic floor is merged in so
-the user's words and the identifiers seen survive a weak summarizer.
+an error message) and retried once; the deterministic floor (bounded) is merged
+in so the user's words and the identifiers seen survive a weak summarizer.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .._markers import SUMMARY_HEADER, is_plain_user
-from .._tokens import estimate_tokens
+from .._markers import SUMMARY_HEADER, is_memory, is_notebook_state, is_plain_user, is_summary
+from .._tokens import estimate_message_tokens, estimate_tokens
 from ._common import (
     CompactionFailed,
     Layout,
@@ -20,12 +20,13 @@ from ._common import (
     Summarizer,
     add_costs,
     call_summarizer,
+    counts_for,
     looks_like_error,
     pending_start,
-    tokens,
+    prefix_sums,
 )
-from ._floor import Floor, extract_floor
-from ._render import render_message
+from ._floor import default_budget, extract_floor, floor_tokens, render_floor_parts
+from ._render import RESULT_CHARS, render_message
 
 SECTIONS = (
     "Primary Request and Intent",
@@ -106,34 +107,40 @@ def validate_summary(text: str) -> list[str]:
     return problems
 
 
-def _with_floor(sections: dict[str, str], floor: Floor) -> str:
+def _with_floor(sections: dict[str, str], floor: dict[str, str]) -> str:
     additions = {
-        "All user messages": floor.user_messages,
-        "Files and Code Sections": floor.names,
-        "Errors and fixes": floor.error_lines,
+        "Primary Request and Intent": floor.get("focus"),
+        "All user messages": floor.get("users"),
+        "Files and Code Sections": floor.get("names"),
+        "Errors and fixes": floor.get("errors"),
     }
     parts = [SUMMARY_HEADER]
     for number, title in enumerate(SECTIONS, 1):
         body = sections.get(title, "").strip() or "None."
-        extra = [item for item in additions.get(title, ()) if item not in body]
+        extra = additions.get(title)
         if extra:
-            verbatim = "\n".join(f"- {item}" for item in extra)
-            body = f"{body}\n\nVerbatim from the transcript:\n{verbatim}"
+            body = f"{body}\n\n{extra}"
         parts.append(f"## {number}. {title}\n{body}")
     return "\n\n".join(parts)
 
 
-def _fit_transcript(span: Sequence[Message], budget: int | None) -> str:
+def _fit_transcript(span: Sequence[Message], counts: Sequence[int], budget: int | None) -> str:
     """Render `span`; over budget, keep the first user request and the most recent part."""
     rendered = [render_message(m) for m in span]
-    if budget is None or sum(map(estimate_tokens, rendered)) <= budget:
+    if budget is None:
+        return "\n\n".join(rendered)
+    sizes = [  # a message's own count, unless rendering cut it (a long tool result)
+        estimate_tokens(text) if m["role"] == "tool" and len(str(m.get("content") or ""))
+        > RESULT_CHARS else count for m, text, count in zip(span, rendered, counts, strict=True)
+    ]
+    if sum(sizes) <= budget:
         return "\n\n".join(rendered)
     first = next((i for i, m in enumerate(span) if is_plain_user(m)), None)
     head = [rendered[first]] if first is not None else []
-    spent = sum(map(estimate_tokens, head)) + 20
+    spent = (sizes[first] if first is not None else 0) + 20
     start = len(rendered)
     while start > 0 and start - 1 != first:
-        cost = estimate_tokens(rendered[start - 1])
+        cost = sizes[start - 1]
         if spent + cost > budget:
             break
         spent += cost
@@ -151,6 +158,8 @@ def full_compact(
     max_input_tokens: int | None = None,
     keep_latest_user: bool = True,
     floor_fallback: bool = True,
+    floor_tokens_budget: int | None = None,
+    counts: Sequence[int] | None = None,
 ) -> LevelResult:
     """Replace everything after the system prompt with one nine-section summary.
 
@@ -161,22 +170,32 @@ def full_compact(
             the first user request and the most recent part, cutting the middle.
         keep_latest_user: keep the latest user message verbatim after the summary.
             A trailing turn whose tool calls await results is always kept verbatim.
+        floor_tokens_budget: the most the floor may take (see `floor_budget`); by
+            default a share of the input's size.
+        counts: one token count per message (e.g. `History`'s); computed once if None.
+
+    The preamble (system prompt, pins) and the notebook-state block stay as they are.
 
     When both replies are invalid, the summary is built from what the model did
     write plus the deterministic floor, and the result is marked `degraded` (the
     controller counts it as a failure); with `floor_fallback=False` it raises
     `CompactionFailed` instead. A summarizer that raises always raises.
     """
+    counts = counts_for(messages, counts)
+    sums = prefix_sums(counts)
     layout = Layout.of(messages)
     pending = pending_start(messages)  # a turn awaiting tool results is kept verbatim
-    span = list(messages[layout.body : pending])
+    indexes = [i for i in range(layout.body, pending) if not is_notebook_state(messages[i])]
+    states = [i for i in range(layout.body, pending) if is_notebook_state(messages[i])]
+    span = [messages[i] for i in indexes]
     if not any(is_plain_user(m) for m in span) and layout.blocks_end == layout.body:
         return LevelResult.unchanged(messages, "no conversation to summarize yet")
     budget = None
     if max_input_tokens is not None:
         overhead = sum(estimate_tokens(m["content"]) for m in summary_prompt("", focus))
         budget = max(256, int(max_input_tokens * 0.75) - overhead)
-    request = summary_prompt(_fit_transcript(span, budget), focus)
+    transcript = _fit_transcript(span, [counts[i] for i in indexes], budget)
+    request = summary_prompt(transcript, focus)
     calls, cost, problems = 0, None, ["not attempted"]
     for _ in range(2):
         try:
@@ -208,13 +227,22 @@ def full_compact(
                                    summary_calls=calls, cost=cost)
     degraded = bool(problems)  # invalid twice: keep what it wrote, the floor fills the rest
     sections = {} if looks_like_error(reply.text) else parse_sections(reply.text)
-    summary = _with_floor(sections, extract_floor(span))
-    result: list[Message] = [*messages[: layout.body], {"role": "user", "content": summary}]
-    latest = next((m for m in reversed(span) if is_plain_user(m)), None)
-    if keep_latest_user and latest is not None:
-        result.append(latest)
-    result += messages[pending:]
-    if tokens(result) >= tokens(messages):
+    latest = next((i for i in reversed(indexes) if is_plain_user(messages[i])), None)
+    keep_latest = keep_latest_user and latest is not None
+    carried = sum(floor_tokens(str(messages[i]["content"])) for i in indexes
+                  if is_memory(messages[i]) or is_summary(messages[i]))
+    floor_budget = (floor_tokens_budget if floor_tokens_budget is not None
+                    else default_budget(sums[-1], carried))
+    floor = render_floor_parts(extract_floor(span), floor_budget, keep_first=True,
+                               keep_last=not keep_latest, focus=focus)
+    summary = _with_floor(sections, floor)
+    block = {"role": "user", "content": summary}
+    kept = [*states, *([latest] if keep_latest and latest is not None else [])]
+    result: list[Message] = [*messages[: layout.body], block, *(messages[i] for i in kept),
+                             *messages[pending:]]
+    after = (sums[layout.body] + estimate_message_tokens(block) + sum(counts[i] for i in kept)
+             + sums[-1] - sums[pending])
+    if after >= sums[-1]:
         return LevelResult(
             messages,
             changed=False,

@@ -1,0 +1,261 @@
+"""Names and error lines pulled out of text by code, for the floor: file paths, URLs,
+DataFrame, column and variable names, error lines. General rules (how code, tables and
+tracebacks look), no lists of a session's own names; each scan reads a bounded window
+of a text (its head and tail), so extraction costs O(messages).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+
+PATH, NAMED, TOKEN = 0, 1, 2  # priorities: a path, a name given a role, a token seen in passing
+Found = tuple[str, int]
+
+HEAD_CHARS = 3_000  # what a scan reads of a long text: its head and its tail
+TAIL_CHARS = 1_000
+MAX_NAME_CHARS = 80
+ERROR_LINE_CHARS = 160
+
+_EXTENSIONS = (
+    "csv|tsv|parquet|pq|feather|arrow|orc|avro|xlsx|xlsm|xls|ods|jsonl|ndjson|geojson|json|xml|"
+    "ya?ml|toml|ini|cfg|conf|env|py|pyi|ipynb|R|Rmd|qmd|sql|txt|md|rst|log|tex|bib|pdf|docx?|"
+    "pptx?|png|jpe?g|gif|svg|bmp|tiff?|webp|html?|js|ts|css|pkl|pickle|joblib|h5|hdf5?|nc|zarr|"
+    "npz|npy|mat|sav|dta|sas7bdat|gz|bz2|xz|zst|zip|tar|7z|db|sqlite3?|duckdb|pt|pth|onnx|ckpt|"
+    "safetensors|bin|sh|bat|dat"
+)
+_PATHS = re.compile(
+    r"(?P<url>https?://[^\s\"'<>)\]`]+)"
+    rf"|(?<![\w/.~-])(?P<file>(?:[\w.~-]+/)*[\w-][\w.-]*\.(?i:{_EXTENSIONS}))(?![\w/-])"
+    r"|(?<![\w/.~-])(?P<dir>(?:~|\.{1,2})?/[\w.-]{2,}(?:/[\w.-]+)*/?)(?![\w/])"
+)
+_TOKENS = re.compile(
+    r"(?<![\w./~-])(?P<tok>"
+    r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # dotted: sales_df.region, model.fit
+    r"|_*[A-Za-z][A-Za-z0-9]*_\w*"  # snake_case
+    r"|[a-z]+[A-Z]\w*"  # camelCase
+    r"|[A-Z][a-z0-9]+[A-Z]\w*"  # PascalCase (two humps or more)
+    r"|[A-Z]{2,}[a-z]\w*"  # an acronym, then a word: BMIScore
+    r"|[A-Za-z]+\d\w*"  # letters then digits: df2, col1
+    r")(?![\w])(?P<call>\()?"
+)
+_ASSIGNED = re.compile(
+    r"^[ \t]*((?:[A-Za-z_]\w*[ \t]*,[ \t]*)*[A-Za-z_]\w*)[ \t]*[-+*/]?=(?!=)",
+    re.MULTILINE,
+)
+_DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+_SUBSCRIPT = re.compile(
+    r"(?<![\w.])([A-Za-z_]\w*)(?:\.(?:loc|iloc|at))?\[[^\]\n]{0,40}?(['\"])([^'\"\n\]]{1,60})\2"
+)
+_COLUMN_LIST = re.compile(r"\[\s*\[([^\]\n]{1,400})\]\s*\]")  # df[['a', 'b c']]
+_ITEM = re.compile(r"(['\"])([^'\"\n]{1,40})\1")
+_QUOTED = re.compile(r"(?:\b(\w+)[ \t]*=[ \t]*)?(?<![\w\\])(['\"`])([A-Za-z_][\w./%-]{0,60})\2")
+_BACKTICKED = re.compile(r"`([^`\n]{1,80})`")
+_INFO_ROW = re.compile(r"^\s*\d+\s+(\S+)\s+\d+\s+non-null\s+\S+", re.MULTILINE)
+_DTYPE_ROW = re.compile(
+    r"^(\S+)[ \t]{2,}(?:u?int|float|object|bool|datetime|timedelta|category|string|Int|Float|"
+    r"UInt|boolean|complex)\w*(?:\[[\w, :]+\])?[ \t]*$",
+    re.MULTILINE,
+)
+_HEADER_FIELD = re.compile(r"^[A-Za-z_][\w.%/()-]{0,60}$")
+_CELL = re.compile(r"^[A-Za-z_][\w .%/()-]{0,40}$")
+_NUMBER = re.compile(
+    r"^[-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?%?$|^(?:NaN|nan|None|True|False)$"
+)
+_ERROR = re.compile(
+    r"^[ \t]*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)\b(?::.*)?$"
+    r"|^[ \t]*(?:ERROR|Error|error|FATAL|Fatal|fatal|FAILED|Failed)\b[:\s].*$",
+    re.MULTILINE,
+)
+_MENTIONS_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][\w.-]{0,60}$")
+
+# Library aliases and generic attributes: a call on them names no data of the user's.
+_MODULES = frozenset(
+    "pd np plt sns os sys re json math sk sklearn scipy stats torch tf pl px go datetime dt "
+    "time random itertools collections pathlib Path self cls super mpl matplotlib pandas numpy "
+    "seaborn logging warnings typing io csv glob shutil subprocess".split()
+)
+_ATTRIBUTES = frozenset(
+    "shape columns dtypes dtype index values loc iloc at iat str dt T size ndim empty head tail "
+    "name names cat plot".split()
+)
+_COLUMN_KWARGS = frozenset(
+    "on by x y hue columns subset index values id_vars value_vars usecols left_on right_on "
+    "target label col row cols features column key keys group groupby sort_by parse_dates "
+    "index_col name names path filepath file filename".split()
+)
+_NOISE = re.compile(  # library internals, dunders, dtypes and exception class names
+    r"site-packages|dist-packages|/lib/python\d|^<|^__\w+__$|^(?:u?int|float|complex)\d+$|"
+    r"^(?:Range|Multi|Datetime|Int64|Float64|Categorical|Period)?Index$|^(?:DataFrame|Series)$|"
+    r"(?:Error|Exception|Warning)$"
+)
+_KEYWORDS = frozenset(
+    "if else elif for while in is not and or return import from as with def class lambda "
+    "try except finally raise pass break continue None True False print".split()
+)
+
+
+def window(text: str, head: int = HEAD_CHARS, tail: int = TAIL_CHARS) -> str:
+    """The part of `text` a scan reads: all of it, or its head and its tail."""
+    if len(text) <= head + tail:
+        return text
+    return f"{text[:head]}\n{text[-tail:]}"
+
+
+def _clean(name: str) -> str | None:
+    name = name.strip().rstrip(".,;:")
+    if not name or len(name) > MAX_NAME_CHARS or name in _KEYWORDS or _NOISE.search(name):
+        return None
+    return name
+
+
+def _tokens(text: str, priority: int) -> Iterator[Found]:
+    for match in _TOKENS.finditer(text):
+        token = match.group("tok")
+        if "." in token:
+            parts = token.split(".")
+            if parts[0] in _MODULES or all(len(p) == 1 for p in parts):
+                continue
+            if match.group("call"):
+                parts = parts[:-1]  # a method call: the object is the name
+            while len(parts) > 1 and parts[-1] in _ATTRIBUTES:
+                parts = parts[:-1]
+            token = ".".join(parts)
+        yield token, priority
+
+
+def _paths(text: str) -> Iterator[Found]:
+    for match in _PATHS.finditer(text):
+        yield match.group(), PATH
+
+
+def _code(text: str) -> Iterator[Found]:
+    """Names code gives a role: assigned, defined, subscripted, quoted as a column."""
+    for match in _ASSIGNED.finditer(text):
+        for name in match.group(1).split(","):
+            name = name.strip()
+            if len(name) > 1 or name.isupper():
+                yield name, NAMED
+    for match in _DEFINED.finditer(text):
+        yield match.group(1), NAMED
+    for match in _SUBSCRIPT.finditer(text):
+        if match.group(1) not in _MODULES:
+            yield match.group(1), NAMED
+        yield match.group(3), NAMED
+    for match in _COLUMN_LIST.finditer(text):
+        yield from ((item.group(2), NAMED) for item in _ITEM.finditer(match.group(1)))
+    yield from _quoted(text, TOKEN)
+
+
+def _quoted(text: str, elsewhere: int | None) -> Iterator[Found]:
+    """Quoted names: in a list or a column argument they name something (NAMED); as
+    other keyword values they are options (how="left": skipped); else `elsewhere`."""
+    for match in _QUOTED.finditer(text):
+        keyword, value = match.group(1), match.group(3)
+        if keyword is not None:
+            if keyword in _COLUMN_KWARGS:
+                yield value, NAMED
+            continue
+        before = text[max(0, match.start() - 3) : match.start()].rstrip()
+        if before.endswith(("[", ",")):
+            yield value, NAMED
+        elif elsewhere is not None:
+            yield value, elsewhere
+
+
+def _backticked(text: str) -> Iterator[Found]:
+    for match in _BACKTICKED.finditer(text):
+        inner = match.group(1).strip()
+        if _IDENTIFIER.match(inner):
+            yield inner, NAMED
+        else:
+            yield from _code(inner)
+
+
+def _tables(text: str) -> Iterator[Found]:
+    """Column names from printed tables: pandas frames, markdown, CSV, info(), dtypes."""
+    for match in _INFO_ROW.finditer(text):
+        yield match.group(1), NAMED
+    for match in _DTYPE_ROW.finditer(text):
+        yield match.group(1), NAMED
+    lines = [line for line in text.splitlines() if line.strip()]
+    for line, row in zip(lines, lines[1:], strict=False):
+        stripped = line.strip()
+        if stripped.startswith("|") and set(row.strip()) <= set("|:- "):
+            cells = [c.strip() for c in stripped.strip("|").split("|")]
+            yield from ((c, NAMED) for c in cells if _CELL.match(c))
+        elif stripped.count(",") >= 1 and row.count(",") == stripped.count(","):
+            cells = [c.strip() for c in stripped.split(",")]
+            if all(_CELL.match(c) for c in cells) and any(ch.isdigit() for ch in row):
+                yield from ((c, NAMED) for c in cells)
+        else:
+            fields = stripped.split()
+            values = row.split()
+            if (2 <= len(fields) <= 60 and len(values) in (len(fields), len(fields) + 1)
+                    and all(_HEADER_FIELD.match(f) for f in fields)
+                    and any(_NUMBER.match(v) for v in values)):
+                yield from ((f, NAMED) for f in fields)
+
+
+def names_in_user_text(text: str) -> Iterator[Found]:
+    text = window(text, 2 * HEAD_CHARS, 2 * TAIL_CHARS)
+    yield from _paths(text)
+    yield from _backticked(text)  # what the user names is never a token seen in passing:
+    yield from ((name, min(p, NAMED)) for name, p in _code(text))
+    yield from _tokens(text, NAMED)
+
+
+def names_in_assistant_text(text: str) -> Iterator[Found]:
+    text = window(text)
+    yield from _paths(text)
+    yield from _backticked(text)
+    yield from _code(text)
+    yield from _tokens(text, TOKEN)
+
+
+def names_in_arguments(arguments: str) -> Iterator[Found]:
+    """Names in a tool call's JSON arguments: short identifier values, and code."""
+    try:
+        parsed = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError:
+        parsed = arguments
+    values = parsed.values() if isinstance(parsed, dict) else [parsed]
+    for value in values:
+        if not isinstance(value, str):
+            continue
+        if _IDENTIFIER.match(value) and "." not in value:
+            yield value, NAMED
+            continue
+        text = window(value)
+        yield from _paths(text)
+        yield from _code(text)
+        yield from _tokens(text, TOKEN)
+
+
+def names_in_output(text: str) -> Iterator[Found]:
+    text = window(text)
+    yield from _paths(text)
+    yield from _tables(text)
+    for match in _SUBSCRIPT.finditer(text):
+        yield match.group(3), NAMED
+    yield from _quoted(text, None)
+    yield from _tokens(text, TOKEN)
+
+
+def error_lines(text: str, *, mentions: bool = False) -> list[str]:
+    """Error lines of a tool output; with `mentions`, also prose lines naming an exception."""
+    text = window(text)
+    found = [m.group().strip()[:ERROR_LINE_CHARS] for m in _ERROR.finditer(text)]
+    if mentions:
+        found += [line.strip()[:ERROR_LINE_CHARS] for line in text.splitlines()
+                  if _MENTIONS_ERROR.search(line)]
+    return found
+
+
+def clean(found: Iterator[Found]) -> Iterator[Found]:
+    for name, priority in found:
+        cleaned = _clean(name)
+        if cleaned is not None:
+            yield cleaned, priority
