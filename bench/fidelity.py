@@ -1,0 +1,519 @@
+"""Memory fidelity: after compaction, is the work still there?
+
+    python bench/fidelity.py            # prints the table, writes docs/fidelity.md
+    python bench/fidelity.py --local    # ... with the embedded SmolLM2 as a summarizer (slow)
+    python bench/fidelity.py --json
+
+Seeded, generated data-science sessions (file paths, DataFrame, column and variable
+names, error lines, numbers, four user decisions each) run through nbagent's public
+`CompactionController` on an 8,192-token window, compacting as it decides, then once by
+`compact_now(focus=...)`. Each summarizer is scored on what the history still shows:
+identifiers, user messages (whole or shortened with a recall handle), the first request
+and the latest ask after every compaction, the decisions, and the size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import random
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nbagent import CompactionController, History, Settings
+from nbagent.compaction import SECTIONS, with_notebook_state
+
+WINDOW = 8_192
+MODEL = "bench/fidelity"
+DOC = Path(__file__).parents[1] / "docs" / "fidelity.md"
+SYSTEM = {"role": "system", "content": "You are a careful data scientist working in a Jupyter "
+          "notebook. Use the python tool to run code."}
+FOCUS = "keep the column names, the file paths and every decision the user made"
+Message = dict[str, Any]
+
+DOMAINS = {  # columns; the first is a key, then three numeric ones, a category, the target
+    "sales": ["order_id", "units", "unit_price", "discount_pct", "region", "revenue",
+              "order_date", "store", "cohort"],
+    "churn": ["customer_id", "tenureMonths", "monthly_fee", "support_calls", "plan",
+              "churned", "signup_date", "region", "cohort"],
+    "sensor": ["device_id", "temperature_c", "humidity", "vibration", "site", "failed",
+               "timestamp", "battery", "cohort"],
+    "survey": ["respondent_id", "age", "income", "satisfaction", "country", "nps", "wave",
+               "completed", "cohort"],
+}
+DECISIONS = [  # (what the user says, the phrase that must stay visible)
+    ("Drop the rows from the old pilot, they are not comparable.", "rows from the old pilot"),
+    ("Thanks. From now on fill missing {num} with the median, not the mean.",
+     "fill missing {num} with the median"),
+    ("Exclude anything recorded before 2022-03-01; the logger was miscalibrated.",
+     "exclude anything recorded before 2022-03-01"),
+    ("Good. Let's treat 'n/a' and empty strings as missing everywhere.",
+     "treat 'n/a' and empty strings as missing"),
+    ("Use 2023 as the holdout year and train only on earlier data.",
+     "use 2023 as the holdout year"),
+    ("Cap {num} at its 99th percentile before any model sees it.",
+     "cap {num} at its 99th percentile"),
+    ("OK, that looks right. Keep only the EU regions for the report.",
+     "keep only the eu regions"),
+    ("Report money in euros, converted at 0.92 per dollar.", "report money in euros"),
+]
+
+
+_PROSE = [
+    "I checked the result against the row counts from the previous step and they agree.",
+    "The distribution has a long right tail, so the mean sits well above the median here.",
+    "Nothing in this step changes the earlier cleaning; the frame keeps the same index.",
+    "If you want, I can break this down further by month or by the category column next.",
+    "A log scale would make the plot easier to read because a few values dominate it.",
+    "The missing values cluster in the first weeks of the export, before the schema fix.",
+    "These numbers are computed on the filtered frame, not on the raw export.",
+    "I kept the dtypes as they were; converting now would hide the text placeholders.",
+    "The correlation is modest, so I would not read much into it without a holdout check.",
+    "Memory use is fine: the frame takes a few megabytes, so no chunking is needed.",
+]
+
+
+@dataclass
+class Round:
+    messages: list[Message]
+    state: str  # the notebook state (variables) after this round
+
+
+@dataclass
+class Session:
+    seed: int
+    rounds: list[Round]
+    identifiers: list[str]
+    decisions: list[str]  # the phrases that must stay visible
+
+
+# -- generated sessions ----------------------------------------------------------------
+
+
+def _table(rng: random.Random, columns: Sequence[str], rows: int) -> str:
+    widths = [max(len(c), 9) for c in columns]
+    lines = ["     " + "  ".join(c.rjust(w) for c, w in zip(columns, widths, strict=True))]
+    for r in range(rows):
+        cells = [f"{rng.uniform(0, 500):.2f}".rjust(w) for w in widths]
+        lines.append(f"{r:<5}" + "  ".join(cells))
+    return "\n".join(lines)
+
+
+def _info(frame: str, columns: Sequence[str], rows: int) -> str:
+    lines = ["<class 'pandas.core.frame.DataFrame'>",
+             f"RangeIndex: {rows} entries, 0 to {rows - 1}",
+             f"Data columns (total {len(columns)} columns):",
+             " #   Column          Non-Null Count  Dtype", "---  ------          ----------  -----"]
+    for i, column in enumerate(columns):
+        dtype = "object" if i % 3 == 2 else ("float64" if i % 2 else "int64")
+        lines.append(f" {i:<3} {column:<15} {rows - i * 7} non-null   {dtype}")
+    return "\n".join(lines)
+
+
+def _traceback(line: str, error: str) -> str:
+    return ("---------------------------------------------------------------------------\n"
+            "Traceback (most recent call last)\nCell In[12], line 1\n"
+            f"----> 1 {line}\n  File /opt/conda/lib/python3.11/site-packages/pandas/core/"
+            "frame.py:3761, in DataFrame.__getitem__(self, key)\n" + error)
+
+
+def make_session(seed: int, rounds: int = 60) -> Session:
+    """A seeded data-science session: load, inspect, hit errors, decide, clean, model."""
+    rng = random.Random(seed)
+    name = rng.choice(sorted(DOMAINS))
+    columns = DOMAINS[name]
+    year = rng.choice([2022, 2023, 2024])
+    raw_path, ref_path = f"data/raw/{name}_{year}.csv", f"data/ref/{name}_lookup.parquet"
+    clean_path, model_path = f"data/clean/{name}_clean.parquet", f"models/{name}_gbm.pkl"
+    numeric, category, target = columns[1:4], columns[4], columns[5]
+    figure_path = f"reports/figures/{name}_by_{category}.png"
+    raw, clean = rng.choice(["raw", f"{name}_df", "df_raw"]), rng.choice(["clean", "tidy"])
+    ratio_col = f"{numeric[1]}_per_{numeric[0]}"
+    decisions = rng.sample(DECISIONS, 4)
+    frames: dict[str, list[str]] = {}
+    identifiers: list[str] = []
+    out: list[Round] = []
+    calls = 0
+
+    def seen(*names: str) -> None:
+        identifiers.extend(n for n in names if n not in identifiers)
+
+    def state() -> str:
+        return "\n".join(f"{f}: DataFrame ({rng.randint(900, 5000)}, {len(c)}) columns: "
+                         + ", ".join(c) for f, c in frames.items())
+
+    def add(ask: str, code: str, output: str, answer: str) -> None:
+        nonlocal calls
+        calls += 1
+        answer += " " + " ".join(rng.sample(_PROSE, 3))  # assistants explain at some length
+        call_id = f"call_{seed}_{calls}"
+        out.append(Round([
+            {"role": "user", "content": ask},
+            {"role": "assistant", "content": None, "tool_calls": [{
+                "id": call_id, "type": "function",
+                "function": {"name": "python", "arguments": json.dumps({"code": code})}}]},
+            {"role": "tool", "tool_call_id": call_id, "content": output},
+            {"role": "assistant", "content": answer},
+        ], state()))
+
+    add(f"Load {raw_path} and show me the first rows.",
+        f"import pandas as pd\n{raw} = pd.read_csv('{raw_path}')\n{raw}.head(8)",
+        _table(rng, columns, 8), f"Loaded {raw} with {len(columns)} columns; {columns[0]} "
+        f"looks like a key and {target} is the outcome.")
+    frames[raw] = list(columns)
+    seen(raw_path, raw, *columns, "recent")
+    add("What types do the columns have, and where are values missing?", f"{raw}.info()",
+        _info(raw, columns, 4_812), f"{category} is stored as text; {numeric[2]} has gaps.")
+    typo = numeric[1][:-1]
+    add(f"What's the average {numeric[1]}?", f"{raw}['{typo}'].mean()",
+        _traceback(f"{raw}['{typo}'].mean()", f"KeyError: '{typo}'"),
+        f"A typo on my side: the column is {numeric[1]}, not {typo}. The mean is "
+        f"{rng.uniform(10, 90):.2f}.")
+    add(f"Join the lookup table in {ref_path} on {columns[0]}.",
+        f"lookup = pd.read_parquet('{ref_path}')\nmerged = {raw}.merge(lookup, on='{columns[0]}',"
+        " how='left')\nmerged.shape", f"({rng.randint(900, 5000)}, {len(columns) + 2})",
+        "Merged; two lookup columns came along: segment_code and owner_team.")
+    frames["lookup"] = [columns[0], "segment_code", "owner_team"]
+    frames["merged"] = [*columns, "segment_code", "owner_team"]
+    seen(ref_path, "lookup", "merged", "segment_code", "owner_team")
+    bad = numeric[2]
+    add(f"Convert {bad} to numbers.", f"merged['{bad}'] = merged['{bad}'].astype(float)",
+        _traceback(f"merged['{bad}'].astype(float)",
+                   "ValueError: could not convert string to float: 'n/a'"),
+        f"{bad} holds the text 'n/a' in some rows, so astype fails.")
+    script: list[Callable[[], None]] = []
+    for phrase, _key in decisions:
+        said = phrase.format(num=numeric[2])
+
+        def decide(said: str = said) -> None:
+            add(said, f"{clean} = merged.copy()  # applying: {said[:40]}",
+                f"{clean}.shape -> ({rng.randint(800, 4000)}, {len(columns) + 2})",
+                "Done, noted for the rest of the analysis.")
+            frames[clean] = frames["merged"]
+            seen(clean)
+
+        script.append(decide)
+    extra = [
+        lambda: (add(f"Add a ratio column {ratio_col}.",
+                     f"{clean}['{ratio_col}'] = {clean}['{numeric[1]}'] / {clean}['{numeric[0]}']",
+                     f"{clean}[['{ratio_col}']].describe()\n" + _table(rng, [ratio_col], 4),
+                     f"{ratio_col} added."), seen(ratio_col)),
+        lambda: (add(f"Break {target} down by {category}.",
+                     f"by_group = {clean}.groupby('{category}')['{target}'].agg(['mean', 'sum'])",
+                     _table(rng, ["mean", "sum"], 6), f"by_group shows {category} differs."),
+                 seen("by_group")),
+        lambda: (add("Fit a gradient boosting model on the usual features.",
+                     f"feature_cols = {numeric!r}\nX_train, X_test, y_train, y_test = "
+                     f"train_test_split({clean}[feature_cols], {clean}['{target}'])\n"
+                     "model = GradientBoostingClassifier(n_estimators=300).fit(X_train, y_train)",
+                     f"test accuracy: {rng.uniform(0.7, 0.95):.3f}",
+                     "The model is fit; feature_cols holds the inputs."),
+                 seen("feature_cols", "X_train", "X_test", "y_train", "model")),
+        lambda: (add(f"Save the clean data to {clean_path} and the model to {model_path}.",
+                     f"{clean}.to_parquet('{clean_path}')\njoblib.dump(model, '{model_path}')",
+                     "saved", "Both saved."), seen(clean_path, model_path)),
+        lambda: (add(f"Plot {target} by {category} and save it as {figure_path}.",
+                     f"ax = by_group['mean'].plot.bar()\nax.figure.savefig('{figure_path}')",
+                     "<Figure size 640x480 with 1 Axes>", "Saved the figure."),
+                 seen(figure_path)),
+    ]
+    def explore() -> None:  # one column at a time, a few hundred tokens of output
+        column, days = rng.choice(columns), rng.choice([7, 14, 30, 90, 365])
+        add(rng.choice([f"How is {column} distributed over the last {days} days?",
+                        f"Show value counts for {column} (last {days} days).",
+                        f"Any outliers in {column} in the last {days} days? Keep it short."]),
+            f"recent = merged[merged['{columns[6]}'] >= cutoff({days})]\n"
+            f"recent['{column}'].describe(), recent['{column}'].value_counts().head(40)",
+            _table(rng, [column], 8) + f"\n{column}\n"
+            + "\n".join(f"{rng.randint(1, 99_999):<10}{rng.randint(5, 900)}" for _ in range(40))
+            + "\nName: count, dtype: int64",
+            f"{column} is skewed; the top value covers {rng.randint(5, 40)}% of rows.")
+
+    steps = [script[0], extra[0], script[1], extra[1], extra[2], script[2], extra[3],
+             script[3], extra[4]]
+    gap = max(0, rounds - len(out) - len(steps)) / len(steps)  # spread over the session
+    for index, step in enumerate(steps):
+        while len(out) < 5 + round(gap * index) + index:
+            explore()
+        step()
+    while len(out) < rounds:
+        explore()
+    return Session(seed, out, identifiers,
+                   [key.format(num=numeric[2]).lower() for _, key in decisions])
+
+
+# -- summarizers -----------------------------------------------------------------------
+
+
+def garbage(_: list[Message]) -> str:
+    return "Sure! We had a productive conversation about your data."
+
+
+def bland(_: list[Message]) -> str:
+    return "\n\n".join(f"## {n}. {title}\nThe user and the assistant worked on the analysis."
+                       for n, title in enumerate(SECTIONS, 1))
+
+
+def truncating(messages: list[Message]) -> str:
+    """A decent reply cut off by an output limit: the first names it read, then nothing."""
+    names = list(dict.fromkeys(re.findall(r"\b[a-z]+_[a-z_]+\b", str(messages[-1]["content"]))))
+    body = "\n\n".join(f"## {n}. {title}\nWorked with {', '.join(names[:6])}."
+                       for n, title in enumerate(SECTIONS, 1))
+    return body[:300]
+
+
+def raising(_: list[Message]) -> str:
+    raise RuntimeError("the summarizing model is unavailable")
+
+
+SUMMARIZERS: dict[str, Callable[[list[Message]], Any]] = {
+    "garbage (\"Sure! We had a productive conversation\")": garbage,
+    "bland (nine sections, one bland sentence each)": bland,
+    "truncating (cut at 300 characters)": truncating,
+    "raising (every call fails)": raising,
+}
+
+
+# -- the run -----------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    compactions: int = 0
+    failed: int = 0
+    asks_checked: int = 0
+    first_kept: int = 0
+    latest_kept: int = 0
+    peak_tokens: int = 0
+    tokens_after: int = 0
+    trigger: int = 0
+    breaker_opened: bool = False
+    final: list[Message] = field(default_factory=list)
+
+
+def run_controller(session: Session, summarize: Callable[[list[Message]], Any], *,
+                   window: int = WINDOW, state: bool = False) -> Run:
+    """The session through the public `CompactionController` (its only use here)."""
+    settings = Settings(max_context_tokens=window)
+    current = {"state": ""}
+    refresh = ((lambda messages: with_notebook_state(messages, current["state"]))
+               if state else None)
+    refresh_here = False
+    if "window" in inspect.signature(CompactionController).parameters:
+        controller = CompactionController(summarize=summarize, window=MODEL, settings=settings,
+                                          summarizer_window=window, refresh=refresh)
+        auto, midloop = controller.maybe_compact, controller.on_tool_result
+        manual, count = controller.compact_now, controller.count
+        trigger = controller.thresholds().auto_compact
+    else:  # the controller before issue 10's redesign (no refresh hook: done here)
+        old: Any = CompactionController(summarize=summarize, settings=settings,
+                                        summarizer_window=window, model_info=None)
+        auto = lambda h: old.maybe_compact(h, model=MODEL)  # noqa: E731
+        midloop = lambda h: old.on_tool_result(h, model=MODEL)  # noqa: E731
+        manual = lambda h, focus: old.compact_now(h, model=MODEL, focus=focus)  # noqa: E731
+        count = lambda h: old.count(h, MODEL)  # noqa: E731
+        trigger, refresh_here = old.thresholds(MODEL).auto_compact, state
+    history, run = History([SYSTEM]), Run(trigger=trigger)
+    first = session.rounds[0].messages[0]["content"]
+
+    def check(decision: Any, latest: str) -> None:
+        if decision.changed:
+            if refresh_here:
+                history.replace(with_notebook_state(history.messages, current["state"]))
+            run.compactions += decision.action == "compacted"
+            run.failed += decision.action == "failed"
+            text = visible_text(history.messages)
+            run.asks_checked += 1
+            run.first_kept += first in text
+            run.latest_kept += latest in text
+        run.breaker_opened |= bool(decision.breaker_open)
+
+    for round_ in session.rounds:
+        ask, call, result, answer = round_.messages
+        current["state"] = round_.state
+        history.append(ask)
+        check(auto(history), ask["content"])
+        run.peak_tokens = max(run.peak_tokens, count(history))
+        history.extend([call, result])
+        check(midloop(history), ask["content"])
+        history.append(answer)
+    check(manual(history, focus=FOCUS), session.rounds[-1].messages[0]["content"])
+    run.tokens_after, run.final = count(history), history.messages
+    return run
+
+
+# -- scoring -----------------------------------------------------------------------------
+
+
+def visible_text(messages: Sequence[Message]) -> str:
+    parts = []
+    for message in messages:
+        parts.append(str(message.get("content") or ""))
+        parts += [str(c["function"]["arguments"]) for c in message.get("tool_calls") or ()]
+    return "\n".join(parts)
+
+
+def opening(text: str, limit: int = 24) -> str:
+    """What must stay of a user message for it to count as visible: its opening words."""
+    return text.strip()[:limit]
+
+
+@dataclass
+class Score:
+    identifiers: float
+    user_messages: float
+    first_ask: float
+    latest_ask: float
+    decisions: float
+    tokens_after: int
+    peak_tokens: int
+    trigger: int
+    compactions: int
+    failed: int
+    breaker_opened: bool
+    missing: list[str]
+
+
+def score(session: Session, run: Run) -> Score:
+    text = visible_text(run.final)
+    lowered = text.lower()
+    missing = [n for n in session.identifiers
+               if not re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", text)]
+    asks = [r.messages[0]["content"] for r in session.rounds]
+    shown = sum(opening(a) in text for a in asks)
+    checked = max(1, run.asks_checked)
+    return Score(
+        identifiers=1 - len(missing) / len(session.identifiers),
+        user_messages=shown / len(asks),
+        first_ask=run.first_kept / checked if run.asks_checked else 1.0,
+        latest_ask=run.latest_kept / checked if run.asks_checked else 1.0,
+        decisions=sum(d in lowered for d in session.decisions) / len(session.decisions),
+        tokens_after=run.tokens_after, peak_tokens=run.peak_tokens, trigger=run.trigger,
+        compactions=run.compactions, failed=run.failed, breaker_opened=run.breaker_opened,
+        missing=missing,
+    )
+
+
+def mean_score(scores: Sequence[Score]) -> dict[str, Any]:
+    n = len(scores)
+    return {
+        "identifiers": sum(s.identifiers for s in scores) / n,
+        "user_messages": sum(s.user_messages for s in scores) / n,
+        "first_ask": sum(s.first_ask for s in scores) / n,
+        "latest_ask": sum(s.latest_ask for s in scores) / n,
+        "decisions": sum(s.decisions for s in scores) / n,
+        "tokens_after": max(s.tokens_after for s in scores),
+        "peak_tokens": max(s.peak_tokens for s in scores),
+        "trigger": scores[0].trigger,
+        "compactions": sum(s.compactions for s in scores),
+        "failed": sum(s.failed for s in scores),
+        "breaker_opened": sum(s.breaker_opened for s in scores),
+        "missing": sorted({m for s in scores for m in s.missing}),
+    }
+
+
+def evaluate(summarizers: dict[str, Callable[[list[Message]], Any]], seeds: Sequence[int],
+             rounds: int = 60, state: bool = False) -> dict[str, dict[str, Any]]:
+    sessions = [make_session(seed, rounds) for seed in seeds]
+    return {label: mean_score([score(s, run_controller(s, summarize, state=state))
+                               for s in sessions])
+            for label, summarize in summarizers.items()}
+
+
+# -- report --------------------------------------------------------------------------------
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def table(results: dict[str, dict[str, Any]]) -> str:
+    lines = ["| summarizer | identifiers | user messages | first / latest ask | decisions | "
+             "tokens after (max) | peak before a request | compactions (failed) | breaker opened |",
+             "|---|---:|---:|---|---:|---:|---:|---:|---:|"]
+    for label, r in results.items():
+        lines.append(
+            f"| {label} | {_pct(r['identifiers'])} | {_pct(r['user_messages'])} | "
+            f"{_pct(r['first_ask'])} / {_pct(r['latest_ask'])} | {_pct(r['decisions'])} | "
+            f"{r['tokens_after']:,} | {r['peak_tokens']:,} | {r['compactions']} "
+            f"({r['failed']}) | {r['breaker_opened']} |")
+    return "\n".join(lines)
+
+
+def write_doc(results: dict[str, dict[str, Any]], with_state: dict[str, dict[str, Any]],
+              seeds: Sequence[int], rounds: int, notes: Sequence[str]) -> None:
+    trigger = next(iter(results.values()))["trigger"]
+    missing = sorted({m for r in results.values() for m in r["missing"]})
+    DOC.write_text(f"""# Memory fidelity
+
+_Written by `bench/fidelity.py`; re-run it to refresh this page._
+
+Does compaction keep the work? {len(seeds)} generated data-science sessions (seeds
+{", ".join(map(str, seeds))}; {rounds} rounds each: file paths, DataFrame, column and variable
+names, two error tracebacks, numbers and four user decisions such as "Drop the rows from the
+old pilot, they are not comparable.") run through nbagent's `CompactionController` on an
+{WINDOW:,}-token window (auto-compact trigger {trigger:,} tokens), compacting whenever it
+decides to, then once more by `compact_now(focus=...)`. Figures are means over the sessions
+(sizes: the largest).
+
+- **identifiers**: of the paths, DataFrame, column and variable names the session used, the
+  share still in the history after the last compaction.
+- **user messages**: the share whose opening (first 24 characters) is still in the history:
+  whole, or shortened with a recall handle.
+- **first / latest ask**: after every compaction that rewrote the history, the share in
+  which the first request and the latest ask were still whole.
+- **decisions**: the share of the four decisions still visible.
+- **peak before a request**: the largest history at a turn boundary after `maybe_compact`.
+
+{table(results)}
+
+With the notebook-state block (a fresh list of the live DataFrames and their columns put in
+by `with_notebook_state` after each compaction, as the controller's `refresh` hook does):
+
+{table(with_state)}
+
+Targets, with every summarizer: first request and latest ask 100%; user messages and
+decisions 100% visible; identifiers at least 95%; the compacted history under the trigger.
+
+Identifiers lost in some run: {", ".join(f"`{m}`" for m in missing) or "none"}.
+
+{chr(10).join(f"- {n}" for n in notes)}
+""", encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--local", action="store_true", help="add the embedded SmolLM2")
+    parser.add_argument("--json", action="store_true", help="print JSON, write nothing")
+    parser.add_argument("--seeds", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=60)
+    args = parser.parse_args(argv)
+    seeds = list(range(1, args.seeds + 1))
+    summarizers = dict(SUMMARIZERS)
+    notes = []
+    if args.local:
+        from nbagent import local
+        from nbagent._llm import summarizer
+
+        model = local.local_model(n_ctx=WINDOW, max_tokens=local.SUMMARY_TOKENS)
+        summarizers["embedded SmolLM2-135M (llama.cpp)"] = summarizer(model)
+    else:
+        notes.append("The embedded SmolLM2-135M was not run here (`--local` adds it; it needs "
+                     "the `local` extra and takes minutes on two cores).")
+    results = evaluate(summarizers, seeds, args.rounds)
+    with_state = evaluate({k: v for k, v in summarizers.items() if "raising" in k
+                           or "garbage" in k}, seeds, args.rounds, state=True)
+    if args.json:
+        json.dump({"results": results, "with_state": with_state}, sys.stdout, indent=2)
+        return
+    sys.stdout.write(table(results) + "\n\n" + table(with_state) + "\n")
+    write_doc(results, with_state, seeds, args.rounds, notes)
+
+
+if __name__ == "__main__":
+    main()
