@@ -1,12 +1,29 @@
-"""nbagent.widgets: the notebook UI — the live context meter and the chat display.
+"""nbagent.widgets: the notebook UI — the context meter and the chat display.
 
 Shipped inside the wheel as `nbagent.widgets`; the source folder is `widgets/`.
-Thin by design: traits and rendering only, fed by the agent's events.
+Thin by design: rendering only, fed by the session's events.
 """
 
 from __future__ import annotations
 
-from ._chat import ChatDisplay, show_breakdown, show_decision, show_error
-from ._meter import ContextMeter
+from ._chat import (
+    ChatDisplay,
+    decision_words,
+    show_breakdown,
+    show_decision,
+    show_error,
+    show_interrupted,
+)
+from ._meter import ContextMeter, MeterLine, MeterReading
 
-__all__ = ["ChatDisplay", "ContextMeter", "show_breakdown", "show_decision", "show_error"]
+__all__ = [
+    "ChatDisplay",
+    "ContextMeter",
+    "MeterLine",
+    "MeterReading",
+    "decision_words",
+    "show_breakdown",
+    "show_decision",
+    "show_error",
+    "show_interrupted",
+]

@@ -1,136 +1,327 @@
-"""`ContextMeter`: the live "N% context left" meter. Synced traits and rendering only;
-it learns everything from the agent's events (`agent.hooks.append(meter)`).
+"""The context meter: how full the chat's context is, as a widget drawn in the browser
+from its synced traits (`ContextMeter`, anywidget) and as a plain one-line display for
+every chat cell (`MeterLine`). Both learn everything from the session's events and
+render the same words; their HTML and text fallbacks read well without a kernel.
 """
 
 from __future__ import annotations
 
 import html
-from typing import Any
+import secrets
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
-import ipywidgets as widgets
-import traitlets
-from traitlets import Bool, Float, Int, List, TraitError, Unicode, validate
+import anywidget
+from IPython.display import display, update_display
+from traitlets import Float, Int, List, TraitError, Unicode, validate
 
+from nbagent import ContextState
 from nbagent.events import Compacted, ContextChanged
 
+from ._meter_assets import MARK, METER_CSS, METER_ESM, level_colour
+
 LEVELS = ("ok", "warning", "error", "compact", "blocking")
-COLOURS = {
-    "ok": "#2e7d32",
-    "warning": "#f9a825",
-    "error": "#ef6c00",
-    "compact": "#6a1b9a",
-    "blocking": "#c62828",
+WORDS = {
+    "ok": "ok",
+    "warning": "warning",
+    "error": "compacting soon",
+    "compact": "compacting",
+    "blocking": "blocked",
 }
+LOW_PERCENT = 25.0  # at or under this much left the meter warns, whatever the level
 SPARK_POINTS = 120
+_Meter = TypeVar("_Meter", "ContextMeter", "MeterLine")
 
 
-class ContextMeter(widgets.VBox):  # type: ignore[misc]
-    """How full the chat's context is, updated live as the agent works."""
+@dataclass(frozen=True)
+class MeterReading:
+    """What both meters show, in words and numbers, computed once from a context state."""
+
+    percent_left: float
+    level: str  # one of LEVELS: the engine's level, raised to "warning" when space is low
+    label: str  # the level in words
+    note: str  # why automatic compaction is off ("" when it is armed)
+    tokens: int
+    threshold: int
+    window: int
+    window_source: str
+    cost: float = 0.0
+    last_compaction: str = ""
+
+    @classmethod
+    def of(cls, state: ContextState, *, cost: float = 0.0,
+           last_compaction: str = "") -> MeterReading:
+        limits = state.thresholds
+        level: str = state.level
+        breaker_open = bool(getattr(state, "breaker_open", False))
+        if level == "ok" and (state.percent_left <= LOW_PERCENT or breaker_open):
+            level = "warning"
+        label = WORDS[level]
+        if level == "error" and not state.auto_compact_armed:
+            label = "nearly full"
+        note = "" if state.auto_compact_armed else _compaction_note(state)
+        return cls(
+            percent_left=state.percent_left,
+            level=level,
+            label=label,
+            note=note,
+            tokens=state.tokens,
+            threshold=limits.auto_compact if state.auto_compact_armed else limits.effective_window,
+            window=limits.context_window,
+            window_source=str(state.window_source),
+            cost=cost,
+            last_compaction=last_compaction,
+        )
+
+    @property
+    def headline(self) -> str:
+        return f"{int(self.percent_left + 0.5)}% context left"  # rounded as the browser does
+
+    @property
+    def status(self) -> str:
+        """The level in words, with why auto-compaction is off when it is."""
+        return f"{self.label} · {self.note}" if self.note else self.label
+
+    @property
+    def detail(self) -> str:
+        limit = "" if self.note else f" · auto-compact at {self.threshold:,}"
+        parts = [
+            f"{self.tokens:,} / {self.threshold:,} tokens{limit}",
+            f"window {self.window:,} ({self.window_source})",
+        ]
+        if self.last_compaction:
+            parts.append(f"last compaction {self.last_compaction}")
+        if self.cost:
+            parts.append(f"${self.cost:.4f}")
+        return " · ".join(parts)
+
+    def text(self) -> str:
+        return f"nbagent: {self.headline} ({self.status}) · {self.detail}"
+
+    def html(self, *, compact: bool = False) -> str:
+        """A self-contained line: inline styles from JupyterLab's theme variables with
+        fallbacks, so it reads the same in a live notebook, nbviewer and GitHub."""
+        used = max(0.0, min(100.0, 100.0 - self.percent_left))
+        colour = level_colour(self.level)
+        track = (
+            '<span class="nbagent-meter-track" style="display:inline-block;width:120px;'
+            "height:8px;vertical-align:middle;border-radius:4px;overflow:hidden;"
+            "background:var(--jp-layout-color3,#d0d0d0);border:1px solid "
+            f'var(--jp-border-color1,#8a8a8a)"><span class="nbagent-meter-bar" '
+            f'style="display:block;height:100%;width:{used:.1f}%;background:{colour}">'
+            "</span></span>"
+        )
+        words = (
+            f'<b class="nbagent-meter-text">{html.escape(self.headline)}</b> '
+            f'<span class="nbagent-meter-level"><span style="color:{colour}">{MARK}</span> '
+            f"{html.escape(self.status)}</span>"
+        )
+        detail = (
+            "" if compact else
+            f' <span class="nbagent-meter-detail" style="color:var(--jp-content-font-color2,'
+            f'#555)">· {html.escape(self.detail)}</span>'
+        )
+        return (
+            f'<div class="nbagent-meter-body" data-level="{self.level}" style="font-size:'
+            "var(--jp-ui-font-size1,13px);font-family:var(--jp-ui-font-family,sans-serif);"
+            'color:var(--jp-content-font-color1,#1a1a1a);line-height:1.6">'
+            f"{track} {words}{detail}</div>"
+        )
+
+
+def _compaction_note(state: ContextState) -> str:
+    note = getattr(state, "compaction_note", None)
+    if note:
+        return str(note)
+    if not state.thresholds.auto_compact_enabled:
+        return "auto-compact off (NBAGENT_DISABLE_COMPACT)"
+    return "auto-compact off: summaries failed 3× — %compact to retry"
+
+
+def compaction_text(event: Compacted) -> str:
+    decision = event.decision
+    return f"{' → '.join(decision.levels)}: {decision.tokens_before:,} → {decision.tokens_after:,}"
+
+
+class ContextMeter(anywidget.AnyWidget):  # type: ignore[misc]
+    """How full the chat's context is, updated live as the agent works: a bar, the level
+    in words, the numbers and a sparkline marking compactions. Subscribe it to a
+    session's events; `ContextMeter.for_state(state)` makes one showing a state."""
+
+    _esm = METER_ESM
+    _css = METER_CSS
 
     percent_left = Float(100.0, help="Percent of the context left before auto-compaction.").tag(
         sync=True
     )
-    tokens = Int(0, help="Tokens the next request would occupy.").tag(sync=True)
-    threshold = Int(0, help="The auto-compact trigger (or the effective window when off).").tag(
+    level = Unicode("ok", help="ok, warning, error, compact or blocking (sets the colour).").tag(
         sync=True
     )
-    level = Unicode("ok", help="ok, warning, error, compact or blocking.").tag(sync=True)
-    armed = Bool(True, help="Whether automatic compaction will run.").tag(sync=True)
-    window = Int(0, help="The model's context window.").tag(sync=True)
-    window_source = Unicode("", help="Where the window came from: env, litellm, table...").tag(
+    status = Unicode("ok", help="The level in words, and why auto-compaction is off.").tag(
         sync=True
     )
-    last_compaction = Unicode("", help="Levels and tokens before → after of the last one.").tag(
+    detail = Unicode("", help="Tokens, trigger, window, last compaction and cost, in words.").tag(
+        sync=True
+    )
+    threshold = Int(0, help="The auto-compact trigger (the effective window when off).").tag(
         sync=True
     )
     usage = List(Int(), help="Tokens after each update, for the sparkline.").tag(sync=True)
     compaction_marks = List(Int(), help="Indices into usage where a compaction ran.").tag(sync=True)
-    cost = Float(0.0, help="The session's cost so far, in USD.").tag(sync=True)
+
+    tokens = Int(0, help="Tokens the next request would occupy.")
+    window = Int(0, help="The model's context window.")
+    window_source = Unicode("", help="Where the window came from: env, litellm, table...")
+    last_compaction = Unicode("", help="Levels and tokens before → after of the last one.")
+    cost = Float(0.0, help="The session's cost so far, in USD.")
 
     def __init__(self, **kwargs: Any) -> None:
-        self._view = widgets.HTML()
-        super().__init__([self._view], **kwargs)
-        self.add_class("nbagent-meter")
-        self.observe(self._render, names=traitlets.All)
-        self._render()
+        super().__init__(**kwargs)
+        self._reading: MeterReading | None = None
+        self._fallback_id = f"nbagent-meter-fallback-{secrets.token_hex(6)}"
+        self._fallback_shown = False
 
-    @validate("percent_left")
+    @classmethod
+    def for_state(cls, state: ContextState, *, cost: float = 0.0) -> ContextMeter:
+        """A meter showing `state` (subscribe it to follow later changes)."""
+        meter = cls()
+        meter(ContextChanged(state, cost))
+        return meter
+
+    @classmethod
+    def follow(cls, agent: Any) -> ContextMeter:
+        """The session's meter, subscribed to its events once: every `display()` of it
+        is one more view of the same widget."""
+        return _follow(cls, agent)
+
+    @validate("percent_left")  # type: ignore[untyped-decorator]
     def _clamp(self, proposal: dict[str, Any]) -> float:
         return float(min(100.0, max(0.0, proposal["value"])))
 
-    @validate("level")
+    @validate("level")  # type: ignore[untyped-decorator]
     def _known_level(self, proposal: dict[str, Any]) -> str:
         if proposal["value"] not in LEVELS:
             raise TraitError(f"level must be one of {LEVELS}, not {proposal['value']!r}")
         return str(proposal["value"])
 
     def __call__(self, event: object) -> None:
-        """A hook: follow the agent's context changes and compactions."""
+        """A subscriber: follow the session's context changes and compactions."""
         if isinstance(event, ContextChanged):
-            state = event.state
-            limits = state.thresholds
-            with self.hold_trait_notifications():
-                self.percent_left = state.percent_left
-                self.tokens = state.tokens
-                self.threshold = (
-                    limits.auto_compact if state.auto_compact_armed else (limits.effective_window)
-                )
-                self.level = state.level
-                self.armed = state.auto_compact_armed
-                self.window = limits.context_window
-                self.window_source = state.window_source
-                self.cost = event.cost
-                self.usage = [*self.usage, state.tokens][-SPARK_POINTS:]
+            self._show(MeterReading.of(event.state, cost=event.cost,
+                                       last_compaction=self.last_compaction))
+            self.usage = [*self.usage, event.state.tokens][-SPARK_POINTS:]
         elif isinstance(event, Compacted) and event.decision.changed:
-            decision = event.decision
-            self.last_compaction = (
-                f"{' → '.join(decision.levels)}: "
-                f"{decision.tokens_before:,} → {decision.tokens_after:,}"
-            )
+            self.last_compaction = compaction_text(event)
             self.compaction_marks = [*self.compaction_marks, len(self.usage)][-SPARK_POINTS:]
+            if self._reading is not None:
+                self._show(replace(self._reading, last_compaction=self.last_compaction))
 
-    def _sparkline(self) -> str:
-        if len(self.usage) < 2:
-            return ""
-        width, height = 160, 28
-        top = max(max(self.usage), self.threshold, 1)
-        step = width / (len(self.usage) - 1)
-        points = " ".join(
-            f"{i * step:.1f},{height - value / top * height:.1f}"
-            for i, value in enumerate(self.usage)
-        )
-        marks = "".join(
-            f'<line x1="{min(m, len(self.usage) - 1) * step:.1f}" y1="0" '
-            f'x2="{min(m, len(self.usage) - 1) * step:.1f}" y2="{height}" stroke="#6a1b9a" '
-            'stroke-dasharray="2 2"/>'
-            for m in self.compaction_marks
-        )
-        limit = height - self.threshold / top * height
-        return (
-            f'<svg class="nbagent-spark" width="{width}" height="{height}">'
-            f'<line x1="0" y1="{limit:.1f}" x2="{width}" y2="{limit:.1f}" stroke="#bbb"/>'
-            f'{marks}<polyline points="{points}" fill="none" stroke="#1565c0"/></svg>'
+    def _show(self, reading: MeterReading) -> None:
+        self._reading = reading
+        if self._fallback_shown:
+            update_display(self._fallback(), raw=True, display_id=self._fallback_id)
+        with self.hold_sync():
+            self.percent_left = reading.percent_left
+            self.level = reading.level
+            self.status = reading.status
+            self.detail = reading.detail
+            self.threshold = reading.threshold
+            self.tokens = reading.tokens
+            self.window = reading.window
+            self.window_source = reading.window_source
+            self.cost = reading.cost
+
+    def reading(self) -> MeterReading:
+        """What the meter shows now (a fresh meter shows an empty context)."""
+        if self._reading is not None:
+            return self._reading
+        return MeterReading(self.percent_left, self.level, WORDS[self.level], "", self.tokens,
+                            self.threshold, self.window, self.window_source, self.cost,
+                            self.last_compaction)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The widget, with text and HTML for pages that cannot show widgets (nbviewer,
+        GitHub, an exported notebook)."""
+        reading = self.reading()
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
+        return {**data, "text/plain": reading.text(), "text/html": reading.html()}, metadata
+
+    def _fallback(self) -> dict[str, str]:
+        reading = self.reading()
+        return {"text/plain": reading.text(),
+                "text/html": f'<div class="nbagent-meter-fallback">{reading.html()}</div>'}
+
+    def _ipython_display_(self) -> None:
+        """Show the widget after a plain-HTML copy of it, kept up to date. Where the
+        widget draws, its stylesheet hides the copy; in a notebook reopened without its
+        kernel (and without saved widget state) the copy shows the last state instead of
+        "model not found" alone."""
+        display(self._fallback(), raw=True, display_id=self._fallback_id)
+        self._fallback_shown = True
+        data, metadata = self._repr_mimebundle_()
+        display(data, raw=True, metadata=metadata)
+
+
+class MeterLine:
+    """A one-line meter for a chat cell's output: plain HTML and text, no widget, so
+    it costs one small message per update and renders anywhere. Every line shown for
+    one session shares a display id: each update redraws them all, so none is stale.
+
+        display(MeterLine.follow(agent))   # in each chat cell; one subscription
+    """
+
+    def __init__(self, state: ContextState | None = None, *, cost: float = 0.0) -> None:
+        self.display_id = f"nbagent-meter-{secrets.token_hex(6)}"
+        self.last_compaction = ""
+        self.reading: MeterReading | None = (
+            MeterReading.of(state, cost=cost) if state is not None else None
         )
 
-    def _render(self, change: object = None) -> None:
-        colour = COLOURS[self.level]
-        used = 100.0 - self.percent_left
-        state = "auto-compact off" if not self.armed else f"auto-compact at {self.threshold:,}"
-        last = (
-            f" · last compaction {html.escape(self.last_compaction)}"
-            if (self.last_compaction)
-            else ""
-        )
-        cost = f" · ${self.cost:.4f}" if self.cost else ""
-        self._view.value = (
-            f'<div class="nbagent-meter-body" data-level="{self.level}" style="font:12px '
-            f'sans-serif;display:flex;align-items:center;gap:8px">'
-            f'<div style="width:160px;height:10px;background:#eee;border-radius:5px">'
-            f'<div class="nbagent-meter-bar" style="width:{used:.1f}%;height:10px;'
-            f'background:{colour};border-radius:5px"></div></div>'
-            f'<b class="nbagent-meter-text" style="color:{colour}">'
-            f"{self.percent_left:.0f}% context left</b>"
-            f"<span>{self.tokens:,} / {self.threshold:,} tokens · {state} · window "
-            f"{self.window:,} ({html.escape(self.window_source)}){last}{cost}</span>"
-            f"{self._sparkline()}</div>"
-        )
+    def _bundle(self) -> dict[str, str]:
+        if self.reading is None:
+            return {"text/plain": "nbagent: context not measured yet",
+                    "text/html": '<div class="nbagent-meter-body">context not measured yet</div>'}
+        return {"text/plain": self.reading.text(), "text/html": self.reading.html(compact=False)}
+
+    @classmethod
+    def follow(cls, agent: Any) -> MeterLine:
+        """The session's line, subscribed to its events once; `display()` it in each cell."""
+        return _follow(cls, agent)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
+        return self._bundle()
+
+    def _ipython_display_(self) -> None:
+        self.show()
+
+    def show(self) -> None:
+        """Show the line in the current cell's output (updated with all the others)."""
+        display(self._bundle(), raw=True, display_id=self.display_id)
+
+    def __call__(self, event: object) -> None:
+        """A subscriber: redraw every shown line on a context change or a compaction."""
+        if isinstance(event, Compacted) and event.decision.changed:
+            self.last_compaction = compaction_text(event)
+            if self.reading is None:
+                return
+            self.reading = replace(self.reading, last_compaction=self.last_compaction)
+        elif isinstance(event, ContextChanged):
+            self.reading = MeterReading.of(event.state, cost=event.cost,
+                                           last_compaction=self.last_compaction)
+        else:
+            return
+        update_display(self._bundle(), raw=True, display_id=self.display_id)
+
+
+def _follow(kind: type[_Meter], agent: Any) -> _Meter:
+    """The one `kind` subscribed to the agent's events, made (showing the agent's
+    current state) and subscribed the first time."""
+    events = agent.events
+    for subscriber in events.subscribers():
+        if type(subscriber) is kind:
+            return subscriber
+    made = kind()
+    made(ContextChanged(agent.context_state(), agent.cost))
+    events.subscribe(made)
+    return made
