@@ -58,3 +58,19 @@ def test_two_bad_values_are_both_reported() -> None:
 def test_unknown_fields_are_rejected_in_code() -> None:
     with pytest.raises(ValueError, match="extra"):
         Settings(max_context=5)  # type: ignore[call-arg]
+
+
+def test_overrides_win_over_the_environment() -> None:
+    settings = Settings.from_env(
+        {"NBAGENT_MAX_CONTEXT_TOKENS": "8192", "NBAGENT_MODEL": "gpt-4o"},
+        overrides={"max_context_tokens": 4_096, "enable_python": True},
+    )
+    assert (settings.max_context_tokens, settings.model, settings.enable_python) == (
+        4_096, "gpt-4o", True)
+
+
+def test_the_environment_is_read_at_each_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings.from_env().max_context_tokens is None
+    monkeypatch.setenv("NBAGENT_MAX_CONTEXT_TOKENS", "32000")
+    assert Settings.from_env().max_context_tokens == 32_000
+    assert Settings.from_env(overrides={"max_context_tokens": 1_000}).max_context_tokens == 1_000
