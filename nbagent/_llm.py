@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from ._provider_errors import classify_error, retry_after_seconds, status_of
+from ._provider_errors import retry_after_seconds, should_retry
 from ._tokens import Usage
 from .compaction import CompactionFailed, SummaryReply
 from .events import EventStream, Retrying
@@ -184,31 +184,6 @@ def cost_of(response: Any) -> float | None:
     return cost if cost > 0 else None
 
 
-_TRANSIENT_CLASSES = {
-    "Timeout",
-    "APITimeoutError",
-    "APIConnectionError",
-    "ServiceUnavailableError",
-    "InternalServerError",
-    "ConnectionError",
-    "TimeoutError",
-    "BadGatewayError",
-}
-
-
-def is_transient(error: BaseException) -> bool:
-    """Worth retrying: rate limits, timeouts, dropped connections, 5xx, overloaded.
-    Never auth errors, bad requests or context overflow."""
-    kind = classify_error(error)
-    if kind == "rate_limit":
-        return True
-    if kind in ("overflow", "auth"):
-        return False
-    if status_of(error) in (408, 409, 500, 502, 503, 504, 529):
-        return True
-    return bool({cls.__name__ for cls in type(error).__mro__} & _TRANSIENT_CLASSES)
-
-
 @dataclass
 class RetryPolicy:
     """How transient failures are retried: exponential backoff with jitter, or the
@@ -264,7 +239,7 @@ def call_model(
         stop=tenacity.stop_after_attempt(policy.max_attempts)
         | tenacity.stop_after_delay(policy.max_seconds),
         wait=_wait(policy),
-        retry=tenacity.retry_if_exception(is_transient),
+        retry=tenacity.retry_if_exception(should_retry),
         sleep=policy.sleep,
         before_sleep=announce,
         reraise=True,

@@ -17,7 +17,8 @@ from ._decision import Decision
 from ._exceptions import ModelCallError, NbagentError
 from ._llm import ChatModel, Completion, RetryPolicy, call_model
 from ._output import output_cap
-from ._provider_errors import classify_error
+from ._provider_errors import auth_hint, classify_error, is_stop_reason_overflow
+from ._redact import redact
 from ._session import Session
 from ._settings import Settings
 from ._tokens import estimate_tools_tokens
@@ -123,7 +124,7 @@ class _Turn:
             message = self.record(completion)
             calls = message.get("tool_calls") or []
             reply = str(message.get("content") or "")
-            if completion.finish_reason is not None and _window_ran_out(completion):
+            if self._window_ran_out(completion):
                 return self._ran_out(reply)
             if not calls:
                 return self.result(reply, truncated=completion.finish_reason == "length")
@@ -170,6 +171,15 @@ class _Turn:
             f"{state.thresholds.effective_window:,} tokens this model can take, and automatic "
             "compaction could not shrink it. Run %compact (add what must be kept), choose a "
             "model with a bigger window, or %compact --undo the last compaction."))
+
+    def _window_ran_out(self, completion: Completion) -> bool:
+        """A successful reply whose stop reason (or usage) says the window was exhausted."""
+        usage = completion.usage
+        return is_stop_reason_overflow(
+            completion.finish_reason,
+            prompt_tokens=usage.context_tokens if usage else None,
+            completion_tokens=usage.output_tokens if usage else None,
+            window=self.session.window().raw_window)
 
     def _ran_out(self, reply: str) -> ChatResult:
         """A reply cut because the context window ran out: drop old rounds and say so."""
@@ -261,12 +271,6 @@ class _Turn:
             pass
 
 
-def _window_ran_out(completion: Completion) -> bool:
-    from ._provider_errors import is_stop_reason_overflow
-
-    return is_stop_reason_overflow(completion.finish_reason)
-
-
 def _tool_choice(choice: str | None) -> str | dict[str, Any] | None:
     if choice is None or choice in ("auto", "none", "required"):
         return choice
@@ -321,9 +325,6 @@ def _signature(call: dict[str, Any]) -> str:
 
 def _failure_message(agent: Configured, session: Session, kind: str,
                      error: BaseException) -> str:
-    from ._provider_errors import auth_hint
-    from ._redact import redact
-
     name = agent.model.name
     first = str(error).splitlines()[0][:300] if str(error) else ""
     detail = f"{type(error).__name__}: {first}" if first else type(error).__name__
@@ -336,13 +337,16 @@ def _failure_message(agent: Configured, session: Session, kind: str,
             "model with a bigger window. The dropped rounds are gone only from what the model "
             "sees: the archive keeps every message (recall finds them).")
     elif kind == "auth":
-        message = auth_hint(name, error)
+        message = f"{auth_hint(name, error)} ({detail})"
     elif kind == "quota":
         message = (f"{name}: the account's quota or credit is used up ({detail}). Add credit "
                    "or choose another model; retrying will not help.")
     elif kind == "request_too_large":
         message = (f"{name}: this one request is larger than the account's tokens-per-minute "
                    f"limit ({detail}). Run %compact, or use a model or tier with a higher limit.")
+    elif kind == "transient":
+        message = (f"{name} kept failing after {agent.retry.max_attempts} attempts ({detail}); "
+                   "the provider may be down. Try again shortly.")
     elif kind == "rate_limit":
         message = (f"{name} is still rate-limiting after {agent.retry.max_attempts} attempts "
                    f"({detail}). Wait a minute and run the cell again.")

@@ -123,7 +123,7 @@ def test_auth_errors_and_bad_requests_are_not_retried(status: int) -> None:
 def test_retries_are_bounded() -> None:
     model = ScriptedModel(default=provider_error(503, "Service Unavailable"))
     agent, sleeps = make_agent(model)
-    with pytest.raises(ModelCallError, match="failed"):
+    with pytest.raises(ModelCallError, match="kept failing after 5 attempts"):
         agent.chat("hi")
     assert (
         len(model.requests) == agent.retry.max_attempts
@@ -406,3 +406,21 @@ def test_a_window_smaller_than_the_system_prompt_and_tools_is_a_clear_stop() -> 
     result = agent.chat("hi")
     assert result.stop_reason == "blocked" and model.requests == []
     assert "system prompt and the tool schemas alone" in (result.stop_message or "")
+
+
+@pytest.mark.parametrize(("status", "text", "kind", "hint"), [
+    (500, "litellm.InternalServerError: OpenAIException - Missing credentials. Please pass an "
+          "`apiKey`, or set the `OPENAI_API_KEY` environment variable.", "auth", "OPENAI_API_KEY"),
+    (429, "You exceeded your current quota, please check your plan and billing details. "
+          "type: insufficient_quota", "quota", "retrying will not help"),
+    (429, "Request too large for gpt-4o in organization org-x on tokens per min (TPM): Limit "
+          "30000, Requested 45000.", "request_too_large", "tokens-per-minute"),
+], ids=["missing-key", "quota", "tpm-too-large"])
+def test_errors_that_cannot_succeed_are_not_retried_and_say_what_to_do(
+        status: int, text: str, kind: str, hint: str) -> None:
+    model = ScriptedModel([provider_error(status, text)], name="openai/gpt-4o")
+    agent, sleeps = make_agent(model)
+    with pytest.raises(ModelCallError) as caught:
+        agent.chat("hi")
+    assert (caught.value.kind, sleeps, len(model.requests)) == (kind, [], 1)
+    assert hint in str(caught.value)
