@@ -9,6 +9,7 @@ import pytest
 
 from nbagent import CompactionController, Decision, History, Settings, WindowInfo
 from nbagent._markers import MEMORY_HEADER, STATE_HEADER, SUMMARY_HEADER, is_snipped
+from nbagent.compaction import SummaryReply
 from nbagent.events import Compacted, CompactionStarted, Rewriting
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import nine_sections, session, tool_round
@@ -412,3 +413,24 @@ def test_a_weak_summarizer_keeps_the_session_alive_then_opens_the_breaker() -> N
     # with the breaker open only L1 runs, and here it has nothing to clear
     assert ctl.maybe_compact(one_long_round()).action == "skipped"
     assert summarize.calls == 6
+
+
+def test_the_summarizers_window_bounds_what_one_fold_sends() -> None:
+    prompts = []
+    for summarizer_window in (None, 1_000):
+        summarize = ScriptedSummarizer(default=NOTES)
+        CompactionController(summarize=summarize, window=MODEL,
+                             summarizer_window=summarizer_window,
+                             settings=Settings(max_context_tokens=WINDOW)).maybe_compact(over())
+        prompts.append(summarize.last_prompt())
+    unbounded, bounded = prompts
+    assert len(bounded) < 4 * 1_000 < len(unbounded)  # (about four characters a token)
+
+
+def test_calls_and_costs_of_every_level_add_up_in_the_decision() -> None:
+    summarize = ScriptedSummarizer([SummaryReply("not notes", cost=0.25),
+                                    SummaryReply(NOTES, cost=0.5)])
+    decision = controller(summarize).maybe_compact(over())
+    assert decision.levels[-1] == "L2 memory"
+    assert (decision.summary_calls, decision.cost) == (2, 0.75)
+    assert decision.summary is not None and decision.summary.startswith(MEMORY_HEADER)
