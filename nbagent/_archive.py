@@ -1,35 +1,49 @@
 """The transcript archive: an append-only JSON Lines file per session holding every
-message as it was added, every full tool output, every compaction's result
-(written and synced before the history is rewritten) and every decision record.
-Secrets are redacted on the way in. If the file cannot be written, the chat goes
-on with one warning: the archive never fails a user's request.
+message as it was added, every full tool output, every compaction's result (written
+and synced before the history is rewritten) and every decision record. This module
+owns the record format: others write through `Archive` and read through `replay`,
+`recall` and `Archive.output`. Secrets are redacted on the way to disk (`_redact`).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
 import secrets
+import stat
+import sys
+import threading
 import time
 import warnings
-from collections.abc import Iterator, Mapping
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from ._exceptions import NbagentError, NbagentWarning
+from ._exceptions import ArchiveError, NbagentWarning
+from ._redact import REDACTED, Redactor, redact
+
+if sys.platform != "win32":
+    import fcntl
+
+__all__ = ["REDACTED", "Archive", "ArchiveError", "Replay", "data_dir", "latest_session",
+           "new_session_id", "read_records", "recall", "redact", "replay", "session_path"]
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
-_SECRET_NAMES = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
-_SECRET_SHAPES = re.compile(
-    r"(?:sk|rk|pk)-[A-Za-z0-9_-]{8,}|(?i:bearer)\s+[A-Za-z0-9._~+/-]{8,}=*|"
-    r"(?i:x-api-key|api[_-]?key|authorization)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9._~+/-]{8,}"
-)
-REDACTED = "[redacted]"
-
-
-class ArchiveError(NbagentError):
-    """A session archive that cannot be used: a bad session id, an unreadable file."""
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_FIELDS: dict[str, tuple[tuple[str, type], ...]] = {  # what each kind must carry
+    "session": (("model", str),),
+    "message": (("message", dict),),
+    "rewrite": (("messages", list),),
+    "output": (("ref", str), ("text", str)),
+    "decision": (("decision", dict),),
+    "event": (("event", str),),
+}
+_open_files: set[tuple[int, int]] = set()  # (device, inode) of every archive open here
+_open_lock = threading.Lock()
 
 
 def data_dir() -> Path:
@@ -43,29 +57,10 @@ def data_dir() -> Path:
     return Path(base).expanduser() / "nbagent"
 
 
-def redact(text: str) -> str:
-    """Remove API keys and auth headers: the values of secret-looking environment
-    variables, and anything shaped like a key or a bearer token."""
-    for name, value in os.environ.items():
-        if len(value) >= 8 and _SECRET_NAMES.search(name) and value in text:
-            text = text.replace(value, REDACTED)
-    return _SECRET_SHAPES.sub(REDACTED, text)
-
-
-def _redact_value(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, Mapping):
-        return {k: _redact_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redact_value(v) for v in value]
-    return value
-
-
 def latest_session(directory: Path | None = None) -> str:
     """The id of the most recently written session archive."""
-    found = sorted((directory or data_dir()).glob("sessions/*.jsonl"),
-                   key=lambda p: p.stat().st_mtime)
+    found = sorted((p for p in (directory or data_dir()).glob("sessions/*.jsonl")
+                    if p.is_file() and not p.is_symlink()), key=lambda p: p.stat().st_mtime)
     if not found:
         raise ArchiveError(f"No session archives in {(directory or data_dir()) / 'sessions'}")
     return found[-1].stem
@@ -83,62 +78,368 @@ def session_path(session_id: str, directory: Path | None = None) -> Path:
     return (directory or data_dir()) / "sessions" / f"{session_id}.jsonl"
 
 
+def _ours(status: os.stat_result) -> bool:
+    return not hasattr(os, "getuid") or status.st_uid == os.getuid()
+
+
+def _private_folder(folder: Path, *, follow: bool) -> None:
+    """Make `folder` exist as a 0700 folder of ours: create it, tighten it if it is too
+    open; refuse one that belongs to someone else (or, unless `follow`, is a link)."""
+    try:
+        folder.mkdir(mode=0o700, parents=True)
+    except FileExistsError:
+        pass
+    status = os.stat(folder) if follow else os.lstat(folder)
+    if stat.S_ISLNK(status.st_mode):
+        raise ArchiveError(f"{folder} is a symbolic link; nbagent keeps sessions only in a "
+                           "real folder (remove the link)")
+    if not stat.S_ISDIR(status.st_mode):
+        raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(folder))
+    if not _ours(status):
+        raise ArchiveError(f"{folder} belongs to another user (uid {status.st_uid}); nbagent "
+                           "keeps sessions only in a folder you own: set NBAGENT_DATA_DIR")
+    if stat.S_IMODE(status.st_mode) != 0o700:
+        os.chmod(folder, 0o700)
+
+
+def _open_for_append(path: Path) -> int:
+    """A descriptor to append to `path`: never through a symbolic link, only a regular
+    file of ours with one name, made 0600 whatever the umask."""
+    flags = (os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+             | getattr(os, "O_NONBLOCK", 0))  # a planted FIFO fails instead of blocking
+    try:
+        descriptor = os.open(path, flags, 0o600)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.EMLINK) or path.is_symlink():
+            raise ArchiveError(f"{path} is a symbolic link; nbagent never follows a link to a "
+                               "session file (remove it, or use another session id)") from None
+        raise
+    try:
+        status = os.fstat(descriptor)
+        problem = ("is not a regular file" if not stat.S_ISREG(status.st_mode)
+                   else f"belongs to another user (uid {status.st_uid})" if not _ours(status)
+                   else "has other names (hard links)" if status.st_nlink > 1 else None)
+        if problem:
+            raise ArchiveError(f"{path} {problem}; nbagent writes sessions only to its own "
+                               "files (remove it, or use another session id)")
+        if stat.S_IMODE(status.st_mode) != 0o600:
+            os.fchmod(descriptor, 0o600)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
+def _release(descriptor: int, key: tuple[int, int]) -> None:
+    with _open_lock:
+        _open_files.discard(key)
+    os.close(descriptor)  # closing drops the flock too
+
+
+def _encode(record: Mapping[str, Any]) -> bytes:
+    """One JSON line. Text that UTF-8 cannot hold (lone surrogates from undecodable file
+    names) is written with \\u escapes, so it reads back exactly as it was."""
+    text = json.dumps(record, ensure_ascii=False, default=str)
+    try:
+        return (text + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(record, ensure_ascii=True, default=str) + "\n").encode("ascii")
+
+
 class Archive:
-    """Append-only JSON Lines transcript of one session."""
+    """The append-only JSON Lines transcript of one session, open for writing.
+
+    Opening it takes the session: a second `Archive` on the same file (in this process
+    or another) raises `ArchiveError` until this one is closed (`close()`, the end of a
+    `with` block, garbage collection or the end of the process). If the file cannot be
+    written, one warning is given and the writes are skipped: the chat goes on.
+    """
 
     def __init__(self, session_id: str, directory: Path | None = None) -> None:
-        self.session_id = session_id
-        self.path = session_path(session_id, directory)
-        self.failed: str | None = None
+        root = directory or data_dir()
+        path = session_path(session_id, root)
+        self._open(session_id, path, folders=(root, root / "sessions"))
 
-    def _fail(self, error: OSError) -> None:
+    @classmethod
+    def at(cls, path: str | Path) -> Archive:
+        """The archive file at `path`, wherever it is (appends go to that same file)."""
+        archive = cls.__new__(cls)
+        path = Path(path).expanduser()
+        archive._open(path.stem, path, folders=())
+        return archive
+
+    def _open(self, session_id: str, path: Path, folders: Sequence[Path]) -> None:
+        self.session_id = session_id
+        self.path = path
+        self.failed: str | None = None
+        self._descriptor: int | None = None
+        self._close: weakref.finalize | None = None  # type: ignore[type-arg]
+        self._write_lock = threading.Lock()
+        self._offsets: dict[str, int] = {}  # output ref -> where its record starts
+        self._indexed = False
+        try:
+            for number, folder in enumerate(folders):
+                _private_folder(folder, follow=number == 0)
+            descriptor = _open_for_append(path)
+        except OSError as error:
+            self._fail(error)
+            return
+        status = os.fstat(descriptor)
+        key = (status.st_dev, status.st_ino)
+        with _open_lock:
+            taken = key in _open_files or not _try_lock(descriptor)
+            if not taken:
+                _open_files.add(key)
+        if taken:
+            os.close(descriptor)
+            raise ArchiveError(f"session {session_id} is open in another agent or process "
+                               f"({path}); close it there first, or start a new session")
+        self._descriptor = descriptor
+        self._close = weakref.finalize(self, _release, descriptor, key)
+
+    def close(self) -> None:
+        """Release the session (another agent may then resume it). Idempotent."""
+        if self._close is not None:
+            self._close()
+        self._descriptor = None
+
+    @property
+    def closed(self) -> bool:
+        return self._descriptor is None
+
+    def __enter__(self) -> Archive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _fail(self, error: BaseException) -> None:
         self.failed = f"{type(error).__name__}: {error}"
         warnings.warn(f"nbagent cannot write its session archive ({self.failed}); the chat "
                       "goes on, but this session will not be recoverable", NbagentWarning,
                       stacklevel=4)
 
     def write(self, kind: str, payload: Mapping[str, Any], *, sync: bool = False) -> None:
-        """Append one record; `sync` forces it to disk before returning (write-ahead).
-
-        The file is opened for each record: no descriptor is held between writes, and
-        every record is complete on disk when this returns.
-        """
+        """Append one record, secrets redacted; `sync` forces it to disk before returning
+        (write-ahead). Never raises: a failure warns once and later writes are skipped."""
         if self.failed is not None:
             return
-        line = json.dumps({"kind": kind, **_redact_value(dict(payload))}, ensure_ascii=False,
-                          default=str) + "\n"
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            line = _encode({"kind": kind, **Redactor().value(dict(payload))})
+        except (TypeError, ValueError, RecursionError) as error:
+            self._fail(error)
+            return
+        with self._write_lock:
+            descriptor = self._descriptor
+            if descriptor is None:
+                self._fail(ArchiveError(f"{self.path} was closed"))
+                return
             try:
-                os.write(descriptor, line.encode("utf-8"))
+                start = os.fstat(descriptor).st_size if kind == "output" else 0
+                view = memoryview(line)
+                while view:
+                    view = view[os.write(descriptor, view):]
                 if sync:
                     os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
-        except OSError as error:
-            self._fail(error)
+            except OSError as error:
+                self._fail(error)
+                return
+            if kind == "output":
+                self._offsets[str(payload["ref"])] = start
+
+    def write_session(self, model: str, session_id: str, **details: Any) -> None:
+        """The session's start (or a resume): its model, id and e.g. `api_base`."""
+        self.write("session", {"model": model, "id": session_id, **details})
+
+    def write_message(self, message: Mapping[str, Any]) -> None:
+        self.write("message", {"message": message})
+
+    def write_output(self, ref: str, text: str) -> None:
+        """A full tool output, for `output(ref)` to give back after it left memory."""
+        self.write("output", {"ref": ref, "text": text})
+
+    def write_rewrite(self, messages: Sequence[Mapping[str, Any]], sync: bool = True) -> None:
+        """The history a compaction is about to swap in, synced before the swap."""
+        self.write("rewrite", {"messages": list(messages)}, sync=sync)
+
+    def write_decision(self, decision: Mapping[str, Any]) -> None:
+        self.write("decision", {"decision": decision})
+
+    def write_event(self, event: str, detail: Mapping[str, Any] | None = None) -> None:
+        """Anything else worth keeping (an interrupt, a learned window): `replay` lists them."""
+        self.write("event", {"event": event, "detail": dict(detail or {})})
+
+    def output(self, ref: str) -> str | None:
+        """A stored full output (as archived: secrets redacted), or None."""
+        if ref not in self._offsets and not self._indexed:
+            self._index_outputs()
+        start = self._offsets.get(ref)
+        if start is None:
+            return None
+        try:
+            with _open_for_reading(self.path) as handle:
+                handle.seek(start)
+                record = json.loads(handle.readline().decode("utf-8"))
+        except (OSError, ValueError):
+            return None
+        if isinstance(record, dict) and record.get("ref") == ref:
+            text = record.get("text")
+            return text if isinstance(text, str) else None
+        return None
+
+    def _index_outputs(self) -> None:
+        self._indexed = True
+        found: dict[str, int] = {}
+        position = 0
+        try:
+            with _open_for_reading(self.path) as handle:
+                for line in handle:
+                    if line.startswith(b'{"kind": "output"') and line.endswith(b"\n"):
+                        try:
+                            ref = json.loads(line.decode("utf-8")).get("ref")
+                        except (ValueError, AttributeError):
+                            ref = None
+                        if isinstance(ref, str):
+                            found[ref] = position
+                    position += len(line)
+        except OSError:
+            return
+        self._offsets = {**found, **self._offsets}
+
+
+def _try_lock(descriptor: int) -> bool:
+    if sys.platform == "win32":
+        return True
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True  # a file system without flock: the in-process check still holds
+    return True
+
+
+def _open_for_reading(path: Path) -> BinaryIO:
+    return open(path, "rb")
+
+
+def _damaged(path: Path, number: int, problem: str) -> ArchiveError:
+    return ArchiveError(f"{path.name} line {number} {problem}: the archive is corrupted "
+                        f"({path})")
+
+
+def _check(record: Any, path: Path, number: int) -> dict[str, Any]:
+    if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
+        raise _damaged(path, number, "is not an archive record")
+    for name, kind in _FIELDS.get(record["kind"], ()):
+        if not isinstance(record.get(name), kind):
+            raise _damaged(path, number, f"({record['kind']}) has no valid {name!r}")
+    if record["kind"] == "message" and not isinstance(record["message"].get("role"), str):
+        raise _damaged(path, number, "holds a message without a role")
+    if record["kind"] == "rewrite" and not all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) for m in record["messages"]):
+        raise _damaged(path, number, "holds a rewrite that is not a list of messages")
+    if record["kind"] == "decision" and not isinstance(record["decision"].get("failures", 0),
+                                                       int):
+        raise _damaged(path, number, "holds a decision with a bad failure count")
+    return record
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
-    """The records of an archive file. A truncated or corrupt last line (the process
-    died mid-write) is skipped with a warning; corruption elsewhere is an error."""
+    """The records of an archive file, checked. A truncated or corrupt last line (the
+    process died mid-write) is skipped with a warning; damage elsewhere (bad JSON, bytes
+    that are not UTF-8, a record without its fields) is an `ArchiveError` naming the line."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        handle = _open_for_reading(path)
     except OSError as error:
         raise ArchiveError(f"cannot read the session archive {path}: {error}") from error
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            if number == len(lines):
-                warnings.warn(f"skipped a truncated last line ({number}) of {path.name}",
-                              NbagentWarning, stacklevel=2)
-                return
-            raise ArchiveError(f"{path.name} line {number} is not valid JSON: the archive is "
-                               "corrupted") from None
-        if not isinstance(record, dict) or "kind" not in record:
-            raise ArchiveError(f"{path.name} line {number} is not an archive record")
-        yield record
+    with handle:
+        lines = iter(handle)
+        number, line = 1, next(lines, None)
+        while line is not None:
+            following = next(lines, None)
+            if line.strip():
+                try:
+                    record = json.loads(line.decode("utf-8"))
+                except (ValueError, RecursionError) as error:
+                    rest = [] if following is None else [following, *lines]
+                    if not any(later.strip() for later in rest):
+                        warnings.warn(f"skipped a truncated last line ({number}) of {path.name}",
+                                      NbagentWarning, stacklevel=2)
+                        return
+                    problem = ("is not UTF-8 text" if isinstance(error, UnicodeDecodeError)
+                               else "is not valid JSON")
+                    raise _damaged(path, number, problem) from None
+                yield _check(record, path, number)
+            number, line = number + 1, following
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A session as its archive last left it: what `Agent.resume` rebuilds from."""
+
+    path: Path
+    session_id: str
+    model: str | None  # the model of the latest session record
+    messages: list[dict[str, Any]]  # messages appended, rewrites replacing
+    outputs: dict[str, str] = field(default_factory=dict)  # full tool outputs by ref
+    failures: int = 0  # the breaker's count in the last decision
+    events: list[dict[str, Any]] = field(default_factory=list)  # {"event":..., "detail":...}
+
+
+def replay(path: str | Path) -> Replay:
+    """Read a whole archive back; an archive without a session in it is an `ArchiveError`."""
+    path = Path(path)
+    session_id, model = path.stem, None
+    messages: list[dict[str, Any]] = []
+    outputs: dict[str, str] = {}
+    events: list[dict[str, Any]] = []
+    failures = 0
+    for record in read_records(path):
+        kind = record["kind"]
+        if kind == "session":
+            model = record["model"]
+            session_id = str(record.get("id") or session_id)
+        elif kind == "message":
+            messages.append(record["message"])
+        elif kind == "rewrite":
+            messages = list(record["messages"])
+        elif kind == "output":
+            outputs[record["ref"]] = record["text"]
+        elif kind == "decision":
+            failures = record["decision"].get("failures", 0)
+        elif kind == "event":
+            events.append({"event": record["event"], "detail": record.get("detail", {})})
+    if not messages or messages[0].get("role") != "system":
+        raise ArchiveError(f"{path.name} holds no session to resume ({path})")
+    return Replay(path, session_id, model, messages, outputs, failures, events)
+
+
+def recall(source: Archive | str | Path | None, query: str = "", message: int = -1,
+           offset: int = 0, limit: int = 5) -> str:
+    """The `recall` tool's answer: search the archived messages (newest first when the
+    query is empty), or give one archived message whole by its number."""
+    path = source.path if isinstance(source, Archive) else None if source is None \
+        else Path(source)
+    if path is None or not path.exists():
+        return "No session archive to recall from."
+    try:
+        messages = [r["message"] for r in read_records(path) if r["kind"] == "message"]
+    except ArchiveError as error:
+        return f"The session archive cannot be read: {error}"
+    if message >= 0:
+        if message >= len(messages):
+            return f"No archived message {message}; there are {len(messages)}."
+        return json.dumps(messages[message], ensure_ascii=False)[:8_000]
+    needle = query.lower()
+    hits = [(i, m) for i, m in enumerate(messages)
+            if needle in json.dumps(m, ensure_ascii=False).lower()]
+    if not needle:
+        hits = hits[::-1]
+    page = hits[max(0, offset): max(0, offset) + max(1, min(limit, 10))]
+    lines = [f"{len(hits)} archived messages match{'' if needle else ' (newest first)'}; "
+             f"showing {len(page)} from {offset}:"]
+    for index, found in page:
+        text = str(found.get("content") or json.dumps(found.get("tool_calls")))
+        lines.append(f"#{index} {found['role']}: {text[:300]}")
+    return "\n".join(lines)
