@@ -110,6 +110,6 @@ def test_a_connection_error_is_retried_then_reported(monkeypatch: Any) -> None:
         retry=RetryPolicy(max_attempts=3, sleep=sleeps.append),
         summarize=ScriptedSummarizer(),
     )
-    with pytest.raises(ModelCallError, match="failed"):
+    with pytest.raises(ModelCallError, match="kept failing after 3 attempts"):
         agent.chat("hello?")
     assert len(sleeps) == 2
