@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ._litellm import litellm
 from ._provider_errors import retry_after_seconds, should_retry
 from ._tokens import Usage
 from .compaction import CompactionFailed, SummaryReply
@@ -33,17 +31,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger("nbagent")
 Message = dict[str, Any]
 TextCallback = Callable[[str], None]
-
-
-def litellm() -> ModuleType:
-    """Import litellm offline-safe (its bundled price map, no debug banners)."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    # litellm's own deprecation notices are not the notebook user's to act on
-    warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"litellm(\.|$)")
-    import litellm as module
-
-    module.suppress_debug_info = True
-    return cast(ModuleType, module)
 
 
 @functools.lru_cache(maxsize=256)

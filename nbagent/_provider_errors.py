@@ -296,7 +296,7 @@ _NAMED_VARIABLE = re.compile(r"\b[A-Z][A-Z0-9]*_(?:API_KEY|AUTH_TOKEN|ACCESS_KEY
 
 
 def _variables_from_litellm(model_name: str) -> list[str]:
-    from ._llm import litellm  # imported here: the agent layer, and slow; offline-safe
+    from ._litellm import litellm  # imported here: slow, and only needed for this hint
 
     try:
         missing = litellm().validate_environment(model=model_name).get("missing_keys") or []

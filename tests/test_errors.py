@@ -149,7 +149,7 @@ RETRY_CASES = [
 
 
 def test_litellm_exceptions_as_litellm_raises_them() -> None:
-    from nbagent._llm import litellm
+    from nbagent._litellm import litellm
 
     module = litellm()
     where = {"model": "gpt-4o", "llm_provider": "openai"}

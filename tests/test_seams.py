@@ -30,7 +30,7 @@ ENGINE = {
 NOTEBOOK = {"nbagent._magics", "nbagent.widgets"}
 TOP = {"nbagent"}  # the package root re-exports from every room
 FORBIDDEN_IN_ENGINE = {"litellm", "IPython", "ipywidgets", "tiktoken", "anywidget"}
-LLM_MODULES = {"nbagent._llm", "nbagent._provider_errors", "nbagent._counters"}  # the model seam
+LLM_MODULES = {"nbagent._litellm"}  # the one door to litellm
 
 
 def module_files() -> Iterator[tuple[str, Path]]:
@@ -134,7 +134,7 @@ def test_the_engine_imports_no_model_or_notebook_library(name: str) -> None:
 def test_litellm_is_imported_only_by_the_model_seam() -> None:
     importers = sorted(n for n, imports in GRAPH.items()
                        if any(m.split(".")[0] == "litellm" for m in imports))
-    assert set(importers) <= LLM_MODULES and "nbagent._llm" in importers
+    assert importers == sorted(LLM_MODULES)
 
 
 def test_importing_nbagent_pulls_in_no_heavy_dependency() -> None:
