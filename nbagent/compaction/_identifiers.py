@@ -30,27 +30,30 @@ _PATHS = re.compile(
     rf"|(?<![\w/.~-])(?P<file>(?:[\w.~-]+/)*[\w-][\w.-]*\.(?i:{_EXTENSIONS}))(?![\w/-])"
     r"|(?<![\w/.~-])(?P<dir>(?:~|\.{1,2})?/[\w.-]{2,}(?:/[\w.-]+)*/?)(?![\w/])"
 )
+_PATH_ANCHOR = re.compile(rf"/|https?:|\.(?=[A-Za-z])(?i:{_EXTENSIONS})\b")
+# Each pattern below starts with a character class and looks behind only after it: the
+# regex engine then skips ahead fast (a leading lookbehind would be tried everywhere).
 _TOKENS = re.compile(
-    r"(?<![\w./~-])(?P<tok>"
-    r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+"  # dotted: sales_df.region, model.fit
-    r"|_*[A-Za-z][A-Za-z0-9]*_\w*"  # snake_case
-    r"|[a-z]+[A-Z]\w*"  # camelCase
-    r"|[A-Z][a-z0-9]+[A-Z]\w*"  # PascalCase (two humps or more)
-    r"|[A-Z]{2,}[a-z]\w*"  # an acronym, then a word: BMIScore
-    r"|[A-Za-z]+\d\w*"  # letters then digits: df2, col1
-    r")(?![\w])(?P<call>\()?"
+    r"[A-Za-z_](?<![\w./~-][A-Za-z_])(?:"
+    r"\w*(?:\.[A-Za-z_]\w*)+"  # dotted: sales_df.region, model.fit
+    r"|[A-Za-z0-9_]*_\w*"  # snake_case
+    r"|[a-z]*[A-Z]\w*"  # camelCase, PascalCase
+    r"|[a-z0-9]+[A-Z]\w*"  # PascalCase with digits
+    r"|[A-Z]+[a-z]\w*"  # an acronym, then a word: BMIScore
+    r"|[A-Za-z]*\d\w*"  # letters then digits: df2, col1
+    r")(?![\w])(\()?"
 )
 _ASSIGNED = re.compile(
     r"^[ \t]*((?:[A-Za-z_]\w*[ \t]*,[ \t]*)*[A-Za-z_]\w*)[ \t]*[-+*/]?=(?!=)",
     re.MULTILINE,
 )
 _DEFINED = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
-_SUBSCRIPT = re.compile(
-    r"(?<![\w.])([A-Za-z_]\w*)(?:\.(?:loc|iloc|at))?\[[^\]\n]{0,40}?(['\"])([^'\"\n\]]{1,60})\2"
-)
+_SUBSCRIPT = re.compile(r"\[[^\]\n]{0,40}?(['\"])([^'\"\n\]]{1,60})\1")  # x['col'], x.loc[:, 'c']
+_SUBSCRIPTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(?:\.(?:loc|iloc|at))?$")  # before the [
 _COLUMN_LIST = re.compile(r"\[\s*\[([^\]\n]{1,400})\]\s*\]")  # df[['a', 'b c']]
 _ITEM = re.compile(r"(['\"])([^'\"\n]{1,40})\1")
-_QUOTED = re.compile(r"(?:\b(\w+)[ \t]*=[ \t]*)?(?<![\w\\])(['\"`])([A-Za-z_][\w./%-]{0,60})\2")
+_QUOTED = re.compile(r"(['\"`])(?<![\w\\]['\"`])([A-Za-z_][\w./%-]{0,60})\1")
+_KEYWORD = re.compile(r"(\w+)[ \t]*=[ \t]*$")  # what precedes a keyword argument's value
 _BACKTICKED = re.compile(r"`([^`\n]{1,80})`")
 _INFO_ROW = re.compile(r"^\s*\d+\s+(\S+)\s+\d+\s+non-null\s+\S+", re.MULTILINE)
 _DTYPE_ROW = re.compile(
@@ -58,6 +61,8 @@ _DTYPE_ROW = re.compile(
     r"UInt|boolean|complex)\w*(?:\[[\w, :]+\])?[ \t]*$",
     re.MULTILINE,
 )
+_HEADER_LINE = re.compile(r"^([ \t]*[A-Za-z_|][^\n]*)$", re.MULTILINE)  # not a data row
+_NEXT_LINE = re.compile(r"\n[ \t]*([^\s][^\n]*)")  # the next line that is not blank
 _HEADER_FIELD = re.compile(r"^[A-Za-z_][\w.%/()-]{0,60}$")
 _CELL = re.compile(r"^[A-Za-z_][\w .%/()-]{0,40}$")
 _NUMBER = re.compile(
@@ -113,12 +118,16 @@ def _clean(name: str) -> str | None:
 
 def _tokens(text: str, priority: int) -> Iterator[Found]:
     for match in _TOKENS.finditer(text):
-        token = match.group("tok")
+        token = match.group()
+        call = token.endswith("(")
+        token = token.rstrip("(")
+        if not any(ch.isalpha() for ch in token):
+            continue
         if "." in token:
             parts = token.split(".")
             if parts[0] in _MODULES or all(len(p) == 1 for p in parts):
                 continue
-            if match.group("call"):
+            if call:
                 parts = parts[:-1]  # a method call: the object is the name
             while len(parts) > 1 and parts[-1] in _ATTRIBUTES:
                 parts = parts[:-1]
@@ -127,8 +136,27 @@ def _tokens(text: str, priority: int) -> Iterator[Found]:
 
 
 def _paths(text: str) -> Iterator[Found]:
-    for match in _PATHS.finditer(text):
-        yield match.group(), PATH
+    """Paths and URLs: the full pattern runs only on lines that hold a '/' or an extension."""
+    done = -1
+    for anchor in _PATH_ANCHOR.finditer(text):
+        if anchor.start() < done:
+            continue
+        start = text.rfind("\n", 0, anchor.start()) + 1
+        done = text.find("\n", anchor.end())
+        done = len(text) if done < 0 else done
+        for match in _PATHS.finditer(text, start, done):
+            yield match.group(), PATH
+
+
+def _subscripts(text: str, *, frames: bool) -> Iterator[Found]:
+    """Columns in subscripts (x['col'], x.loc[:, 'col']), and with `frames` the frame."""
+    for match in _SUBSCRIPT.finditer(text):
+        frame = _SUBSCRIPTED.search(text, max(0, match.start() - 80), match.start())
+        if frame is None:
+            continue
+        if frames and frame.group(1) not in _MODULES:
+            yield frame.group(1), NAMED
+        yield match.group(2), NAMED
 
 
 def _code(text: str) -> Iterator[Found]:
@@ -140,10 +168,7 @@ def _code(text: str) -> Iterator[Found]:
                 yield name, NAMED
     for match in _DEFINED.finditer(text):
         yield match.group(1), NAMED
-    for match in _SUBSCRIPT.finditer(text):
-        if match.group(1) not in _MODULES:
-            yield match.group(1), NAMED
-        yield match.group(3), NAMED
+    yield from _subscripts(text, frames=True)
     for match in _COLUMN_LIST.finditer(text):
         yield from ((item.group(2), NAMED) for item in _ITEM.finditer(match.group(1)))
     yield from _quoted(text, TOKEN)
@@ -153,9 +178,10 @@ def _quoted(text: str, elsewhere: int | None) -> Iterator[Found]:
     """Quoted names: in a list or a column argument they name something (NAMED); as
     other keyword values they are options (how="left": skipped); else `elsewhere`."""
     for match in _QUOTED.finditer(text):
-        keyword, value = match.group(1), match.group(3)
+        value = match.group(2)
+        keyword = _KEYWORD.search(text, max(0, match.start() - 40), match.start())
         if keyword is not None:
-            if keyword in _COLUMN_KWARGS:
+            if keyword.group(1) in _COLUMN_KWARGS:
                 yield value, NAMED
             continue
         before = text[max(0, match.start() - 3) : match.start()].rstrip()
@@ -180,9 +206,12 @@ def _tables(text: str) -> Iterator[Found]:
         yield match.group(1), NAMED
     for match in _DTYPE_ROW.finditer(text):
         yield match.group(1), NAMED
-    lines = [line for line in text.splitlines() if line.strip()]
-    for line, row in zip(lines, lines[1:], strict=False):
-        stripped = line.strip()
+    for match in _HEADER_LINE.finditer(text):  # a line that may head a table, and the next
+        stripped = match.group(1).strip()
+        following = _NEXT_LINE.search(text, match.end())
+        if following is None:
+            break
+        row = following.group(1)
         if stripped.startswith("|") and set(row.strip()) <= set("|:- "):
             cells = [c.strip() for c in stripped.strip("|").split("|")]
             yield from ((c, NAMED) for c in cells if _CELL.match(c))
@@ -193,6 +222,9 @@ def _tables(text: str) -> Iterator[Found]:
         else:
             fields = stripped.split()
             values = row.split()
+            if len(values) == 1 and len(fields) > 1:  # the index's name sits on its own line
+                after = _NEXT_LINE.search(text, following.end())
+                values = after.group(1).split() if after else values
             if (2 <= len(fields) <= 60 and len(values) in (len(fields), len(fields) + 1)
                     and all(_HEADER_FIELD.match(f) for f in fields)
                     and any(_NUMBER.match(v) for v in values)):
@@ -238,8 +270,7 @@ def names_in_output(text: str) -> Iterator[Found]:
     text = window(text)
     yield from _paths(text)
     yield from _tables(text)
-    for match in _SUBSCRIPT.finditer(text):
-        yield match.group(3), NAMED
+    yield from _subscripts(text, frames=False)
     yield from _quoted(text, None)
     yield from _tokens(text, TOKEN)
 
