@@ -113,6 +113,9 @@ def _open_for_append(path: Path) -> int:
         if error.errno in (errno.ELOOP, errno.EMLINK) or path.is_symlink():
             raise ArchiveError(f"{path} is a symbolic link; nbagent never follows a link to a "
                                "session file (remove it, or use another session id)") from None
+        if error.errno in (errno.ENXIO, errno.EISDIR):  # a FIFO without a reader, a folder
+            raise ArchiveError(f"{path} is not a regular file; nbagent writes sessions only "
+                               "to its own files (remove it, or use another session id)") from None
         raise
     try:
         status = os.fstat(descriptor)

@@ -176,7 +176,7 @@ SHAPES: tuple[SecretShape, ...] = (
 
 _DATA_URI = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
 _SECRET_ENV_NAME = re.compile(r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$")
-_NOT_SECRET_VALUES = {"true", "false", "none", "null", "yes", "no", "on", "off"}
+_NOT_SECRET_VALUES = {"true", "false", "none", "null", "yes", "no", "on", "off", "empty"}
 
 
 def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
@@ -281,7 +281,8 @@ class Redactor:
         cleaned = self.text(value)
         if cleaned != value or not value or _PLACEHOLDER.fullmatch(value):
             return cleaned
-        if _PASSWORD_NAME.fullmatch(key) or (_API_NAME.fullmatch(key) and len(value) >= 8):
+        if ((_PASSWORD_NAME.fullmatch(key) or _API_NAME.fullmatch(key))
+                and value.lower() not in _NOT_SECRET_VALUES):
             return REDACTED
         return value
 
