@@ -349,8 +349,8 @@ def _check(record: Any, path: Path, number: int) -> dict[str, Any]:
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
-    """The records of an archive file, checked. A truncated or corrupt last line (the
-    process died mid-write) is skipped with a warning; damage elsewhere (bad JSON, bytes
+    """The records of an archive file, checked. An unfinished last line (the process died
+    mid-write: no newline) is skipped with a warning; any other damage (bad JSON, bytes
     that are not UTF-8, a record without its fields) is an `ArchiveError` naming the line."""
     try:
         handle = _open_for_reading(path)
@@ -366,7 +366,7 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
                     record = json.loads(line.decode("utf-8"))
                 except (ValueError, RecursionError) as error:
                     rest = [] if following is None else [following, *lines]
-                    if not any(later.strip() for later in rest):
+                    if not line.endswith(b"\n") and not any(later.strip() for later in rest):
                         warnings.warn(f"skipped a truncated last line ({number}) of {path.name}",
                                       NbagentWarning, stacklevel=2)
                         return

@@ -319,6 +319,14 @@ def test_a_tampered_archive_is_an_archive_error_naming_the_line(opened: Archive,
     assert recall(opened.path).startswith("The session archive cannot be read: ")
 
 
+def test_a_damaged_last_line_that_was_written_whole_is_an_error_too(opened: Archive) -> None:
+    opened.close()
+    with opened.path.open("ab") as handle:
+        handle.write(b'{"kind": "message", "message": {"role": "user", "content": "caf\xe9"}}\n')
+    with pytest.raises(ArchiveError, match="line 3 is not UTF-8 text"):
+        replay(opened.path)
+
+
 def test_an_archive_without_a_session_cannot_be_resumed(tmp_path: Path) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
