@@ -42,7 +42,7 @@ __version__ = "0.1.0"
 
 
 def load_ipython_extension(shell: object) -> None:
-    """`%load_ext nbagent`: register %%chat, %chat, %compact, %context and %nbagent."""
+    """`%load_ext nbagent`: register %%chat, %chat, %compact, %context, %pin and %nbagent."""
     from ._magics import load
 
     load(shell)

@@ -20,15 +20,17 @@ from ._history import History
 from ._llm import ChatModel, RetryPolicy, model_info, summarizer
 from ._loop import ChatResult, run_chat
 from ._models import LOCAL_MODEL, chat_model, compact_model, is_local
+from ._namespace import expand_cell_references, notebook_state
 from ._notebook_tools import notebook_tools
 from ._session import Session
 from ._settings import ENV_PREFIX, Settings
 from ._thresholds import ContextState, thresholds
 from ._tools import Tool, as_tool
 from ._window import WindowInfo, resolve_window
-from .compaction import Summarizer
+from .compaction import Summarizer, with_notebook_state
 from .events import ContextChanged, EventStream
 
+NOTEBOOK_STATE_TOKENS = 1_500  # at a 200K window; scaled down with the window
 ALIASES = {"window": "max_context_tokens"}  # the short names %nbagent accepts
 NOTICE = ("answers come from the embedded SmolLM2-135M, a very small model (no API key, no "
           "network); %nbagent model=NAME picks any litellm model")
@@ -195,10 +197,20 @@ class Agent:
             session_id=session_id,
             archive=archive,
             model_name=lambda: self.model.name,
+            refresh=self._with_notebook_state,
         )
         self.session = session
         self._offer_tools()
         return session
+
+    def notebook_state(self) -> str | None:
+        """The bounded listing of the namespace's variables (None when there are none)."""
+        budget = max(100, self.session.controller.thresholds().scaled(NOTEBOOK_STATE_TOKENS))
+        return notebook_state(self.namespace, max_tokens=budget)
+
+    def _with_notebook_state(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """After a compaction: one fresh notebook-state block replaces the previous one."""
+        return with_notebook_state(messages, self.notebook_state())
 
     def _summarizer_window(self) -> int | None:
         if self._summarize is not None:
@@ -211,6 +223,46 @@ class Agent:
     def new_session(self, session_id: str | None = None, *, archive: bool = True) -> Session:
         """Start a fresh conversation with the same configuration."""
         return self._new_session(session_id, archive)
+
+    # -- pins ----------------------------------------------------------------------------
+
+    def pin(self, text: str | None = None, *, message: int | None = None) -> list[str]:
+        """Keep a fact verbatim through every compaction: `text`, or the content of the
+        history's message at index `message`. Returns the pins now."""
+        if message is not None:
+            text = str(self.history[message].get("content") or "")
+        if not text or not text.strip():
+            raise ValueError("Nothing to pin: give a text or a message index.")
+        self.session.set_pins([*self.session.pins, text])
+        return list(self.session.pins)
+
+    def unpin(self, which: int | str) -> list[str]:
+        """Remove a pin by its position (0-based) or its exact text. Returns the pins now."""
+        pins = list(self.session.pins)
+        if isinstance(which, int):
+            if not 0 <= which < len(pins):
+                raise ValueError(f"There is no pin {which}; there are {len(pins)}.")
+            del pins[which]
+        elif which.strip() in pins:
+            pins.remove(which.strip())
+        else:
+            raise ValueError(f"No pin reads {which!r}.")
+        self.session.set_pins(pins)
+        return pins
+
+    def pins(self) -> list[str]:
+        """The facts kept verbatim through every compaction."""
+        return list(self.session.pins)
+
+    def expand_references(self, text: str, *, errors: dict[int, str] | None = None) -> str:
+        """jupyter-ai's conventions in a message: `{name}` inserts a variable's value;
+        `In[3]`, `Out[3]`, `Err[3]` attach that cell's input, output or error."""
+        namespace = self.namespace
+        cells = namespace.get("In")
+        outputs = namespace.get("Out")
+        return expand_cell_references(
+            text, namespace, In=cells if isinstance(cells, list) else None,
+            Out=outputs if isinstance(outputs, dict) else None, errors=errors)
 
     @classmethod
     def resume(cls, session: str | Path, **options: Any) -> Agent:
@@ -232,6 +284,9 @@ class Agent:
         agent = cls(session_id=replay.session_id or archive.path.stem, archive=False, **options)
         agent.session.restore(replay)
         agent.session.attach_archive(lambda: archive, include_current=False)
+        state = agent._with_notebook_state(agent.history.messages)
+        if state != agent.history.messages:  # the live kernel is the ground truth
+            agent.session.rewrite(state)
         return agent
 
     # -- the session, for convenience -------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from ._decision import Decision
 from ._exceptions import ModelCallError, NbagentError
 from ._llm import ChatModel, Completion, RetryPolicy, call_model
+from ._markers import is_plain_user
 from ._output import output_cap
 from ._provider_errors import auth_hint, classify_error, is_stop_reason_overflow
 from ._redact import redact
@@ -67,6 +68,8 @@ class Configured(Protocol):
     def settings(self) -> Settings: ...
 
     def tool_schemas(self) -> list[dict[str, Any]]: ...
+
+    def notebook_state(self) -> str | None: ...
 
 
 def run_chat(agent: Configured, session: Session, text: str, *,
@@ -194,11 +197,13 @@ class _Turn:
         """One model request; on "prompt too long", drop the oldest rounds (L4) and retry,
         at most twice; then give up with an actionable message."""
         agent, session = self.agent, self.session
+        context = agent.notebook_state() if self.settings.notebook_context else None
         for attempt in range(MAX_OVERFLOW_RECOVERIES + 1):
             session.history.check_ready()
             self.status("thinking…")
             try:
-                return call_model(agent.model, session.history.messages, agent.tool_schemas(),
+                return call_model(agent.model, with_context(session.history.messages, context),
+                                  agent.tool_schemas(),
                                   on_text=self.on_text, policy=agent.retry,
                                   tool_choice=_tool_choice(tool_choice), events=session.events)
             except NbagentError:  # already says what to do (e.g. the local model's install)
@@ -269,6 +274,19 @@ class _Turn:
             self.session.announce_state()
         except Exception:  # the repair must never hide the original stop
             pass
+
+
+def with_context(messages: list[dict[str, Any]], context: str | None) -> list[dict[str, Any]]:
+    """The request with the notebook context appended to the latest plain user message
+    only (a copy): the history never stores it and the cached prefix stays intact."""
+    if not context:
+        return messages
+    for index in range(len(messages) - 1, 0, -1):
+        if is_plain_user(messages[index]) and isinstance(messages[index].get("content"), str):
+            message = messages[index]
+            sent = {**message, "content": f"{message['content']}\n\n[{context}]"}
+            return [*messages[:index], sent, *messages[index + 1:]]
+    return messages
 
 
 def _tool_choice(choice: str | None) -> str | dict[str, Any] | None:

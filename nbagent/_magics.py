@@ -17,11 +17,13 @@ import nbagent
 from nbagent import Agent, NbagentError
 
 INTERRUPTED = "interrupted — the session is intact; run the cell again to retry"
+ERRORS: dict[int, str] = {}  # execution count → the error that cell raised (for Err[n])
+KEEP_ERRORS = 50
 
 
 @magics_class
 class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
-    """`%%chat`, `%chat`, `%compact`, `%context` and `%nbagent`."""
+    """`%%chat`, `%chat`, `%compact`, `%context`, `%pin` and `%nbagent`."""
 
     @magic_arguments()
     @argument("--model", "-m", help="Use this model (a litellm name, or 'local') from now on.")
@@ -70,7 +72,8 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         view = ChatDisplay()
         agent.events.subscribe(view)
         try:
-            result = agent.chat(text, on_text=view.on_text, exchange=_cell_id(self.shell))
+            message = agent.expand_references(text, errors=ERRORS)
+            result = agent.chat(message, on_text=view.on_text, exchange=_cell_id(self.shell))
         except KeyboardInterrupt:
             view.interrupted(INTERRUPTED)
             return
@@ -116,6 +119,32 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         agent = _shown(nbagent.current)
         if agent is not None:
             (_compactions if args.compactions else _context)(agent)
+
+    @magic_arguments()
+    @argument("--list", action="store_true", help="List the pins.")
+    @argument("--remove", type=int, metavar="N", help="Remove pin N (as --list numbers them).")
+    @argument("text", nargs="*", help="The fact to keep verbatim through every compaction.")
+    @line_magic
+    def pin(self, line: str) -> None:
+        """Keep a fact verbatim through every compaction: %pin the target column is churn_30d
+
+        %pin --list shows the pins; %pin --remove N removes one.
+        """
+        args = parse_argstring(self.pin, line)
+        agent = _shown(nbagent.current)
+        if agent is None:
+            return
+        text = " ".join(args.text).strip()
+        try:
+            if args.remove is not None:
+                pins = agent.unpin(args.remove - 1)
+            elif text:
+                pins = agent.pin(text)
+            else:
+                pins = agent.pins()
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+        _text("\n".join(f"{n}. {p}" for n, p in enumerate(pins, 1)) or "nbagent: no pins")
 
     @magic_arguments()
     @argument("words", nargs="*", help="key=value settings, 'reset' or 'meter'.")
@@ -238,6 +267,19 @@ def _escape_help(lines: list[str]) -> list[str]:
     return out
 
 
+def _record_error(result: Any) -> None:
+    """After each cell: keep the error it raised, for `Err[n]` in a chat message."""
+    error = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
+    count = getattr(result, "execution_count", None)
+    if error is None or not isinstance(count, int):
+        return
+    import traceback
+
+    ERRORS[count] = "".join(traceback.format_exception_only(type(error), error)).strip()
+    for old in sorted(ERRORS)[:-KEEP_ERRORS]:
+        del ERRORS[old]
+
+
 def load(shell: Any) -> None:
     """Register the magics. `%%nbagent` is always an alias of `%%chat`; if another
     extension already owns `%%chat`, it keeps it and nbagent says so once."""
@@ -251,7 +293,7 @@ def load(shell: Any) -> None:
     if taken:
         warnings.warn("another extension already provides %%chat; use %%nbagent for nbagent",
                       NbagentWarning, stacklevel=2)
-        for name in ("compact", "context", "nbagent"):
+        for name in ("compact", "context", "pin", "nbagent"):
             shell.register_magic_function(getattr(magics, name), "line", name)
     else:
         shell.register_magics(magics)
@@ -259,3 +301,5 @@ def load(shell: Any) -> None:
         if _escape_help not in cleanup:
             cleanup.append(_escape_help)
     shell.register_magic_function(magics.chat, "cell", "nbagent")
+    if _record_error not in shell.events.callbacks["post_run_cell"]:
+        shell.events.register("post_run_cell", _record_error)

@@ -20,7 +20,7 @@ from ._thresholds import ContextState
 from ._tools import OutputStore
 from ._tracker import TokenTracker
 from ._window import WindowInfo
-from .compaction import Summarizer
+from .compaction import Summarizer, pins_of, with_pins
 from .events import (
     Compacted,
     ContextChanged,
@@ -127,6 +127,7 @@ class Session:
         self.history.replace(replay.messages)
         self.store.outputs.update(replay.outputs)
         self.controller.restore_failures(replay.failures)
+        self.pins = pins_of(replay.messages)
 
     # -- messages, turns, state -------------------------------------------------------------
 
@@ -152,11 +153,21 @@ class Session:
         for span in rounds:
             if self.history[span.start] is first:
                 messages = self.history.messages
-                kept = messages[:span.start] + messages[span.stop:]
-                self.events.emit(Rewriting(kept))
-                self.history.replace(kept)
+                self.rewrite(messages[:span.start] + messages[span.stop:])
                 return True
         return False
+
+    def set_pins(self, pins: list[str]) -> None:
+        """Keep `pins` verbatim in one block every compaction leaves alone (the archive
+        records the rewrite)."""
+        self.pins = [p for p in (text.strip() for text in pins) if p]
+        self.rewrite(with_pins(self.history.messages, self.pins))
+
+    def rewrite(self, messages: list[Message]) -> None:
+        """Swap in a rewritten history (validated; written ahead to the archive)."""
+        self.history.copy_with(messages)  # validate before anything is written
+        self.events.emit(Rewriting(messages))
+        self.history.replace(messages)
 
     def turn(self) -> _Turn:
         """Hold the session for one chat turn: a second one at the same time fails at once."""

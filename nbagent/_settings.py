@@ -111,6 +111,10 @@ class Settings(BaseModel):
     tool_timeout_s: float = Field(
         300.0, gt=0, description="A tool still running after this many seconds is abandoned."
     )
+    notebook_context: bool = Field(
+        True, description="Send a short listing of your variables (names, types, shapes, "
+        "columns) with each message, so the model knows your data without a tool call."
+    )
     enable_python: bool = Field(
         False, description="Offer the model the python tool (runs code in your namespace)."
     )

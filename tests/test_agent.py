@@ -88,3 +88,52 @@ def test_a_new_session_keeps_the_configuration() -> None:
     agent.new_session(archive=False)
     assert agent.session is not old and len(agent.history) == 1
     assert agent.chat("two").text == "b"
+
+
+def test_pins_survive_every_compaction_verbatim() -> None:
+    from nbagent.testing import ScriptedSummarizer
+
+    agent, _ = make_agent(ScriptedModel(default=reply("a long analysis of it " * 60)),
+                          window=4_096, summarize=ScriptedSummarizer(default="- notes"))
+    agent.pin("the target column is churn_30d; never use rows before 2021-03")
+    for t in range(12):
+        agent.chat(f"question {t} about the churn model " * 20)
+    assert any(d.action == "compacted" for d in agent.controller.decisions)
+    agent.compact("keep the metrics")
+    text = "\n".join(str(m.get("content")) for m in agent.history)
+    assert "the target column is churn_30d; never use rows before 2021-03" in text
+    assert agent.unpin(0) == [] and "churn_30d; never" not in str(agent.history.messages)
+
+
+def test_the_notebook_context_is_sent_but_never_stored() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame({"city": ["a"], "month": [1], "sales": [2.0], "visitors": [3]})
+    model = ScriptedModel([reply("city, month, sales, visitors")])
+    agent, _ = make_agent(model, namespace={"df": frame})
+    agent.chat("what columns does df have?")
+    sent = model.requests[0][-1]["content"]
+    assert sent.startswith("what columns does df have?") and "visitors" in sent
+    assert agent.history[1] == {"role": "user", "content": "what columns does df have?"}
+
+
+def test_after_a_compaction_one_fresh_notebook_state_block_replaces_the_last() -> None:
+    namespace: dict[str, Any] = {"threshold": 0.5}
+    agent, _ = make_agent(ScriptedModel(default=reply("an answer " * 80)), window=4_096,
+                          namespace=namespace)
+    for t in range(6):
+        agent.chat(f"question {t} " * 40)
+    agent.compact()
+    namespace["model_v2"] = [1, 2, 3]
+    agent.compact()
+    blocks = [m for m in agent.history if "Notebook state" in str(m.get("content"))]
+    assert len(blocks) == 1 and "model_v2" in blocks[0]["content"]
+
+
+def test_cell_references_expand_from_the_namespace() -> None:
+    agent, _ = make_agent(ScriptedModel(), namespace={
+        "target": "churn_30d", "In": ["", "df = load()"], "Out": {1: "ok"}})
+    text = agent.expand_references("model {target}; explain In[1] and Err[1]",
+                                   errors={1: "KeyError: 'churn'"})
+    assert text.startswith("model churn_30d; explain In[1] and Err[1]")
+    assert "df = load()" in text and "KeyError: 'churn'" in text
