@@ -283,7 +283,11 @@ class Agent:
         options.setdefault("system", replay.messages[0]["content"])
         agent = cls(session_id=replay.session_id or archive.path.stem, archive=False, **options)
         agent.session.restore(replay)
-        agent.session.attach_archive(lambda: archive, include_current=False)
+        agent.session.attach_archive(archive, include_current=False)
+        for call_id in agent.history.pending_tool_calls:  # the process died mid-tool
+            agent.session.add({"role": "tool", "tool_call_id": call_id,
+                               "content": "Interrupted: the session ended before this tool "
+                                          "call finished."})
         state = agent._with_notebook_state(agent.history.messages)
         if state != agent.history.messages:  # the live kernel is the ground truth
             agent.session.rewrite(state)

@@ -89,12 +89,17 @@ class Session:
 
     # -- the archive ---------------------------------------------------------------------
 
-    def attach_archive(self, open_archive: Callable[[], Archive], *, model: str | None = None,
-                       include_current: bool = True) -> None:
-        """Keep every message, output, rewrite and decision of this session in the archive
-        `open_archive` opens — on the first record, so a session that never chats writes
-        nothing. Opening fails (`ArchiveError`) if another agent is writing that session."""
+    def attach_archive(self, open_archive: Archive | Callable[[], Archive], *,
+                       model: str | None = None, include_current: bool = True) -> None:
+        """Keep every message, output, rewrite and decision of this session in an archive:
+        one already open (a resumed session's), or the one `open_archive` opens on the
+        first record, so a session that never chats writes nothing. Opening fails
+        (`ArchiveError`) if another agent is writing that session."""
         pending = self.history.messages if include_current else []
+        if isinstance(open_archive, Archive):
+            self.archive = open_archive
+            self.store.loader = open_archive.output
+            open_archive.write_session(model or self.model_name(), self.id)
 
         def record(event: Event) -> None:
             if not isinstance(event, (MessageAdded, OutputStored, Rewriting, Compacted)):
