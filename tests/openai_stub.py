@@ -5,37 +5,69 @@ response shapes (JSON and server-sent events), tool calls, usage, and the real
 Rules: a prompt over `context` tokens (chars / 4) gets the 400; a user message
 as the last message gets a call to the first offered tool; anything else gets a
 text answer quoting the last tool result.
+
+`info` adds the endpoints local servers describe themselves with (llama.cpp's
+`/props`, vLLM's `/v1/models`, LM Studio's `/api/v0/models`, Ollama's `/api/ps` and
+`/api/show`): path -> JSON payload, or a function of the request body (None: 404).
+Every other path answers 404, as a real server of another kind would.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+Info = dict[str, Any | Callable[[dict[str, Any]], Any]]
+
 
 class StubServer:
-    def __init__(self, context: int = 3_000) -> None:
+    def __init__(self, context: int = 3_000, info: Info | None = None) -> None:
         self.context = context
+        self.info: Info = info or {}
         self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []  # every path asked for, in order
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def send_json(self, status: int, payload: Any) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def describe(self, body: dict[str, Any]) -> bool:
+                """Answer an `info` path (or 404 for an unknown one); False for chat."""
+                path = self.path.split("?")[0]
+                stub.paths.append(path)
+                if path.endswith("/chat/completions"):
+                    return False
+                answer = stub.info.get(path)
+                payload = answer(body) if callable(answer) else answer
+                if payload is None:
+                    self.send_json(404, {"error": f"no {path} here"})
+                else:
+                    self.send_json(200, payload)
+                return True
+
+            def do_GET(self) -> None:  # noqa: N802
+                self.describe({})
+
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if self.describe(body):
+                    return
                 stub.requests.append(body)
                 status, payload = stub.answer(body)
                 if status != 200 or not body.get("stream"):
-                    data = json.dumps(payload).encode()
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
+                    self.send_json(status, payload)
                     return
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
@@ -45,7 +77,7 @@ class StubServer:
                 self.wfile.write(b"data: [DONE]\n\n")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
 
     @property
     def base_url(self) -> str:
