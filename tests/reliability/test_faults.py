@@ -1,122 +1,537 @@
-"""Fault injection through the fake model and fake tools: each ends with a valid
-history, nothing lost from the archive, and a clear message."""
+"""The fault matrix: each fault (an exception, KeyboardInterrupt, SystemExit, GeneratorExit,
+a hang past a timeout, odd text, a huge output) strikes at each place it can (a tool, the
+model call, the stream, the summarizer, the archive write, a subscriber). After each the
+history is valid, the archive holds exactly the history and resumes to it, and the next
+chat works. `bench/faults.py` prints the same matrix as a table.
+"""
 
 from __future__ import annotations
 
+import os
 import time
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from nbagent import Agent, ModelCallError, Settings, tool, validate_messages
-from nbagent._archive import read_records
-from nbagent.testing import ScriptedModel, ScriptedSummarizer, Step, calls, provider_error, reply
+from nbagent._archive import Archive, replay
+from nbagent._exceptions import NbagentWarning
+from nbagent._loop import INTERRUPTED
+from nbagent._markers import is_memory, is_summary
+from nbagent.events import Event, ToolStarted
+from nbagent.testing import ScriptedModel, ScriptedSummarizer, Step, calls, reply
 from tests.helpers import nine_sections
 
 WINDOW = 4_096
+TIMEOUT_S = 0.2  # the tool and summary timeouts of the matrix
+HANG_S = 1.0  # how long a hanging tool or summarizer sleeps (past the timeout)
+HUGE_CHARS = 1_000_000
+# What `os.listdir` gives for a Latin-1 file name, NUL, right-to-left, zero-width, an
+# emoji sequence, a combining accent, ANSI colour and a lone high surrogate.
+ODD = (os.fsdecode(b"caf\xe9.csv") + " \x00 \u202eevil\u202c \u200b 👩\u200d🔬 e\u0301 "
+       "\x1b[31mred\x1b[0m \ud800 end")
+FAULTS = ("exception", "KeyboardInterrupt", "SystemExit", "GeneratorExit", "hang", "odd text",
+          "huge output")
+PLACES = ("tool", "model call", "stream", "summarizer", "archive write", "subscriber")
+Expected = type[BaseException] | None
 
 
-def session(model: ScriptedModel, summarize: Any = None, **options: Any) -> Agent:
-    return Agent(model=model, namespace={}, model_info=None,
-                 settings=options.pop("settings", Settings(max_context_tokens=WINDOW)),
-                 summarize=summarize or ScriptedSummarizer(default=nine_sections()), **options)
+def huge_text() -> str:
+    line = "row-1234:4.25,7.5,revenue,ok\n"
+    return line * (HUGE_CHARS // len(line))
 
 
-def archived(agent: Agent) -> list[dict[str, Any]]:
-    assert agent.archive is not None
-    return [r["message"] for r in read_records(agent.archive.path) if r["kind"] == "message"]
+def thrown(fault: str) -> BaseException:
+    return {"exception": RuntimeError("an injected fault"), "KeyboardInterrupt":
+            KeyboardInterrupt(), "SystemExit": SystemExit(3),
+            "GeneratorExit": GeneratorExit()}[fault]
 
 
-def fill(agent: Agent, turns: int = 10) -> None:
-    for turn in range(turns):
-        agent.chat(f"question {turn}: " + "explain the revenue trend " * 60)
+class Injector:
+    """One fault, struck once at its place after `armed` is set."""
+
+    def __init__(self, fault: str) -> None:
+        self.fault = fault
+        self.armed = False
+        self.struck = 0
+
+    def ready(self) -> bool:
+        if not self.armed or self.struck:
+            return False
+        self.struck += 1
+        return True
+
+    def throw(self) -> None:
+        """Raise the fault (the four exception faults) when it is its turn."""
+        if self.ready():
+            raise thrown(self.fault)
 
 
-def slow_summary(messages: list[dict[str, Any]]) -> str:
-    raise TimeoutError("the summarizer timed out")
+@dataclass
+class Scenario:
+    """An agent wired for one cell, and how to run the turn the fault strikes in."""
+
+    agent: Agent
+    injector: Injector
+    turn: Callable[[Agent], Any]
 
 
-@pytest.mark.parametrize(
-    "summarize",
-    [
-        ScriptedSummarizer(default=RuntimeError("summarizer down")),
-        slow_summary,
-        ScriptedSummarizer(default=""),
-        ScriptedSummarizer(default="Error: 529 overloaded"),
-        ScriptedSummarizer(default="## 1. Primary Request and Intent\nhalf a summary"),
-    ],
-    ids=["raises", "times-out", "empty", "error-string", "half-formed"],
-)
-def test_a_failing_summarizer_never_breaks_the_chat(summarize: Any) -> None:
-    agent = session(ScriptedModel(default=reply("an answer " * 40)), summarize)
-    fill(agent)
+@dataclass
+class Outcome:
+    """What one cell did, check by check (each check: "" when it held, else why not)."""
+
+    fault: str
+    place: str
+    ended: str = ""  # how the struck turn ended: "returned" or the exception's name
+    checks: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def survived(self) -> bool:
+        return bool(self.checks) and not any(self.checks.values())
+
+
+# -- the places ----------------------------------------------------------------------------
+
+
+def answer_by_rule(strike: Callable[[list[dict[str, Any]]], Step | None] = lambda m: None
+                   ) -> Callable[[list[dict[str, Any]]], Step]:
+    """The scripted model: "use the tool" calls `work`; a tool result gets "done"; else
+    "fine". `strike` may replace any of these answers."""
+
+    def respond(messages: list[dict[str, Any]]) -> Step:
+        struck = strike(messages)
+        if struck is not None:
+            return struck
+        last = messages[-1]
+        if last["role"] == "user" and "use the tool" in str(last["content"]):
+            return calls(("work", {}))
+        if last["role"] == "tool":
+            return reply("done")
+        return reply("fine " + "and the revenue trend is flat " * 20)
+
+    return respond
+
+
+def build(model: Callable[[list[dict[str, Any]]], Step] | None = None, *,
+          work: Callable[[], Any] = lambda: "42", **options: Any) -> Agent:
+    """An agent on the scripted model with one tool, `work`, on a small window."""
+
+    def run() -> Any:
+        """Do the work."""
+        return work()
+
+    options.setdefault("summarize", ScriptedSummarizer(default=nine_sections()))
+    return Agent(model=ScriptedModel(default=model or answer_by_rule(), record=False),
+                 tools=[tool(name="work")(run)], builtin_tools=False, namespace={},
+                 settings=Settings(max_context_tokens=WINDOW, tool_timeout_s=TIMEOUT_S,
+                                   summary_timeout_s=TIMEOUT_S), **options)
+
+
+def use_the_tool(agent: Agent) -> Any:
+    return agent.chat("please use the tool")
+
+
+def at_tool(fault: str) -> Scenario:
+    injector = Injector(fault)
+
+    def work() -> Any:
+        if fault == "hang" and injector.ready():
+            time.sleep(HANG_S)
+        if fault == "odd text" and injector.ready():
+            return ODD
+        if fault == "huge output" and injector.ready():
+            return huge_text()
+        injector.throw()
+        return "42"
+
+    return Scenario(build(work=work), injector, use_the_tool)
+
+
+def at_model_call(fault: str) -> Scenario:
+    """The second request of a turn (after a tool round) fails, or answers oddly."""
+    injector = Injector(fault)
+
+    def strike(messages: list[dict[str, Any]]) -> Step | None:
+        if messages[-1]["role"] != "tool" or not injector.ready():
+            return None
+        if fault == "odd text":
+            return Step(text=ODD, tool_calls=(("work", {"path": ODD}),))
+        if fault == "huge output":
+            return reply(huge_text())
+        return Step(fail_after_text=thrown(fault))
+
+    return Scenario(build(answer_by_rule(strike)), injector, use_the_tool)
+
+
+def at_stream(fault: str) -> Scenario:
+    """The reply breaks while it streams: the caller's `on_text` raises, or the stream
+    carries odd or huge text and then the user interrupts."""
+    injector = Injector(fault)
+
+    def strike(messages: list[dict[str, Any]]) -> Step | None:
+        if fault in ("odd text", "huge output") and injector.ready():
+            text = ODD if fault == "odd text" else huge_text()
+            return Step(text=text, fail_after_text=KeyboardInterrupt())
+        return None
+
+    deltas: list[str] = []
+
+    def on_text(delta: str) -> None:
+        deltas.append(delta)
+        if len(deltas) >= 3:
+            injector.throw()
+
+    def turn(agent: Agent) -> Any:
+        return agent.chat("tell me about the trend", on_text=on_text)
+
+    return Scenario(build(answer_by_rule(strike)), injector, turn)
+
+
+def grow(agent: Agent, injector: Injector, topic: str = "the revenue trend") -> Any:
+    """Chat long messages until the compaction that meets the fault has run."""
+    for number in range(40):
+        result = agent.chat(f"question {number} on {topic}: " + "explain the trend " * 80)
+        if injector.struck:
+            return result
+    raise AssertionError("no compaction reached the summarizer")
+
+
+def at_summarizer(fault: str) -> Scenario:
+    injector = Injector(fault)
+
+    def summarize(messages: list[dict[str, Any]]) -> str:
+        if fault == "odd text" and injector.ready():
+            return nine_sections(f"sales_df read from {ODD}")
+        if fault == "huge output" and injector.ready():
+            return nine_sections(huge_text())
+        injector.throw()
+        return nine_sections()
+
+    if fault == "hang":  # the timeout wraps the compaction model's calls, not `summarize=`
+        def written(messages: list[dict[str, Any]]) -> Step:
+            if injector.ready():
+                time.sleep(HANG_S)
+            return reply(nine_sections())
+
+        agent = build(compact_model=ScriptedModel(default=written, record=False),
+                      summarize=None)
+    else:
+        agent = build(summarize=ScriptedSummarizer(default=summarize, record=False))
+    topic = f"sales_df read from {ODD}" if fault == "odd text" else "the revenue trend"
+    return Scenario(agent, injector, lambda agent: grow(agent, injector, topic))
+
+
+class FaultyArchive(Archive):
+    """The real archive, but the fault lands as the assistant's tool call is written
+    (a signal arriving mid-write)."""
+
+    injector: Injector
+
+    def write_message(self, message: Any) -> None:
+        if message.get("tool_calls"):
+            self.injector.throw()
+        super().write_message(message)
+
+
+def descriptors_of(path: Path) -> Iterator[int]:
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{name}") == str(path):
+                yield int(name)
+        except OSError:
+            continue
+
+
+def at_archive_write(fault: str) -> Scenario:
+    injector = Injector(fault)
+
+    def spill() -> Any:  # a huge output is kept whole in the archive
+        return huge_text() if fault == "huge output" and injector.ready() else "42"
+
+    agent = build(archive=False, work=spill)
+
+    def open_archive() -> Archive:
+        if fault not in ("KeyboardInterrupt", "SystemExit", "GeneratorExit"):
+            return Archive(agent.session_id)
+        archive = FaultyArchive(agent.session_id)
+        archive.injector = injector
+        return archive
+
+    agent.session.attach_archive(open_archive)
+    if fault == "exception":  # the disk fills up under the open archive
+        def full_disk(agent: Agent) -> Any:
+            assert agent.session.archive is not None and injector.ready()
+            full = os.open("/dev/full", os.O_WRONLY)
+            try:
+                for descriptor in descriptors_of(agent.session.archive.path):
+                    os.dup2(full, descriptor)
+            finally:
+                os.close(full)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                result = use_the_tool(agent)
+            said = [str(w.message) for w in caught if issubclass(w.category, NbagentWarning)]
+            assert len(said) == 1 and "cannot write its session archive" in said[0], said
+            return result
+
+        return Scenario(agent, injector, full_disk)
+    if fault == "odd text":  # the user's own message holds it
+        def odd(agent: Agent) -> Any:
+            injector.ready()
+            return agent.chat(f"please use the tool on {ODD}")
+
+        return Scenario(agent, injector, odd)
+    return Scenario(agent, injector, use_the_tool)
+
+
+def at_subscriber(fault: str) -> Scenario:
+    injector = Injector(fault)
+    agent = build()
+
+    def hook(event: Event) -> None:
+        if isinstance(event, ToolStarted):
+            injector.throw()
+
+    agent.events.subscribe(hook)
+    return Scenario(agent, injector, use_the_tool)
+
+
+SCENARIOS: dict[str, Callable[[str], Scenario]] = {
+    "tool": at_tool, "model call": at_model_call, "stream": at_stream,
+    "summarizer": at_summarizer, "archive write": at_archive_write,
+    "subscriber": at_subscriber,
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    fault: str
+    place: str
+    expected: Expected  # what leaves `chat`: None (it returns) or this exception
+
+    @property
+    def id(self) -> str:
+        return f"{self.fault}@{self.place}"
+
+
+def expected(fault: str, place: str) -> Expected:
+    if fault in ("KeyboardInterrupt", "GeneratorExit"):
+        return type(thrown(fault))
+    if fault == "SystemExit":  # inside a tool it ends the tool (argparse, sys.exit), not the chat
+        return None if place == "tool" else SystemExit
+    if fault == "exception" and place in ("model call", "stream"):
+        return ModelCallError
+    if place == "stream":  # odd or huge text streamed, then the user interrupted
+        return KeyboardInterrupt
+    return None
+
+
+# A hang needs a timeout to end it: tools and summaries have one; a model call is ended by
+# the provider's own timeout (an exception), an archive write or a subscriber by nothing.
+CELLS = [Cell(fault, place, expected(fault, place)) for place in PLACES for fault in FAULTS
+         if not (fault == "hang" and place not in ("tool", "summarizer"))
+         and not (fault in ("odd text", "huge output", "hang") and place == "subscriber")]
+OUTCOMES: dict[str, Outcome] = {}
+
+
+# -- the invariants --------------------------------------------------------------------------
+
+
+def check(outcome: Outcome, name: str, test: Callable[[], object]) -> None:
+    try:
+        result = test()
+    except BaseException as error:  # noqa: B036  (a check must report, never abort)
+        outcome.checks[name] = f"{type(error).__name__}: {str(error)[:300]}"
+        return
+    outcome.checks[name] = "" if result is None or result is True else str(result)[:300]
+
+
+def run_cell(cell: Cell, directory: Path) -> Outcome:
+    """Strike `cell`'s fault once and check every invariant after it."""
+    os.environ["NBAGENT_DATA_DIR"] = str(directory)
+    scenario = SCENARIOS[cell.place](cell.fault)
+    agent, injector = scenario.agent, scenario.injector
+    outcome = Outcome(cell.fault, cell.place)
+    agent.chat("hello")  # the session exists before the fault
+    injector.armed = True
+    try:
+        scenario.turn(agent)
+        outcome.ended = "returned"
+    except BaseException as error:  # noqa: B036  (whatever left the turn is the outcome)
+        outcome.ended = type(error).__name__
+        if cell.expected is None or not isinstance(error, cell.expected):
+            outcome.checks["ends as expected"] = f"raised {type(error).__name__}: {error}"
+    if "ends as expected" not in outcome.checks:
+        outcome.checks["ends as expected"] = (
+            "" if cell.expected is None or outcome.ended == cell.expected.__name__
+            else f"returned instead of raising {cell.expected.__name__}")
+    check(outcome, "fault struck", lambda: injector.struck == 1 or "it never struck")
+    check(outcome, "history valid", lambda: valid(agent))
+    check(outcome, "open calls answered", lambda: answered(agent, cell))
+    check(outcome, "archive holds the history", lambda: archived_as_history(agent, cell))
+    check(outcome, "next chat works", lambda: next_chat(agent))
+    check(outcome, "resume gives the same history", lambda: resumes(agent, cell))
+    check(outcome, "odd text kept exactly", lambda: odd_text_kept(agent, cell))
+    check(outcome, "huge output kept whole", lambda: huge_output_kept(agent, cell))
+    agent.session.close()
+    return outcome
+
+
+def valid(agent: Agent) -> None:
     validate_messages(agent.history.messages)
-    everything = archived(agent)
-    assert len(everything) == 1 + 10 * 2  # every message, whatever compaction did
-    decisions = agent.controller.decisions
-    assert decisions and all(d.reason for d in decisions)  # each says what happened
+    agent.history.check_ready()
 
 
-def test_the_provider_failing_mid_stream_is_retried() -> None:
-    broken = Step(text="partial answer", fail_after_text=provider_error(503, "connection reset"))
-    model = ScriptedModel([broken, reply("the whole answer")])
-    sleeps: list[float] = []
-    from nbagent import RetryPolicy
-
-    agent = session(model, retry=RetryPolicy(sleep=sleeps.append))
-    pieces: list[str] = []
-    result = agent.chat("go", on_text=pieces.append)
-    assert result.text == "the whole answer" and len(sleeps) == 1
-    assert archived(agent)[-1] == {"role": "assistant", "content": "the whole answer"}
+def answered(agent: Agent, cell: Cell) -> str | None:
+    """After an interrupt mid-tool, the call's result says it was interrupted."""
+    if cell.place not in ("tool", "subscriber") or cell.expected not in (KeyboardInterrupt,
+                                                                           GeneratorExit):
+        return None
+    results = [m["content"] for m in agent.history if m["role"] == "tool"]
+    return None if results and results[-1] == INTERRUPTED else f"last tool result {results[-1:]}"
 
 
-def test_a_provider_that_keeps_failing_ends_with_a_clear_message() -> None:
-    agent = session(ScriptedModel(default=provider_error(500, "internal error")),
-                    retry=__import__("nbagent").RetryPolicy(max_attempts=2, sleep=lambda s: None))
-    with pytest.raises(ModelCallError, match="failed: ProviderError: internal error"):
-        agent.chat("hello")
-    assert archived(agent)[-1] == {"role": "user", "content": "hello"}
+def archived_messages(agent: Agent) -> list[dict[str, Any]]:
+    assert agent.session.archive is not None
+    return replay(agent.session.archive.path).messages
 
 
-@tool
-def hang() -> str:
-    """Never returns in time."""
-    time.sleep(2)
-    return "late"
+def archived_as_history(agent: Agent, cell: Cell) -> str | None:
+    archived = archived_messages(agent)
+    if cell.fault == "exception" and cell.place == "archive write":  # the disk is full:
+        # everything up to the failure is there, in order, and it says why it stopped
+        held = archived == agent.history.messages[:len(archived)]
+        failed = agent.session.archive is not None and agent.session.archive.failed
+        return None if held and failed else "the archive is not a prefix of the history"
+    if archived != agent.history.messages:
+        return f"archive has {len(archived)} messages, the history {len(agent.history)}"
+    return None
 
 
-@tool
-def huge() -> str:
-    """Returns 50 MB."""
-    return "x" * 50_000_000
+def next_chat(agent: Agent) -> str | None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NbagentWarning)  # a full disk warned once already
+        result = agent.chat("are we fine?")
+    valid(agent)
+    return None if result.text.startswith("fine") else f"answered {result.text[:80]!r}"
 
 
-@tool
-def raw() -> bytes:
-    """Returns bytes that are not UTF-8."""
-    return b"\xff\xfe revenue \x80"
+def resumes(agent: Agent, cell: Cell) -> str | None:
+    assert agent.session.archive is not None
+    path = agent.session.archive.path
+    agent.session.close()
+    resumed = Agent.resume(path, model=ScriptedModel(default=reply("fine again")),
+                           builtin_tools=False, namespace={},
+                           settings=Settings(max_context_tokens=WINDOW),
+                           summarize=ScriptedSummarizer(default=nine_sections()))
+    try:
+        if cell.fault == "exception" and cell.place == "archive write":
+            expected_messages = agent.history.messages[:len(resumed.history)]
+        else:
+            expected_messages = agent.history.messages
+        if resumed.history.messages != expected_messages:
+            return "the resumed history differs"
+        if resumed.chat("still there?").text != "fine again":
+            return "the resumed session did not answer"
+        valid(resumed)
+    finally:
+        resumed.session.close()
+    return None
 
 
-@tool
-def broken() -> str:
-    """Raises."""
-    raise OSError("disk full")
+def odd_text_kept(agent: Agent, cell: Cell) -> str | None:
+    if cell.fault != "odd text":
+        return None
+    path = Path(os.environ["NBAGENT_DATA_DIR"]) / "sessions" / f"{agent.session_id}.jsonl"
+    path.read_bytes().decode("utf-8")  # the file itself is clean UTF-8
+    messages = replay(path).messages
+    if cell.place == "summarizer":  # the summarizer's notes, as the model will see them
+        notes = [str(m["content"]) for m in messages if is_memory(m) or is_summary(m)]
+        return None if any(f"sales_df read from {ODD}" in n for n in notes) else \
+            "the odd notes are not in the archive"
+    texts = [str(m.get("content")) + str(m.get("tool_calls")) for m in messages]
+    return None if any(ODD in t for t in texts) else "the odd text is not in the archive"
 
 
-@pytest.mark.parametrize(
-    ("name", "expected"),
-    [("hang", "Error: hang did not finish within 0.2 s and was abandoned."),
-     ("huge", "characters omitted"),
-     ("raw", "revenue"),
-     ("broken", "Error: broken raised OSError: disk full")],
-    ids=["hangs", "50MB", "non-utf8", "raises"],
-)
-def test_misbehaving_tools_become_clear_results(name: str, expected: str) -> None:
-    model = ScriptedModel([calls((name, {})), reply("handled")])
-    agent = session(model, tools=[hang, huge, raw, broken], builtin_tools=False,
-                    settings=Settings(max_context_tokens=WINDOW, tool_timeout_s=0.2))
-    assert agent.chat("try it").text == "handled"
-    result = [m for m in agent.history if m["role"] == "tool"][0]["content"]
-    assert expected in result and len(result) < 20_000
-    validate_messages(agent.history.messages)
-    assert any(m["role"] == "tool" for m in archived(agent))
+def huge_output_kept(agent: Agent, cell: Cell) -> str | None:
+    if cell.fault != "huge output" or cell.place not in ("tool", "archive write"):
+        return None
+    path = Path(os.environ["NBAGENT_DATA_DIR"]) / "sessions" / f"{agent.session_id}.jsonl"
+    outputs = replay(path).outputs
+    if huge_text() not in outputs.values():
+        return "the full output is not in the archive"
+    seen = [m["content"] for m in agent.history if m["role"] == "tool"]
+    return None if all(len(s) < 20_000 for s in seen) else "the model saw the whole output"
+
+
+# -- the tests -------------------------------------------------------------------------------
+
+
+# Cells that do not survive yet: the reason names the fix (the test fails when it is fixed).
+ARCHIVE_MISSES_A_MESSAGE = (
+    "Session.add appends to the history before the archive subscriber writes: an interrupt "
+    "inside that write leaves the assistant's tool call out of the archive while close() "
+    "archives its result, so replay fails (orphan tool result) and resume is impossible")
+KNOWN_BUGS = {f"{fault}@archive write": ARCHIVE_MISSES_A_MESSAGE
+              for fault in ("KeyboardInterrupt", "SystemExit", "GeneratorExit")}
+
+
+def params() -> list[Any]:
+    return [pytest.param(cell, id=cell.id, marks=[pytest.mark.xfail(
+        strict=True, reason=KNOWN_BUGS[cell.id])] if cell.id in KNOWN_BUGS else [])
+        for cell in CELLS]
+
+
+@pytest.mark.parametrize("cell", params())
+def test_a_fault_leaves_a_valid_resumable_session(cell: Cell, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NBAGENT_DATA_DIR", str(tmp_path))
+    outcome = run_cell(cell, tmp_path)
+    OUTCOMES[cell.id] = outcome
+    broken = {name: why for name, why in outcome.checks.items() if why}
+    assert not broken, f"{cell.id} ended {outcome.ended}: {broken}"
+
+
+def test_a_kernel_that_died_while_a_tool_ran_resumes_to_a_session_that_chats(
+        tmp_path: Path) -> None:
+    dying: list[Agent] = []
+
+    def die() -> str:  # the kernel dies here: nothing after this reaches the archive
+        dying[0].session.close()
+        return "42"
+
+    agent = build(work=die)
+    dying.append(agent)
+    agent.chat("hello")
+    assert agent.session.archive is not None
+    path = agent.session.archive.path
+    with pytest.warns(NbagentWarning, match="cannot write its session archive"):
+        use_the_tool(agent)
+    resumed = Agent.resume(path, model=ScriptedModel(default=reply("fine again")),
+                           builtin_tools=False, namespace={},
+                           settings=Settings(max_context_tokens=WINDOW),
+                           summarize=ScriptedSummarizer(default=nine_sections()))
+    try:
+        assert resumed.chat("still there?").text == "fine again"
+        valid(resumed)
+        answers = [m["content"] for m in resumed.history if m["role"] == "tool"]
+        assert len(answers) == 1 and answers[0].startswith("Interrupted")
+    finally:
+        resumed.session.close()
+
+
+def test_the_matrix_covers_every_fault_and_place_and_all_survived(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert {c.fault for c in CELLS} == set(FAULTS) and {c.place for c in CELLS} == set(PLACES)
+    if len(OUTCOMES) < len(CELLS):
+        pytest.skip("only part of the matrix ran")
+    survived = sum(o.survived for o in OUTCOMES.values())
+    known = sum(not o.survived for name, o in OUTCOMES.items() if name in KNOWN_BUGS)
+    with capsys.disabled():
+        print(f"\nfault matrix: {len(OUTCOMES)} faults injected, {survived} survived "
+              f"({100 * survived // len(OUTCOMES)}%), {known} known bugs (xfail)")
+    assert survived + known == len(CELLS)
