@@ -1,0 +1,193 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nbagent._counters import counter_for, http_tokenizer
+from nbagent._tokens import estimate_tokens
+
+TEXT = "Describe the revenue column of sales_df.\n\n    df.describe()  # 12,345 rows, 你好 😀"
+
+
+def tiktoken_encoding(name: str) -> Any:
+    import tiktoken
+
+    return tiktoken.get_encoding(name)
+
+
+@pytest.mark.parametrize(
+    ("model", "encoding"),
+    [
+        ("gpt-4o", "o200k_base"),
+        ("openai/gpt-4o-mini", "o200k_base"),
+        ("azure/gpt-4.1-nano", "o200k_base"),
+        ("gpt-5", "o200k_base"),
+        ("openai/o3-mini", "o200k_base"),
+        ("o1", "o200k_base"),
+        ("chatgpt-4o-latest", "o200k_base"),
+        ("openrouter/openai/gpt-oss-120b", "o200k_base"),
+        ("ft:gpt-4o-mini-2024-07-18:acme::x1", "o200k_base"),
+        ("gpt-4", "cl100k_base"),
+        ("gpt-4-turbo", "cl100k_base"),
+        ("openai/gpt-3.5-turbo", "cl100k_base"),
+    ],
+)
+def test_openai_models_count_with_their_tiktoken_encoding(model: str, encoding: str) -> None:
+    count = counter_for(model)
+    assert count is not None
+    assert count(TEXT) == len(tiktoken_encoding(encoding).encode_ordinary(TEXT))
+    assert count("") == 0
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        "claude-sonnet-4-5",  # litellm's bundled Claude tokenizer predates Claude 3
+        "anthropic/claude-opus-4-1",
+        "gemini/gemini-2.5-pro",
+        "mistral/mistral-large-latest",
+        "groq/llama-3.3-70b-versatile",  # litellm would download Llama's tokenizer
+        "together_ai/deepseek-ai/DeepSeek-R1-Distill-Llama-70B",  # a Llama model
+        "ollama/deepseek-r1:7b",  # a local build: whatever that runtime serves
+        "ollama/gpt-oss:20b",
+        "openai/smollm2",
+    ],
+)
+def test_models_without_an_offline_tokenizer_get_none(model: str) -> None:
+    assert counter_for(model) is None
+
+
+def test_a_model_on_a_local_server_is_counted_by_that_server_not_by_its_name() -> None:
+    assert counter_for("openai/gpt-4o", api_base="http://127.0.0.1:8080/v1") is None
+    assert counter_for("openai/gpt-4o", api_base="https://proxy.example.com/v1") is not None
+
+
+@pytest.mark.parametrize("model", ["deepseek/deepseek-chat", "deepseek-reasoner"])
+def test_deepseek_counts_like_litellms_bundled_tokenizer(model: str) -> None:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    count = counter_for(model)
+    assert count is not None
+    assert count(TEXT) == litellm.token_counter(model=model, text=TEXT, count_response_tokens=True)
+    r1 = counter_for("openrouter/deepseek/deepseek-r1")  # the reasoner, by its model name
+    assert r1 is not None and r1(TEXT) == count(TEXT)
+
+
+def test_no_tiktoken_file_means_no_counter_rather_than_a_download(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    assert counter_for("gpt-4o") is None
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # tiktoken's "no cache": it would download
+    assert counter_for("gpt-4o") is None
+
+
+def test_tokenizers_load_on_the_first_count_not_on_import() -> None:
+    code = (
+        "import sys, nbagent, nbagent._counters as c\n"
+        "loaded = lambda: [m for m in ('tiktoken', 'tokenizers', 'litellm') if m in sys.modules]\n"
+        "print(loaded())\n"
+        "gpt, deepseek = c.counter_for('gpt-4o'), c.counter_for('deepseek/deepseek-chat')\n"
+        "print(loaded())\n"
+        "gpt('hi'), deepseek('hi')\n"
+        "print(loaded())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:3] == ["[]", "[]", "['tiktoken', 'tokenizers']"]
+
+
+class FakeLlamaServer(BaseHTTPRequestHandler):
+    """llama-cpp-python's tokenize routes, with one token per word plus a BOS token."""
+
+    requests: list[str] = []
+    count_route = True
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).requests.append(self.path)
+        tokens = [1] + [7] * len(body["input"].split())
+        if self.path == "/extras/tokenize/count" and self.count_route:
+            reply: dict[str, Any] = {"count": len(tokens)}
+        elif self.path == "/extras/tokenize":
+            reply = {"tokens": tokens}
+        else:
+            self.send_error(404)
+            return
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def llama_server() -> Iterator[str]:
+    FakeLlamaServer.requests = []
+    FakeLlamaServer.count_route = True
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeLlamaServer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_local_server_counts_with_its_own_tokenizer_without_the_bos_token(
+    llama_server: str,
+) -> None:
+    count = http_tokenizer(llama_server + "/v1")
+    assert count("three short words") == 3
+    assert count("") == 0
+    assert FakeLlamaServer.requests == ["/extras/tokenize/count"] * 2  # the baseline, then text
+
+
+def test_server_counts_are_cached_by_text_and_the_cache_is_bounded(llama_server: str) -> None:
+    count = http_tokenizer(llama_server, cache_size=2)
+    for text in ["a b", "a b", "a b c", "a b"]:
+        count(text)
+    assert len(FakeLlamaServer.requests) == 3  # baseline, "a b", "a b c"
+    count("d")
+    count("e f")  # pushes "a b" out of the cache
+    count("a b")
+    assert len(FakeLlamaServer.requests) == 6
+
+
+def test_a_server_without_the_count_route_is_asked_for_the_tokens(llama_server: str) -> None:
+    FakeLlamaServer.count_route = False
+    count = http_tokenizer(llama_server)
+    assert count("four words in here") == 4
+    assert FakeLlamaServer.requests[-1] == "/extras/tokenize"
+
+
+def test_a_dead_server_falls_back_to_the_estimate_and_is_not_asked_again_at_once(
+    llama_server: str,
+) -> None:
+    count = http_tokenizer(llama_server + "/nothing-here", retry_after=60)
+    assert count(TEXT) == estimate_tokens(TEXT)
+    asked = len(FakeLlamaServer.requests)
+    assert count("another text") == estimate_tokens("another text")
+    assert len(FakeLlamaServer.requests) == asked
+
+
+def test_an_unreachable_server_is_estimated_too() -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    count = http_tokenizer(f"http://127.0.0.1:{port}", timeout=2)
+    assert count(TEXT) == estimate_tokens(TEXT)
