@@ -299,3 +299,37 @@ def test_retry_words() -> None:
     assert retry_words("Timeout: the read timed out", 0.2) == "retrying in 1 s (timed out)"
     assert retry_words("ConnectionResetError: peer reset", 2.6) == (
         "retrying in 3 s (ConnectionResetError: peer reset)")
+
+
+class FakeAgent:
+    """What `follow` needs of an agent: its event stream, its state and cost."""
+
+    def __init__(self) -> None:
+        from nbagent.events import EventStream
+
+        self.events = EventStream()
+        self.cost = 0.5
+
+    def context_state(self) -> Any:
+        return state(3_000)
+
+
+@pytest.mark.parametrize("kind", [ContextMeter, MeterLine], ids=["widget", "line"])
+def test_a_session_has_one_meter_of_each_kind_however_often_it_is_shown(kind: Any) -> None:
+    agent = FakeAgent()
+    first = kind.follow(agent)
+    assert kind.follow(agent) is first and agent.events.subscribers() == [first]
+    assert "3,000 / 6,841 tokens" in str(first._repr_mimebundle_())
+    agent.events.emit(ContextChanged(state(4_000), 0.5))
+    assert "4,000 / 6,841" in str(first._repr_mimebundle_())
+
+
+def test_the_widget_keeps_a_plain_copy_beside_it_up_to_date() -> None:
+    meter = ContextMeter.for_state(state(3_000))
+    with capture_output() as captured:
+        meter._ipython_display_()
+        meter(ContextChanged(state(4_000), 0.0))
+    copy, widget = screen(captured)
+    assert '<div class="nbagent-meter-fallback">' in copy["text/html"]
+    assert copy["text/plain"].startswith("nbagent: 42% context left")  # updated in place
+    assert "application/vnd.jupyter.widget-view+json" in widget

@@ -77,8 +77,10 @@ def _copy_button(code: str) -> str:
     )
     return (
         f'<button class="nbagent-copy" title="Copy this code" data-code="{value}" '
-        f'onclick="{html.escape(script, quote=True)}" style="font-size:11px;'
-        'padding:0 6px;cursor:pointer">copy</button>'
+        f'onclick="{html.escape(script, quote=True)}" style="font-size:11px;padding:1px 8px;'
+        "cursor:pointer;border-radius:3px;color:var(--jp-ui-font-color1,#1a1a1a);"
+        "background:var(--jp-layout-color2,#eeeeee);border:1px solid "
+        'var(--jp-border-color1,#8a8a8a)">copy</button>'
     )
 
 

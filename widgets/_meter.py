@@ -99,33 +99,41 @@ class MeterReading:
         return f"nbagent: {self.headline} ({self.status}) · {self.detail}"
 
     def html(self, *, compact: bool = False) -> str:
-        """A self-contained line: inline styles from JupyterLab's theme variables with
-        fallbacks, so it reads the same in a live notebook, nbviewer and GitHub."""
+        """The meter as self-contained HTML: inline styles from JupyterLab's theme
+        variables with fallbacks, so it reads the same in a live notebook, nbviewer and
+        GitHub. `compact`: one row, the details in its tooltip."""
         used = max(0.0, min(100.0, 100.0 - self.percent_left))
         colour = level_colour(self.level)
         track = (
             '<span class="nbagent-meter-track" style="display:inline-block;width:120px;'
-            "height:8px;vertical-align:middle;border-radius:4px;overflow:hidden;"
+            "height:10px;box-sizing:border-box;border-radius:5px;overflow:hidden;"
             "background:var(--jp-layout-color3,#d0d0d0);border:1px solid "
             f'var(--jp-border-color1,#8a8a8a)"><span class="nbagent-meter-bar" '
             f'style="display:block;height:100%;width:{used:.1f}%;background:{colour}">'
             "</span></span>"
         )
-        words = (
-            f'<b class="nbagent-meter-text">{html.escape(self.headline)}</b> '
-            f'<span class="nbagent-meter-level"><span style="color:{colour}">{MARK}</span> '
-            f"{html.escape(self.status)}</span>"
+        muted = "color:var(--jp-content-font-color2,#555555)"
+        tokens = (
+            f'<span class="nbagent-meter-detail" style="{muted}">{self.tokens:,} / '
+            f"{self.threshold:,} tokens</span>" if compact else ""
         )
-        detail = (
-            "" if compact else
-            f' <span class="nbagent-meter-detail" style="color:var(--jp-content-font-color2,'
-            f'#555)">· {html.escape(self.detail)}</span>'
+        row = (
+            '<div class="nbagent-meter-row" style="display:flex;align-items:center;'
+            f'flex-wrap:wrap;gap:2px 8px">{track}'
+            f'<b class="nbagent-meter-text">{html.escape(self.headline)}</b>'
+            f'<span class="nbagent-meter-level"><span class="nbagent-meter-mark" '
+            f'style="color:{colour}">{MARK}</span> <span class="nbagent-meter-status">'
+            f"{html.escape(self.status)}</span></span>{tokens}</div>"
         )
+        detail = "" if compact else (
+            f'<div class="nbagent-meter-detail" style="{muted}">{html.escape(self.detail)}</div>'
+        )
+        tooltip = f' title="{html.escape(self.detail)}"' if compact else ""
         return (
-            f'<div class="nbagent-meter-body" data-level="{self.level}" style="font-size:'
-            "var(--jp-ui-font-size1,13px);font-family:var(--jp-ui-font-family,sans-serif);"
-            'color:var(--jp-content-font-color1,#1a1a1a);line-height:1.6">'
-            f"{track} {words}{detail}</div>"
+            f'<div class="nbagent-meter-body" data-level="{self.level}"{tooltip} style="'
+            "font-size:var(--jp-ui-font-size1,13px);font-family:var(--jp-ui-font-family,"
+            'sans-serif);color:var(--jp-content-font-color1,#1a1a1a);line-height:1.6">'
+            f"{row}{detail}</div>"
         )
 
 
@@ -282,7 +290,7 @@ class MeterLine:
         if self.reading is None:
             return {"text/plain": "nbagent: context not measured yet",
                     "text/html": '<div class="nbagent-meter-body">context not measured yet</div>'}
-        return {"text/plain": self.reading.text(), "text/html": self.reading.html(compact=False)}
+        return {"text/plain": self.reading.text(), "text/html": self.reading.html(compact=True)}
 
     @classmethod
     def follow(cls, agent: Any) -> MeterLine:
@@ -319,7 +327,7 @@ def _follow(kind: type[_Meter], agent: Any) -> _Meter:
     current state) and subscribed the first time."""
     events = agent.events
     for subscriber in events.subscribers():
-        if type(subscriber) is kind:
+        if isinstance(subscriber, kind):  # (anywidget gives each instance its own subclass)
             return subscriber
     made = kind()
     made(ContextChanged(agent.context_state(), agent.cost))

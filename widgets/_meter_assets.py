@@ -65,18 +65,19 @@ function sparkline(svg, usage, marks, threshold) {
 function render({ model, el }) {
   el.classList.add("nbagent-meter");
   const body = part(el, "div", "nbagent-meter-body");
-  const track = part(body, "span", "nbagent-meter-track");
+  const row = part(body, "div", "nbagent-meter-row");
+  const track = part(row, "span", "nbagent-meter-track");
   const bar = part(track, "span", "nbagent-meter-bar");
-  const headline = part(body, "b", "nbagent-meter-text");
-  const level = part(body, "span", "nbagent-meter-level");
-  const mark = part(level, "span", "nbagent-meter-mark", "__MARK__");
+  const headline = part(row, "b", "nbagent-meter-text");
+  const level = part(row, "span", "nbagent-meter-level");
+  const mark = part(level, "span", "nbagent-meter-mark", "__MARK__ ");
   const status = part(level, "span", "nbagent-meter-status");
-  const detail = part(body, "span", "nbagent-meter-detail");
   const svg = document.createElementNS(SVG, "svg");
   svg.setAttribute("class", "nbagent-spark");
   svg.setAttribute("width", WIDTH);
   svg.setAttribute("height", HEIGHT);
-  body.appendChild(svg);
+  row.appendChild(svg);
+  const detail = part(body, "div", "nbagent-meter-detail");
 
   function draw() {
     const percent = model.get("percent_left");
@@ -86,8 +87,8 @@ function render({ model, el }) {
     bar.style.background = colour;
     mark.style.color = colour;
     headline.textContent = `${Math.floor(percent + 0.5)}% context left`;
-    status.textContent = ` ${model.get("status")}`;
-    detail.textContent = model.get("detail") ? `· ${model.get("detail")}` : "";
+    status.textContent = model.get("status");
+    detail.textContent = model.get("detail");
     sparkline(svg, model.get("usage"), model.get("compaction_marks"), model.get("threshold"));
   }
   const names = ["percent_left", "level", "status", "detail", "threshold", "usage",
@@ -101,14 +102,15 @@ export default { render };
 """.replace("__COLOURS__", _js_colours()).replace("__MARK__", MARK)
 
 METER_CSS = """
+.nbagent-meter-row { display: flex; align-items: center; flex-wrap: wrap; gap: 2px 8px; }
 .nbagent-meter-body {
-  display: flex; align-items: center; flex-wrap: wrap; gap: 4px 8px;
+  line-height: 1.6;
   font-family: var(--jp-ui-font-family, sans-serif);
   font-size: var(--jp-ui-font-size1, 13px);
   color: var(--jp-content-font-color1, #1a1a1a);
 }
 .nbagent-meter-track {
-  display: inline-block; width: 160px; height: 10px; box-sizing: border-box;
+  display: inline-block; width: 120px; height: 10px; box-sizing: border-box;
   border-radius: 5px; overflow: hidden;
   background: var(--jp-layout-color3, #d0d0d0);
   border: 1px solid var(--jp-border-color1, #8a8a8a);
