@@ -184,9 +184,10 @@ def test_one_status_line_follows_the_agent() -> None:
         view(ToolFinished("c1", "describe_variable", True, 120, 120, "df: DataFrame"))
         assert plain(captured) == ["describe_variable(name='df') → 120 chars", "thinking…"]
         view(CompactionStarted("midloop", 6_000, 5_800, None))
+        assert plain(captured)[-1] == "compacting…"
         view(Compacted(decision()))
         assert plain(captured)[1:] == [
-            "compacted (L2 memory): 1,972 → 1,463 tokens, 1 summarizer call", "compacting…"]
+            "compacted (L2 memory): 1,972 → 1,463 tokens, 1 summarizer call"]
         view(Retrying(attempt=1, wait_s=4.2, error="RateLimitError: 429 Too Many Requests"))
         assert plain(captured)[-1] == "retrying in 4 s (rate limit)"
         view.on_text("The answer")
@@ -333,3 +334,4 @@ def test_the_widget_keeps_a_plain_copy_beside_it_up_to_date() -> None:
     assert '<div class="nbagent-meter-fallback">' in copy["text/html"]
     assert copy["text/plain"].startswith("nbagent: 42% context left")  # updated in place
     assert "application/vnd.jupyter.widget-view+json" in widget
+    assert widget["text/plain"] == "" and "text/html" not in widget  # the copy is not repeated

@@ -216,10 +216,13 @@ class ChatDisplay:
         elif isinstance(event, CompactionStarted):
             self.status("compacting…")
         elif isinstance(event, Compacted):
+            self._status = ""  # compaction is over; the line below takes the status's place
             if event.decision.action in ("compacted", "failed"):
+                words = decision_words(event.decision)
                 self._flush()
-                self._append(_line("nbagent-compaction", html.escape(decision_words(
-                    event.decision)), decision_words(event.decision)))
+                self._append(_line("nbagent-compaction", html.escape(words), words))
+            elif self._slot is not None:
+                self._slot.update(_status_bundle(""), raw=True)
         elif isinstance(event, ToolStarted):
             self._flush()
             self._calls[event.call_id] = (event.name, event.arguments)

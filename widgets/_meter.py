@@ -267,7 +267,9 @@ class ContextMeter(anywidget.AnyWidget):  # type: ignore[misc]
         "model not found" alone."""
         display(self._fallback(), raw=True, display_id=self._fallback_id)
         self._fallback_shown = True
-        data, metadata = self._repr_mimebundle_()
+        bundle = super()._repr_mimebundle_()
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
+        data = {**data, "text/plain": ""}  # the copy above says it; said once on any page
         display(data, raw=True, metadata=metadata)
 
 
