@@ -7,26 +7,18 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from ._archive import Archive, read_records
+from ._archive import Archive
+from ._archive import recall as recall_archived
+from ._files import read_text_page
+from ._namespace import describe_value, variable_lines
 from ._tools import OutputStore, Tool, tool
 
 MAX_DESCRIBE_CHARS = 4_000
-
-
-def _shape(value: Any) -> str:
-    shape = getattr(value, "shape", None)
-    if isinstance(shape, tuple):
-        return f" shape {shape}"
-    try:
-        return f" len {len(value)}"
-    except TypeError:
-        return ""
+MAX_LISTING_TOKENS = 2_000
 
 
 def notebook_tools(
@@ -41,13 +33,10 @@ def notebook_tools(
 
     @tool
     def list_variables() -> str:
-        """List the user's variables: names, types, and shapes of DataFrames and arrays."""
-        rows = [
-            f"{name}: {type(value).__name__}{_shape(value)}"
-            for name, value in namespace.items()
-            if not name.startswith("_") and not callable(value) and type(value).__name__ != "module"
-        ]
-        return "\n".join(sorted(rows)) or "(no variables)"
+        """List the user's variables: DataFrames with shape, columns and dtypes; arrays
+        with shape and dtype; models with class; other values with type."""
+        lines = variable_lines(namespace, max_tokens=MAX_LISTING_TOKENS)
+        return "\n".join(lines) or "(no variables)"
 
     @tool
     def describe_variable(name: str, rows: int = 5) -> str:
@@ -59,37 +48,20 @@ def notebook_tools(
         """
         if name not in namespace:
             return f"No variable named {name!r}. Use list_variables to see what exists."
-        value = namespace[name]
-        parts = [f"{name}: {type(value).__name__}{_shape(value)}"]
-        if hasattr(value, "dtypes") and hasattr(value, "head"):
-            parts += [
-                "dtypes:",
-                str(value.dtypes),
-                f"head({min(rows, 50)}):",
-                str(value.head(min(rows, 50))),
-            ]
-            with contextlib.suppress(Exception):
-                parts += ["describe():", str(value.describe())]
-        else:
-            parts.append(repr(value))
-        text = "\n".join(parts)
-        return text if len(text) <= MAX_DESCRIBE_CHARS else text[:MAX_DESCRIBE_CHARS] + "\n[...]"
+        return describe_value(name, namespace[name], rows=max(1, min(rows, 50)),
+                              max_chars=MAX_DESCRIBE_CHARS)
 
     @tool(paging=True)
     def read_file(path: str, offset: int = 0, limit: int = 200) -> str:
-        """Read a text file by lines, a page at a time.
+        """Read a text file by lines, a page at a time (files under the working directory
+        and NBAGENT_READ_ROOTS only).
 
         Args:
             path: the file's path.
             offset: the first line to read (0-based).
             limit: how many lines to read (at most 500).
         """
-        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
-        limit = max(1, min(limit, 500))
-        page = lines[offset : offset + limit]
-        end = offset + len(page)
-        more = f"; next offset {end}" if end < len(lines) else "; end of file"
-        return f"[lines {offset}–{end} of {len(lines)}{more}]\n" + "\n".join(page)
+        return read_text_page(path, offset, limit)
 
     @tool(paging=True)
     def read_output(ref: str, offset: int = 0, limit: int = 4_000) -> str:
@@ -113,26 +85,7 @@ def notebook_tools(
             offset: skip this many matches (to page).
             limit: how many matches to show (at most 10).
         """
-        session = archive()
-        if session is None or not session.path.exists():
-            return "No session archive to recall from."
-        messages = [r["message"] for r in read_records(session.path) if r["kind"] == "message"]
-        if message >= 0:
-            if message >= len(messages):
-                return f"No archived message {message}; there are {len(messages)}."
-            return json.dumps(messages[message], ensure_ascii=False)[:8_000]
-        needle = query.lower()
-        hits = [(i, m) for i, m in enumerate(messages)
-                if needle in json.dumps(m, ensure_ascii=False).lower()]
-        if not needle:
-            hits = hits[::-1]
-        page = hits[max(0, offset): max(0, offset) + max(1, min(limit, 10))]
-        lines = [f"{len(hits)} archived messages match{'' if needle else ' (newest first)'}; "
-                 f"showing {len(page)} from {offset}:"]
-        for index, found in page:
-            text = str(found.get("content") or json.dumps(found.get("tool_calls")))
-            lines.append(f"#{index} {found['role']}: {text[:300]}")
-        return "\n".join(lines)
+        return recall_archived(archive(), query, message, offset, limit)
 
     tools = [list_variables, describe_variable, read_file, read_output, recall]
     if enable_python:
