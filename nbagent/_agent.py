@@ -149,6 +149,7 @@ class Agent:
         """Chat with `model` from now on, in the same session (`"local"`: the embedded one)."""
         self.model = chat_model(model, self.settings())
         self.session.learned_window = None
+        self.session.count_with(self._count_text())
         self.session.controller.summarize = self._summarizer()
         self.session.announce_state()
         return self.model
@@ -198,10 +199,16 @@ class Agent:
             archive=archive,
             model_name=lambda: self.model.name,
             refresh=self._with_notebook_state,
+            count_text=self._count_text(),
         )
         self.session = session
         self._offer_tools()
         return session
+
+    def _count_text(self) -> Callable[[str], int] | None:
+        """The model's own tokenizer, when it has one (else the estimator counts)."""
+        exact = getattr(self.model, "count_text", None)
+        return exact() if callable(exact) else None
 
     def notebook_state(self) -> str | None:
         """The bounded listing of the namespace's variables (None when there are none)."""
@@ -321,7 +328,8 @@ class Agent:
 
     def breakdown(self) -> Breakdown:
         """What fills the window now, by kind (what `%context` shows)."""
-        return context_breakdown(self.history, self.tool_schemas(), self.context_state())
+        return context_breakdown(self.history, self.tool_schemas(), self.context_state(),
+                                 self.session.tracker.count_text)
 
     # -- actions ---------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ._history import History
 from ._markers import is_memory, is_summary
 from ._thresholds import ContextState
-from ._tokens import REPLY_PRIMING, estimate_tools_tokens
+from ._tokens import REPLY_PRIMING, TextCounter, count_tools_tokens, estimate_tokens
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,10 @@ class Breakdown:
 
 
 def context_breakdown(
-    history: History, tools: list[dict[str, object]], state: ContextState
+    history: History,
+    tools: list[dict[str, object]],
+    state: ContextState,
+    count_text: TextCounter | None = None,
 ) -> Breakdown:
     """Split `state.tokens` over the kinds of content in `history` and `tools`."""
     raw = {"system": 0, "memory": 0, "tool_results": 0, "conversation": REPLY_PRIMING}
@@ -49,7 +52,7 @@ def context_breakdown(
             raw["tool_results"] += tokens
         else:
             raw["conversation"] += tokens
-    raw["tools"] = estimate_tools_tokens(tools)
+    raw["tools"] = count_tools_tokens(tools, count_text or estimate_tokens)
     total = sum(raw.values()) or 1
     scaled = {kind: round(value * state.tokens / total) for kind, value in raw.items()}
     free = max(0, state.thresholds.effective_window - state.tokens)

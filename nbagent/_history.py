@@ -9,7 +9,7 @@ live here: they are pure functions over plain message lists.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -162,7 +162,13 @@ class History:
         history.rounds()   # [Span(start=1, stop=2)]
     """
 
-    def __init__(self, messages: Iterable[Mapping[str, Any]] = ()) -> None:
+    def __init__(
+        self,
+        messages: Iterable[Mapping[str, Any]] = (),
+        *,
+        count_message: Callable[[Mapping[str, Any]], int] = estimate_message_tokens,
+    ) -> None:
+        self.count_message = count_message  # one count per message, cached (exact or estimate)
         self._messages: list[Message] = []
         self._tokens: list[int] = []
         self._total = 0
@@ -213,7 +219,7 @@ class History:
             pairing.feed(index, message)
         self._pairing = pairing
         for message in incoming:
-            self._add(message, estimate_message_tokens(message))
+            self._add(message, self.count_message(message))
 
     def replace(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Swap in a rewritten message list (a compaction's result), all or nothing.
@@ -226,9 +232,15 @@ class History:
 
     def copy_with(self, messages: Sequence[Mapping[str, Any]]) -> History:
         """A new, validated History of `messages`, reusing this one's cached estimates."""
-        copy = History()
+        copy = History(count_message=self.count_message)
         copy._load(messages, self)
         return copy
+
+    def recount(self, count_message: Callable[[Mapping[str, Any]], int]) -> None:
+        """Count every message again with another counter (the model changed)."""
+        self.count_message = count_message
+        self._load(self._messages, History(count_message=count_message))
+        self.generation += 1
 
     def _load(self, messages: Sequence[Mapping[str, Any]], source: History) -> None:
         incoming = list(messages)
@@ -244,7 +256,7 @@ class History:
         for message in incoming:
             message = message if isinstance(message, dict) else dict(message)
             tokens = known.get(id(message))
-            self._add(message, estimate_message_tokens(message) if tokens is None else tokens)
+            self._add(message, self.count_message(message) if tokens is None else tokens)
 
     def _add(self, message: Message, tokens: int) -> None:
         index = len(self._messages)

@@ -121,6 +121,12 @@ class LiteLLMModel:
     context_window: int | None = None
     max_output: int | None = None
 
+    def count_text(self) -> Callable[[str], int] | None:
+        """The model's exact tokenizer, where one is known offline (else None)."""
+        from ._counters import counter_for
+
+        return counter_for(self.name, api_base=self.api_base)
+
     def complete(
         self,
         messages: list[Message],
@@ -139,10 +145,10 @@ class LiteLLMModel:
             request["api_base"] = self.api_base
         if self.api_key:
             request["api_key"] = self.api_key
+        chunks: list[Any] = []
         if on_text is None:
             response = module.completion(**request)
         else:
-            chunks = []
             stream = module.completion(
                 **request, stream=True, stream_options={"include_usage": True}
             )
@@ -154,6 +160,8 @@ class LiteLLMModel:
             response = module.stream_chunk_builder(chunks, messages=messages)
         choice = response.choices[0]
         usage = getattr(response, "usage", None)
+        if on_text is not None and not any(getattr(c, "usage", None) for c in chunks):
+            usage = None  # litellm's own estimate, not what the provider counted
         return Completion(
             message=_assistant_message(choice.message),
             usage=Usage.from_response(usage) if usage is not None else None,

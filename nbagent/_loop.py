@@ -22,7 +22,7 @@ from ._provider_errors import auth_hint, classify_error, is_stop_reason_overflow
 from ._redact import redact
 from ._session import Session
 from ._settings import Settings
-from ._tokens import estimate_tools_tokens
+from ._tokens import count_tools_tokens, estimate_tokens
 from ._tools import Tool, run_tool
 from .compaction import parse_token_limits
 from .events import Status, ToolFinished, ToolStarted
@@ -161,7 +161,8 @@ class _Turn:
             return None
         history = self.session.history
         fixed = (sum(history.message_tokens(i) for i in range(history.preamble.stop))
-                 + estimate_tools_tokens(self.agent.tool_schemas()))
+                 + count_tools_tokens(self.agent.tool_schemas(),
+                                      self.session.tracker.count_text or estimate_tokens))
         if fixed >= state.thresholds.blocking:
             return self.result("", "blocked", (
                 f"Not sent: the system prompt and the tool schemas alone take about {fixed:,} "

@@ -59,12 +59,14 @@ class Session:
         archive: bool = True,
         refresh: Callable[[list[Message]], list[Message]] | None = None,
         model_name: Callable[[], str] = lambda: "",
+        count_text: Callable[[str], int] | None = None,
     ) -> None:
         self.id = session_id or _archive.new_session_id()
         self.model_name = model_name
         self.events = EventStream()
-        self.history = History([{"role": "system", "content": system}])
-        self.tracker = TokenTracker()
+        self.tracker = TokenTracker(count_text)
+        self.history = History([{"role": "system", "content": system}],
+                               count_message=self.tracker.count_message)
         self.store = OutputStore(events=self.events)
         self.cost = 0.0
         self.learned_window: int | None = None  # a limit the provider stated in an error
@@ -96,6 +98,7 @@ class Session:
         first record, so a session that never chats writes nothing. Opening fails
         (`ArchiveError`) if another agent is writing that session."""
         pending = self.history.messages if include_current else []
+        opener = open_archive if not isinstance(open_archive, Archive) else None
         if isinstance(open_archive, Archive):
             self.archive = open_archive
             self.store.loader = open_archive.output
@@ -106,7 +109,8 @@ class Session:
                 return
             archive = self.archive
             if archive is None:
-                archive = self.archive = open_archive()
+                assert opener is not None
+                archive = self.archive = opener()
                 self.store.loader = archive.output
                 archive.write_session(model or self.model_name(), self.id)
                 for message in pending:
@@ -177,6 +181,13 @@ class Session:
     def turn(self) -> _Turn:
         """Hold the session for one chat turn: a second one at the same time fails at once."""
         return _Turn(self._turn)
+
+    def count_with(self, count_text: Callable[[str], int] | None) -> None:
+        """Count with another tokenizer from now on (the model changed): every message once."""
+        if count_text is self.tracker.count_text:
+            return
+        self.tracker = self.controller.tracker = TokenTracker(count_text)
+        self.history.recount(self.tracker.count_message)
 
     def learn_window(self, limit: int | None) -> None:
         """The provider stated its real limit: use it from now on (source "learned")."""

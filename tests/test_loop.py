@@ -65,7 +65,8 @@ def test_an_overflow_on_the_first_request_is_recovered_by_l4_and_retried() -> No
     assert overflow and overflow[0].levels == ["L4 overflow"]
     sent = model.requests[1]
     assert len(sent) < before + 1 and sent[-1] == {"role": "user", "content": "latest question"}
-    assert sent[1]["content"].startswith("old question 0")  # the first request is never dropped
+    # the first request is never dropped (a memory block of what L4 dropped may precede it)
+    assert any(str(m.get("content")).startswith("old question 0") for m in sent)
 
 
 def test_an_unrecoverable_overflow_stops_with_an_actionable_message_and_loses_nothing() -> None:

@@ -92,9 +92,10 @@ def test_long_tool_output_is_capped_on_arrival_and_can_be_read_back() -> None:
     assert finished[0].full_chars > finished[0].chars
 
 
-def test_builtin_notebook_tools(tmp_path: Any) -> None:
+def test_builtin_notebook_tools(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     import pandas as pd
 
+    monkeypatch.chdir(tmp_path)  # the file tools read under the working directory
     frame = pd.DataFrame({"region": ["n", "s", "n"], "revenue": [1.0, 2.5, None]})
     path = tmp_path / "notes.txt"
     path.write_text("\n".join(f"line {i}" for i in range(30)))
@@ -112,7 +113,8 @@ def test_builtin_notebook_tools(tmp_path: Any) -> None:
     agent, _ = make_agent(model, namespace={"sales": frame, "n": 3})
     agent.chat("look around")
     listing, described, page, python = tool_results(agent)
-    assert listing == "n: int\nsales: DataFrame shape (3, 2)"
+    assert listing == ("sales: DataFrame shape (3, 2); columns: region (str), revenue (float64)"
+                       "\nn: int = 3")
     assert "revenue    float64" in described and "region" in described and "mean" in described
     assert page.startswith("[lines 10–15 of 30; next offset 15]\nline 10")
     assert python.startswith("Error: there is no tool named 'python'")  # off unless enabled
