@@ -99,7 +99,8 @@ class Lab:
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     root = tmp_path_factory.mktemp("lab")
     shutil.copy(ROOT / "examples" / "quickstart.ipynb", root)
-    notebook(root / "stream.ipynb", "%load_ext nbagent", SLOW_MODEL, "%%chat\nstream please")
+    notebook(root / "stream.ipynb", "%load_ext nbagent", SLOW_MODEL, "%%chat\nstream please",
+             "from nbagent.widgets import MeterLine\ndisplay(MeterLine.follow(agent))")
     notebook(
         root / "cells.ipynb",
         "%load_ext nbagent",
@@ -381,6 +382,10 @@ def test_a_reply_streams_before_it_ends_and_its_code_can_be_copied(
                            "=== 'copied'", timeout=10_000)
     assert page.evaluate("navigator.clipboard.readText()") == "print('copied')"
     assert not page.locator(".nbagent-status").filter(has_text="thinking").is_visible()
+    line = run_cell(page, 3).locator(".nbagent-meter-body")  # the one-line meter, plain HTML
+    assert re.match(r"\d+% context left ● ok [\d,]+ / 6,841 tokens$", " ".join(
+        line.inner_text().split()))
+    assert min(text_contrasts(page, ".jp-Cell:nth-child(4)").values()) >= 4.5
     page.context.close()
 
 
