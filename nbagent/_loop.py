@@ -241,7 +241,6 @@ class _Turn:
         name, arguments = call["function"]["name"], call["function"]["arguments"]
         session = self.session
         session.events.emit(ToolStarted(call["id"], name, arguments))
-        self.status(f"running {name}…")
         if repeats > LOOP_WARN_AT or stop is not None:
             output, ok, full = NOT_RUN.format(count=repeats), False, 0
             stop = stop or ("loop", f"Stopped: {name} was called {repeats} times in a row with "

@@ -165,7 +165,7 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         if words == ["meter"]:
             agent = _shown(nbagent.current)
             if agent is not None:
-                _meter(agent)
+                _meter(agent, full=True)
             return
         if words == ["reset"]:
             agent = _shown(nbagent.reset)
@@ -210,10 +210,12 @@ def _notice(agent: Agent) -> None:
         _text(f"nbagent: {notice}")
 
 
-def _meter(agent: Agent) -> None:
-    from nbagent.widgets import ContextMeter
+def _meter(agent: Agent, *, full: bool = False) -> None:
+    """The session's meter: a one-line view in every chat cell (all copies update live),
+    the full widget on request."""
+    from nbagent.widgets import ContextMeter, MeterLine
 
-    display(ContextMeter.follow(agent))
+    display((ContextMeter if full else MeterLine).follow(agent))
 
 
 def _compact(agent: Agent, focus: str | None) -> None:

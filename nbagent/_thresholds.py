@@ -24,6 +24,7 @@ OUTPUT_RESERVE_CAP = 20_000
 AUTO_COMPACT_BUFFER = 13_000
 BLOCKING_BUFFER = 3_000
 WARNING_BUFFER = 20_000  # below the auto-compact trigger
+WARNING_SHARE = 0.25  # ...or a quarter of the trigger, whichever is more
 ERROR_BUFFER = 10_000
 MIDLOOP_BUFFER = 5_000
 
@@ -110,7 +111,8 @@ def _from_window(info: WindowInfo, settings: Settings) -> Thresholds:
     auto = effective - buffer(AUTO_COMPACT_BUFFER, blocking_gap + 1)
     midloop_gap = buffer(MIDLOOP_BUFFER)
     error_gap = buffer(ERROR_BUFFER, midloop_gap + 1)
-    warning_gap = buffer(WARNING_BUFFER, error_gap + 1)
+    # the warning starts with a quarter of the room before the trigger left, at least
+    warning_gap = max(buffer(WARNING_BUFFER, error_gap + 1), round(WARNING_SHARE * auto))
     return Thresholds(
         window=info,
         context_window=window,

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ._markers import is_plain_user
 from ._tokens import Usage
 from .compaction import SummaryReply
 
@@ -229,8 +230,8 @@ def offline_analyst(name: str = "offline/analyst") -> ScriptedModel:
         if last["role"] == "user" and ("<conversation>" in str(last["content"])
                                        or "<memory>" in str(last["content"])):
             return Step(text=_offline_summary(str(last["content"])))  # a compaction request
-        question = next((str(m["content"]) for m in reversed(messages) if m["role"] == "user"
-                         and not str(m["content"]).startswith("[nbagent")), "")
+        question = next((str(m["content"]).split("\n\n[")[0] for m in reversed(messages)
+                         if is_plain_user(m)), "")  # without the notebook context
         if last["role"] == "user":
             return Step(tool_calls=(("list_variables", {}),))
         listing = next((str(m["content"]) for m in messages if m["role"] == "tool"

@@ -66,8 +66,8 @@ def test_tiny_windows_never_go_negative(raw: int) -> None:
     ("tokens", "level"),
     [
         (0, "ok"),
-        (146_999, "ok"),
-        (147_000, "warning"),
+        (125_249, "ok"),
+        (125_250, "warning"),  # a quarter of the way below the trigger: 25% left warns
         (157_000, "error"),
         (167_000, "compact"),
         (177_000, "blocking"),

@@ -28,7 +28,6 @@ WORDS = {
     "compact": "compacting",
     "blocking": "blocked",
 }
-LOW_PERCENT = 25.0  # at or under this much left the meter warns, whatever the level
 SPARK_POINTS = 120
 _Meter = TypeVar("_Meter", "ContextMeter", "MeterLine")
 
@@ -53,8 +52,7 @@ class MeterReading:
            last_compaction: str = "") -> MeterReading:
         limits = state.thresholds
         level: str = state.level
-        breaker_open = bool(getattr(state, "breaker_open", False))
-        if level == "ok" and (state.percent_left <= LOW_PERCENT or breaker_open):
+        if level == "ok" and state.breaker_open:  # summaries failing is worth a warning
             level = "warning"
         label = WORDS[level]
         if level == "error" and not state.auto_compact_armed:
@@ -138,9 +136,9 @@ class MeterReading:
 
 
 def _compaction_note(state: ContextState) -> str:
-    note = getattr(state, "compaction_note", None)
+    note = state.compaction_note
     if note:
-        return str(note)
+        return note
     if not state.thresholds.auto_compact_enabled:
         return "auto-compact off (NBAGENT_DISABLE_COMPACT)"
     return "auto-compact off: summaries failed 3× — %compact to retry"
