@@ -104,7 +104,9 @@ class Agent:
     def settings(self) -> Settings:
         """The settings now: fixed ones, or the environment's with this agent's overrides."""
         if self._fixed is not None:
-            return self._fixed
+            if not self.overrides:
+                return self._fixed
+            return Settings(**{**self._fixed.model_dump(), **self.overrides})
         return Settings.from_env(overrides=self.overrides)
 
     def configure(self, **changes: Any) -> Settings:
@@ -125,6 +127,7 @@ class Agent:
         if "enable_python" in overrides:
             self._offer_tools()
         if model is not None:
+            self.overrides["model"] = model
             self.use_model(model)
         return self.settings()
 
