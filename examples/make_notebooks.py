@@ -36,7 +36,8 @@ sales = pd.DataFrame({
     "units_sold": [120, 95, 143, 88, 151, 110],
 })"""),
     new_code_cell(QUICK_STAND_IN),
-    new_markdown_cell("The meter appears with the first chat and updates live, round by round."),
+    new_markdown_cell("Each chat cell ends with the context meter; every copy updates live, "
+                      "round by round (`%nbagent meter` shows the full widget)."),
     new_code_cell("%%chat\nWhat data do I have?"),
     new_code_cell("%%chat\nDescribe every table, please."),
     new_markdown_cell("Compact on demand; the focus tells the summary what to keep."),
@@ -53,11 +54,6 @@ LONG_SESSION = [
         "nbagent compact at the turn boundary and between tool rounds."
     ),
     new_code_cell("%load_ext nbagent"),
-    new_code_cell("""import os
-
-# A small window keeps only the newest round's tool results verbatim mid-loop.
-os.environ["NBAGENT_KEEP_RECENT_TURNS"] = "1"
-%nbagent window=4096"""),
     new_code_cell("""import numpy as np
 import pandas as pd
 
@@ -66,6 +62,9 @@ for name in ["orders", "customers", "returns", "inventory", "shipments"]:
     globals()[name] = pd.DataFrame(rng.normal(size=(40, 8)).round(3),
                                    columns=[f"{name}_{c}" for c in "abcdefgh"])"""),
     new_code_cell(STAND_IN),
+    new_code_cell("""# This session only: a small window, and only the newest round's tool results
+# kept verbatim mid-loop.
+%nbagent window=4096 keep_recent_turns=1"""),
     new_code_cell("%%chat\nDescribe every table."),
     new_code_cell("""for i in range(6):
     agent.chat(f"Question {i}: describe every table again, please?")
