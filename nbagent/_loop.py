@@ -37,6 +37,17 @@ STEER = (
 NOT_RUN = "Not run: the same call was repeated {count} times in a row; the chat was stopped."
 INTERRUPTED = "Interrupted: this tool call did not finish (the user stopped the turn)."
 StopReason = str  # "done", "max_rounds", "loop", "timeout", "blocked", "overflow"
+FAILURES = {  # what to tell the user when a model call failed for good, by error kind
+    "quota": "{name}: the account's quota or credit is used up ({detail}). Add credit or "
+             "choose another model; retrying will not help.",
+    "request_too_large": "{name}: this one request is larger than the account's "
+                         "tokens-per-minute limit ({detail}). Run %compact, or use a model or "
+                         "tier with a higher limit.",
+    "transient": "{name} kept failing after {attempts} attempts ({detail}); the provider may "
+                 "be down. Try again shortly.",
+    "rate_limit": "{name} is still rate-limiting after {attempts} attempts ({detail}). Wait a "
+                  "minute and run the cell again.",
+}
 
 
 @dataclass
@@ -356,18 +367,9 @@ def _failure_message(agent: Configured, session: Session, kind: str,
             "sees: the archive keeps every message (recall finds them).")
     elif kind == "auth":
         message = f"{auth_hint(name, error)} ({detail})"
-    elif kind == "quota":
-        message = (f"{name}: the account's quota or credit is used up ({detail}). Add credit "
-                   "or choose another model; retrying will not help.")
-    elif kind == "request_too_large":
-        message = (f"{name}: this one request is larger than the account's tokens-per-minute "
-                   f"limit ({detail}). Run %compact, or use a model or tier with a higher limit.")
-    elif kind == "transient":
-        message = (f"{name} kept failing after {agent.retry.max_attempts} attempts ({detail}); "
-                   "the provider may be down. Try again shortly.")
-    elif kind == "rate_limit":
-        message = (f"{name} is still rate-limiting after {agent.retry.max_attempts} attempts "
-                   f"({detail}). Wait a minute and run the cell again.")
+    elif kind in FAILURES:
+        message = FAILURES[kind].format(name=name, detail=detail,
+                                        attempts=agent.retry.max_attempts)
     else:
         message = f"The call to {name} failed: {detail}"
     return redact(message)

@@ -143,35 +143,30 @@ def resolve_window(
     info = info or {}
     row = table_lookup(base)
 
-    window: int | None = None
-    source: WindowSource = "default"
-    if settings.max_context_tokens is not None:
-        window, source = settings.max_context_tokens, "env"
-    elif _SUFFIX_1M.search(model):
-        window, source = ONE_MILLION, "suffix"
-    elif learned is not None and learned > 0:
-        window, source = learned, "learned"
-    elif reported[0] is not None and reported[0] > 0:
-        window, source = reported[0], "server"
-    elif _positive(info.get("max_input_tokens")):
-        window, source = int(info["max_input_tokens"]), "litellm"
-    elif row is not None:
-        window, source = row[1], "table"
-    else:
-        window = DEFAULT_WINDOW
-
-    max_output: int | None = None
-    output_source: WindowSource | None = None
-    if settings.model_limit is not None:
-        max_output, output_source = settings.model_limit, "env"
-    elif reported[1] is not None and reported[1] > 0:
-        max_output, output_source = reported[1], "server"
-    elif _positive(info.get("max_output_tokens")):
-        max_output, output_source = int(info["max_output_tokens"]), "litellm"
-    elif row is not None:
-        max_output, output_source = row[2], "table"
+    window, source = _first(
+        (settings.max_context_tokens, "env"),
+        (ONE_MILLION if _SUFFIX_1M.search(model) else None, "suffix"),
+        (learned, "learned"),
+        (reported[0], "server"),
+        (info.get("max_input_tokens"), "litellm"),
+        (row[1] if row else None, "table"),
+    ) or (DEFAULT_WINDOW, "default")
+    max_output, output_source = _first(
+        (settings.model_limit, "env"),
+        (reported[1], "server"),
+        (info.get("max_output_tokens"), "litellm"),
+        (row[2] if row else None, "table"),
+    ) or (None, None)
     return WindowInfo(model, window, source, max_output, output_source)
 
 
 def _positive(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def _first(*candidates: tuple[Any, WindowSource]) -> tuple[int, WindowSource] | None:
+    """The first candidate whose value is a positive number, with its source."""
+    for value, source in candidates:
+        if _positive(value):
+            return int(value), source
+    return None
