@@ -7,13 +7,10 @@ owns the record format: others write through `Archive` and read through `replay`
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import re
 import secrets
-import stat
-import sys
 import threading
 import time
 import warnings
@@ -21,19 +18,24 @@ import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from ._exceptions import ArchiveError, NbagentWarning
+from ._private_files import (
+    open_files,
+    open_for_append,
+    open_for_reading,
+    open_lock,
+    private_folder,
+    release,
+    try_lock,
+)
 from ._redact import REDACTED, Redactor, redact
-
-if sys.platform != "win32":
-    import fcntl
 
 __all__ = ["REDACTED", "Archive", "ArchiveError", "Replay", "data_dir", "latest_session",
            "new_session_id", "read_records", "recall", "redact", "replay", "session_path"]
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _FIELDS: dict[str, tuple[tuple[str, type], ...]] = {  # what each kind must carry
     "session": (("model", str),),
     "message": (("message", dict),),
@@ -42,8 +44,6 @@ _FIELDS: dict[str, tuple[tuple[str, type], ...]] = {  # what each kind must carr
     "decision": (("decision", dict),),
     "event": (("event", str),),
 }
-_open_files: set[tuple[int, int]] = set()  # (device, inode) of every archive open here
-_open_lock = threading.Lock()
 
 
 def data_dir() -> Path:
@@ -76,67 +76,6 @@ def session_path(session_id: str, directory: Path | None = None) -> Path:
         raise ArchiveError(f"session id {session_id!r} may hold only letters, digits, '_', '.' "
                            "and '-', and must not start with '.' or '-'")
     return (directory or data_dir()) / "sessions" / f"{session_id}.jsonl"
-
-
-def _ours(status: os.stat_result) -> bool:
-    return not hasattr(os, "getuid") or status.st_uid == os.getuid()
-
-
-def _private_folder(folder: Path, *, follow: bool) -> None:
-    """Make `folder` exist as a 0700 folder of ours: create it, tighten it if it is too
-    open; refuse one that belongs to someone else (or, unless `follow`, is a link)."""
-    try:
-        folder.mkdir(mode=0o700, parents=True)
-    except FileExistsError:
-        pass
-    status = os.stat(folder) if follow else os.lstat(folder)
-    if stat.S_ISLNK(status.st_mode):
-        raise ArchiveError(f"{folder} is a symbolic link; nbagent keeps sessions only in a "
-                           "real folder (remove the link)")
-    if not stat.S_ISDIR(status.st_mode):
-        raise NotADirectoryError(errno.ENOTDIR, "not a folder", str(folder))
-    if not _ours(status):
-        raise ArchiveError(f"{folder} belongs to another user (uid {status.st_uid}); nbagent "
-                           "keeps sessions only in a folder you own: set NBAGENT_DATA_DIR")
-    if stat.S_IMODE(status.st_mode) != 0o700:
-        os.chmod(folder, 0o700)
-
-
-def _open_for_append(path: Path) -> int:
-    """A descriptor to append to `path`: never through a symbolic link, only a regular
-    file of ours with one name, made 0600 whatever the umask."""
-    flags = (os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-             | getattr(os, "O_NONBLOCK", 0))  # a planted FIFO fails instead of blocking
-    try:
-        descriptor = os.open(path, flags, 0o600)
-    except OSError as error:
-        if error.errno in (errno.ELOOP, errno.EMLINK) or path.is_symlink():
-            raise ArchiveError(f"{path} is a symbolic link; nbagent never follows a link to a "
-                               "session file (remove it, or use another session id)") from None
-        if error.errno in (errno.ENXIO, errno.EISDIR):  # a FIFO without a reader, a folder
-            raise ArchiveError(f"{path} is not a regular file; nbagent writes sessions only "
-                               "to its own files (remove it, or use another session id)") from None
-        raise
-    try:
-        status = os.fstat(descriptor)
-        problem = ("is not a regular file" if not stat.S_ISREG(status.st_mode)
-                   else f"belongs to another user (uid {status.st_uid})" if not _ours(status)
-                   else "has other names (hard links)" if status.st_nlink > 1 else None)
-        if problem:
-            raise ArchiveError(f"{path} {problem}; nbagent writes sessions only to its own "
-                               "files (remove it, or use another session id)")
-        if stat.S_IMODE(status.st_mode) != 0o600:
-            os.fchmod(descriptor, 0o600)
-    except BaseException:
-        os.close(descriptor)
-        raise
-    return descriptor
-
-
-def _release(descriptor: int, key: tuple[int, int]) -> None:
-    with _open_lock:
-        _open_files.discard(key)
-    os.close(descriptor)  # closing drops the flock too
 
 
 def _encode(record: Mapping[str, Any]) -> bytes:
@@ -182,23 +121,23 @@ class Archive:
         self._indexed = False
         try:
             for number, folder in enumerate(folders):
-                _private_folder(folder, follow=number == 0)
-            descriptor = _open_for_append(path)
+                private_folder(folder, follow=number == 0)
+            descriptor = open_for_append(path)
         except OSError as error:
             self._fail(error)
             return
         status = os.fstat(descriptor)
         key = (status.st_dev, status.st_ino)
-        with _open_lock:
-            taken = key in _open_files or not _try_lock(descriptor)
+        with open_lock:
+            taken = key in open_files or not try_lock(descriptor)
             if not taken:
-                _open_files.add(key)
+                open_files.add(key)
         if taken:
             os.close(descriptor)
             raise ArchiveError(f"session {session_id} is open in another agent or process "
                                f"({path}); close it there first, or start a new session")
         self._descriptor = descriptor
-        self._close = weakref.finalize(self, _release, descriptor, key)
+        self._close = weakref.finalize(self, release, descriptor, key)
 
     def close(self) -> None:
         """Release the session (another agent may then resume it). Idempotent."""
@@ -280,7 +219,7 @@ class Archive:
         if start is None:
             return None
         try:
-            with _open_for_reading(self.path) as handle:
+            with open_for_reading(self.path) as handle:
                 handle.seek(start)
                 record = json.loads(handle.readline().decode("utf-8"))
         except (OSError, ValueError):
@@ -295,7 +234,7 @@ class Archive:
         found: dict[str, int] = {}
         position = 0
         try:
-            with _open_for_reading(self.path) as handle:
+            with open_for_reading(self.path) as handle:
                 for line in handle:
                     if line.startswith(b'{"kind": "output"') and line.endswith(b"\n"):
                         try:
@@ -308,22 +247,6 @@ class Archive:
         except OSError:
             return
         self._offsets = {**found, **self._offsets}
-
-
-def _try_lock(descriptor: int) -> bool:
-    if sys.platform == "win32":
-        return True
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    except OSError:
-        return True  # a file system without flock: the in-process check still holds
-    return True
-
-
-def _open_for_reading(path: Path) -> BinaryIO:
-    return open(path, "rb")
 
 
 def _damaged(path: Path, number: int, problem: str) -> ArchiveError:
@@ -353,7 +276,7 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
     mid-write: no newline) is skipped with a warning; any other damage (bad JSON, bytes
     that are not UTF-8, a record without its fields) is an `ArchiveError` naming the line."""
     try:
-        handle = _open_for_reading(path)
+        handle = open_for_reading(path)
     except OSError as error:
         raise ArchiveError(f"cannot read the session archive {path}: {error}") from error
     with handle:
