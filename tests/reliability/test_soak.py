@@ -39,7 +39,7 @@ def test_a_process_killed_mid_compaction_resumes_with_its_full_history(tmp_path:
             time.sleep(120)
 
         agent = Agent(model=ScriptedModel(default=reply("an answer " * 40)), namespace={},
-                      model_info=None, settings=Settings(max_context_tokens=4096),
+                      settings=Settings(max_context_tokens=4096),
                       summarize=stuck, session_id="killed")
         for turn in range(200):
             agent.chat(f"question {turn} " * 20)
@@ -60,7 +60,7 @@ def test_a_process_killed_mid_compaction_resumes_with_its_full_history(tmp_path:
     assert turns >= 1
     path = session_path("killed", tmp_path)
     archived = [r["message"] for r in read_records(path) if r["kind"] == "message"]
-    resumed = Agent.resume(path, model=ScriptedModel(), namespace={}, model_info=None)
+    resumed = Agent.resume(path, model=ScriptedModel(), namespace={})
     assert resumed.history.messages == archived  # nothing was rewritten: all of it is back
     asked = [m["content"] for m in archived if m["role"] == "user"]
     assert asked == [f"question {t} " * 20 for t in range(len(asked))] and len(asked) > turns
