@@ -148,11 +148,20 @@ disk: everything up to the failure, and one warning), the next chat works, and
 
 {matrix}
 
-"—": the fault cannot strike there (nothing times out a model call, an archive write or a
-subscriber; a subscriber receives no text of its own). KeyboardInterrupt, SystemExit and
-GeneratorExit leave `chat` (the magic turns KeyboardInterrupt into one line); inside a tool,
-SystemExit (argparse, `sys.exit`) ends only the tool. A real kernel interrupted while a tool
-sleeps is tested in `tests/reliability/test_kernel_interrupt.py`.
+The faults: an exception is a `RuntimeError` (at the archive write: the disk filling up
+under the open archive; at a subscriber: any error, logged and skipped); KeyboardInterrupt,
+SystemExit and GeneratorExit are raised where they strike (at the archive write: as the
+assistant's tool call is written); a hang outlasts `tool_timeout_s` or `summary_timeout_s`;
+a provider error is a 503 that drops the connection once (retried); odd text is a lone
+surrogate file name with NUL, bidi, zero-width, emoji, combining and ANSI characters; a
+huge output is 1 MB. "—": the fault cannot strike there (nothing times out a model call, an
+archive write or a subscriber; only models send provider errors; a subscriber gets no text
+of its own).
+
+KeyboardInterrupt, SystemExit and GeneratorExit leave `chat` (the magic turns
+KeyboardInterrupt into one line); inside a tool, SystemExit (argparse, `sys.exit`) ends only
+the tool. A real kernel interrupted, and one restarted, while a tool sleeps are tested in
+`tests/reliability/test_kernel_interrupt.py`.
 
 **Bad inputs tried: {tried}; handled (kept exactly, or a clear error): {handled}**; known
 bugs: {known_inputs}. Nothing handled lost anything: each text comes back identical from the

@@ -17,13 +17,20 @@ from typing import Any
 
 import pytest
 
-from nbagent import Agent, ModelCallError, Settings, tool, validate_messages
-from nbagent._archive import Archive, replay
+from nbagent import Agent, ModelCallError, RetryPolicy, Settings, tool, validate_messages
+from nbagent._archive import Archive, read_records, replay
 from nbagent._exceptions import NbagentWarning
 from nbagent._loop import INTERRUPTED
 from nbagent._markers import is_memory, is_summary
 from nbagent.events import Event, ToolStarted
-from nbagent.testing import ScriptedModel, ScriptedSummarizer, Step, calls, reply
+from nbagent.testing import (
+    ScriptedModel,
+    ScriptedSummarizer,
+    Step,
+    calls,
+    provider_error,
+    reply,
+)
 from tests.helpers import nine_sections
 
 WINDOW = 4_096
@@ -34,8 +41,8 @@ HUGE_CHARS = 1_000_000
 # emoji sequence, a combining accent, ANSI colour and a lone high surrogate.
 ODD = (os.fsdecode(b"caf\xe9.csv") + " \x00 \u202eevil\u202c \u200b 👩\u200d🔬 e\u0301 "
        "\x1b[31mred\x1b[0m \ud800 end")
-FAULTS = ("exception", "KeyboardInterrupt", "SystemExit", "GeneratorExit", "hang", "odd text",
-          "huge output")
+FAULTS = ("exception", "KeyboardInterrupt", "SystemExit", "GeneratorExit", "hang",
+          "provider error", "odd text", "huge output")
 PLACES = ("tool", "model call", "stream", "summarizer", "archive write", "subscriber")
 Expected = type[BaseException] | None
 
@@ -47,8 +54,8 @@ def huge_text() -> str:
 
 def thrown(fault: str) -> BaseException:
     return {"exception": RuntimeError("an injected fault"), "KeyboardInterrupt":
-            KeyboardInterrupt(), "SystemExit": SystemExit(3),
-            "GeneratorExit": GeneratorExit()}[fault]
+            KeyboardInterrupt(), "SystemExit": SystemExit(3), "GeneratorExit": GeneratorExit(),
+            "provider error": provider_error(503, "overloaded, connection reset")}[fault]
 
 
 class Injector:
@@ -125,6 +132,7 @@ def build(model: Callable[[list[dict[str, Any]]], Step] | None = None, *,
         return work()
 
     options.setdefault("summarize", ScriptedSummarizer(default=nine_sections()))
+    options.setdefault("retry", RetryPolicy(max_attempts=3, sleep=lambda seconds: None))
     return Agent(model=ScriptedModel(default=model or answer_by_rule(), record=False),
                  tools=[tool(name="work")(run)], builtin_tools=False, namespace={},
                  settings=Settings(max_context_tokens=WINDOW, tool_timeout_s=TIMEOUT_S,
@@ -176,13 +184,15 @@ def at_stream(fault: str) -> Scenario:
         if fault in ("odd text", "huge output") and injector.ready():
             text = ODD if fault == "odd text" else huge_text()
             return Step(text=text, fail_after_text=KeyboardInterrupt())
+        if fault == "provider error" and injector.ready():  # the connection drops mid-reply
+            return Step(text="half a reply", fail_after_text=thrown(fault))
         return None
 
     deltas: list[str] = []
 
     def on_text(delta: str) -> None:
         deltas.append(delta)
-        if len(deltas) >= 3:
+        if len(deltas) >= 3 and fault != "provider error":
             injector.throw()
 
     def turn(agent: Agent) -> Any:
@@ -325,6 +335,8 @@ def expected(fault: str, place: str) -> Expected:
         return None if place == "tool" else SystemExit
     if fault == "exception" and place in ("model call", "stream"):
         return ModelCallError
+    if fault == "provider error":  # transient: retried, and the turn goes on
+        return None
     if place == "stream":  # odd or huge text streamed, then the user interrupted
         return KeyboardInterrupt
     return None
@@ -332,8 +344,11 @@ def expected(fault: str, place: str) -> Expected:
 
 # A hang needs a timeout to end it: tools and summaries have one; a model call is ended by
 # the provider's own timeout (an exception), an archive write or a subscriber by nothing.
+# A provider error comes from a model: the chat's (its call or its stream) or the summarizer's.
 CELLS = [Cell(fault, place, expected(fault, place)) for place in PLACES for fault in FAULTS
          if not (fault == "hang" and place not in ("tool", "summarizer"))
+         and not (fault == "provider error" and place not in ("model call", "stream",
+                                                              "summarizer"))
          and not (fault in ("odd text", "huge output", "hang") and place == "subscriber")]
 OUTCOMES: dict[str, Outcome] = {}
 
@@ -372,6 +387,7 @@ def run_cell(cell: Cell, directory: Path) -> Outcome:
     check(outcome, "fault struck", lambda: injector.struck == 1 or "it never struck")
     check(outcome, "history valid", lambda: valid(agent))
     check(outcome, "open calls answered", lambda: answered(agent, cell))
+    check(outcome, "half-streamed reply kept", lambda: half_reply_kept(agent, cell))
     check(outcome, "archive holds the history", lambda: archived_as_history(agent, cell))
     check(outcome, "next chat works", lambda: next_chat(agent))
     check(outcome, "resume gives the same history", lambda: resumes(agent, cell))
@@ -387,12 +403,31 @@ def valid(agent: Agent) -> None:
 
 
 def answered(agent: Agent, cell: Cell) -> str | None:
-    """After an interrupt mid-tool, the call's result says it was interrupted."""
-    if cell.place not in ("tool", "subscriber") or cell.expected not in (KeyboardInterrupt,
-                                                                           GeneratorExit):
+    """A call the fault stopped is answered, saying so; `sys.exit` in a tool ends the tool."""
+    results = [str(m["content"]) for m in agent.history if m["role"] == "tool"]
+    last = results[-1] if results else ""
+    if cell.place == "tool" and cell.fault == "SystemExit":
+        return None if last.startswith("Error: work exited") else f"last tool result {last!r}"
+    stopped = cell.expected in (KeyboardInterrupt, SystemExit, GeneratorExit)
+    if cell.place in ("tool", "subscriber") and stopped:
+        return None if last == INTERRUPTED else f"last tool result {last[:80]!r}"
+    return None
+
+
+def half_reply_kept(agent: Agent, cell: Cell) -> str | None:
+    """A reply the fault broke while it streamed stays, marked as cut."""
+    if cell.place != "stream":
         return None
-    results = [m["content"] for m in agent.history if m["role"] == "tool"]
-    return None if results and results[-1] == INTERRUPTED else f"last tool result {results[-1:]}"
+    if cell.fault == "provider error":  # retried: the broken start is gone, the answer whole
+        texts = [str(m.get("content")) for m in agent.history if m["role"] == "assistant"]
+        return None if texts[-1].startswith("fine") and not any(
+            "half a reply" in t for t in texts) else f"replies {texts[-2:]}"
+    kept = str(agent.history[-1].get("content"))
+    expected = {"odd text": ODD, "huge output": huge_text()}.get(cell.fault, "fine and the")
+    if agent.history[-1]["role"] == "assistant" and kept.startswith(expected) and \
+            kept.endswith("[interrupted]"):
+        return None
+    return f"the history ends with {agent.history[-1]['role']}: {kept[:80]!r}"
 
 
 def archived_messages(agent: Agent) -> list[dict[str, Any]]:
@@ -535,6 +570,36 @@ def test_the_matrix_covers_every_fault_and_place_and_all_survived(
         print(f"\nfault matrix: {len(OUTCOMES)} faults injected, {survived} survived "
               f"({100 * survived // len(OUTCOMES)}%), {known} known bugs (xfail)")
     assert survived + known == len(CELLS)
+
+
+@pytest.mark.parametrize("junk", ["", "Error: 529 overloaded",
+                                  "## 1. Primary Request and Intent\nhalf a summary", ODD],
+                         ids=["empty", "an error text", "half-formed", "odd text"])
+def test_a_summarizer_that_writes_junk_never_breaks_the_chat(junk: str) -> None:
+    agent = build(summarize=ScriptedSummarizer(default=junk))
+    for number in range(12):
+        agent.chat(f"question {number}: " + "explain the trend " * 80)
+    valid(agent)
+    assert archived_messages(agent) == agent.history.messages
+    asked = [m for m in added_messages(agent) if m["role"] == "user"]
+    assert len(asked) == 12  # every question is in the archive, whatever compaction did
+    decisions = [d for d in agent.controller.decisions if d.action != "none"]
+    assert decisions and all(d.reason for d in decisions)  # each says what happened
+    history = agent.history.messages
+    agent.session.close()
+    resumed = Agent.resume(agent_path(agent), model=ScriptedModel(default=reply("fine")),
+                           builtin_tools=False, namespace={})
+    resumed.session.close()
+    assert resumed.history.messages == history
+
+
+def added_messages(agent: Agent) -> list[dict[str, Any]]:
+    return [r["message"] for r in read_records(agent_path(agent)) if r["kind"] == "message"]
+
+
+def agent_path(agent: Agent) -> Path:
+    assert agent.session.archive is not None
+    return agent.session.archive.path
 
 
 @pytest.mark.xfail(strict=True, reason="_ladder.levels_for leaves the deterministic floor out "
