@@ -359,7 +359,7 @@ def recall(source: Archive | str | Path | None, query: str = "", message: int = 
         return json.dumps(messages[message], ensure_ascii=False)[:8_000]
     needle = query.lower()
     hits = [(i, m) for i, m in enumerate(messages)
-            if needle in json.dumps(m, ensure_ascii=False).lower()]
+            if needle in _searchable(m)]
     if not needle:
         hits = hits[::-1]
     page = hits[max(0, offset): max(0, offset) + max(1, min(limit, 10))]
@@ -369,3 +369,22 @@ def recall(source: Archive | str | Path | None, query: str = "", message: int = 
         text = str(found.get("content") or json.dumps(found.get("tool_calls")))
         lines.append(f"#{index} {found['role']}: {text[:300]}")
     return "\n".join(lines)
+
+
+def _searchable(message: Mapping[str, Any]) -> str:
+    """A message's text as the user would search it: its content and each tool call's
+    name and arguments, lower-cased (not its JSON, where quotes and backslashes are
+    escaped)."""
+    parts = [str(message.get("content") or "")]
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            arguments = str(function.get("arguments") or "")
+            parts += [str(function.get("name") or ""), arguments]
+            try:  # the values as written, not JSON-escaped
+                parsed = json.loads(arguments)
+            except (ValueError, RecursionError):
+                parsed = None
+            if isinstance(parsed, dict):
+                parts += [str(value) for value in parsed.values()]
+    return "\n".join(parts).lower()

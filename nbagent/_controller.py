@@ -41,6 +41,7 @@ class _Attempt:
     cost: float | None = None
     summary: str | None = None
     degraded: bool = False
+    holds_breaker: bool = False  # the floor stood in for an open breaker
     started: float = field(default_factory=time.perf_counter)
 
     def spent(self, calls: int, cost: float | None) -> None:
@@ -240,6 +241,7 @@ class CompactionController:
             attempt.spent(result.summary_calls, result.cost)
             attempt.reasons.append(f"{name}: {result.reason}")
             if result.changed:
+                attempt.holds_breaker |= level.holds_breaker
                 attempt.levels.append(name)
                 attempt.degraded |= result.degraded
                 attempt.summary = result.summary or attempt.summary
@@ -308,7 +310,8 @@ class CompactionController:
                 ) -> Decision:
         # A degraded success (the summarizer failed, the floor stood in) counts as a failure.
         if action == "compacted" and not attempt.degraded:
-            self._failures = 0
+            if not attempt.holds_breaker:
+                self._failures = 0
         elif action == "failed" or attempt.degraded:
             self._failures += 1
         decision = Decision(

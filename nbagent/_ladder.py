@@ -3,7 +3,8 @@ trigger, each a named `list → list` function, so the ladder can be printed, te
 changed without reading the controller. The controller runs the list and keeps the state.
 
     auto      L1 snip → L2 memory → L3 summary (only if L2 could not run)
-    manual    the same, always past L1; with no summarizer: L1 → floor
+    manual    the same, always past L1
+              (with no summarizer, or the breaker open for auto: L1 → floor)
     midloop   L1 snip to the mid-loop target (or the auto ladder, if configured)
     overflow  L4: drop the oldest whole rounds to fit the provider's stated limit
 
@@ -38,12 +39,15 @@ class Level:
 
     `calls_model`: it needs the summarizer (left out while the breaker is open).
     `fallback`: it runs only when the model level before it changed nothing.
+    `holds_breaker`: it stands in for the summarizer while the breaker is open, so its
+    success is no evidence the summarizer works: the breaker stays as it is.
     """
 
     name: str
     run: Callable[[list[Message]], LevelResult]
     calls_model: bool = False
     fallback: bool = False
+    holds_breaker: bool = False
 
     def __call__(self, messages: list[Message]) -> LevelResult:
         return self.run(messages)
@@ -117,6 +121,7 @@ def levels_for(
                 messages, summarize, focus, max_input_tokens=summarizer_window,
             ), calls_model=True, fallback=True),
         ]
-    elif trigger == "manual":
-        ladder.append(floor_level(focus))
+    else:  # no summarizer, or the breaker is open: the deterministic floor stands in
+        floor = floor_level(focus)
+        ladder.append(Level(floor.name, floor.run, holds_breaker=summarize is not None))
     return ladder

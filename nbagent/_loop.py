@@ -273,6 +273,7 @@ class _Turn:
         """After an early end: keep what streamed, answer every open tool call."""
         history = self.session.history
         try:
+            self.session.resync_archive()
             if self.streamed and history[-1]["role"] != "assistant" and not \
                     history.pending_tool_calls:
                 self.session.add({"role": "assistant",
@@ -311,10 +312,17 @@ def repair_reply(message: dict[str, Any], taken: AbstractSet[str], position: int
     """Model output is untrusted input: give every tool call a fresh, unique id, a string
     name and arguments that parse as a JSON object (else they are kept as text inside
     one), so the history stays valid whatever the model sent."""
-    message = dict(message)
+    message = {**message, "role": "assistant"}
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):  # numbers, odd parts: as text
+        parts = content if isinstance(content, list) else [content]
+        message["content"] = "".join(
+            str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in parts)
+    raw_calls = message.get("tool_calls")
     calls = []
     seen = set(taken)
-    for index, call in enumerate((message.get("tool_calls") or [])[:MAX_CALLS_PER_REPLY]):
+    listed = raw_calls if isinstance(raw_calls, list) else []
+    for index, call in enumerate(listed[:MAX_CALLS_PER_REPLY]):
         function = call.get("function") if isinstance(call, dict) else None
         function = function if isinstance(function, dict) else {}
         call_id = call.get("id") if isinstance(call, dict) else None

@@ -72,6 +72,7 @@ class Session:
         self.learned_window: int | None = None  # a limit the provider stated in an error
         self.pins: list[str] = []
         self._exchanges: dict[str, Message] = {}  # a cell's key → the user message it sent
+        self._unsynced = False  # a message joined the history but its announcement broke
         self._window = window
         self.controller = CompactionController(
             summarize=summarize,
@@ -141,9 +142,20 @@ class Session:
     # -- messages, turns, state -------------------------------------------------------------
 
     def add(self, message: Message) -> None:
-        """Append one message to the history (validated) and announce it."""
+        """Append one message to the history (validated) and announce it (the archive
+        writes it). If that write was cut short (an interrupt), the next change first
+        writes the whole history again, so the archive always resumes."""
+        self.resync_archive()
         self.history.append(message)
+        self._unsynced = True
         self.events.emit(MessageAdded(self.history[-1]))
+        self._unsynced = False
+
+    def resync_archive(self) -> None:
+        """After an announcement was cut short: archive the history as it stands."""
+        if self._unsynced:
+            self._unsynced = False
+            self.events.emit(Rewriting(self.history.messages))
 
     def open_exchange(self, key: str | None, text: str) -> None:
         """Add the user's message; with a `key` (a notebook cell), an earlier exchange of
@@ -174,6 +186,7 @@ class Session:
 
     def rewrite(self, messages: list[Message]) -> None:
         """Swap in a rewritten history (validated; written ahead to the archive)."""
+        self._unsynced = False  # the rewrite record carries everything
         self.history.copy_with(messages)  # validate before anything is written
         self.events.emit(Rewriting(messages))
         self.history.replace(messages)

@@ -131,16 +131,22 @@ def as_tool(candidate: Tool | Callable[..., Any]) -> Tool:
 
 
 def _as_text(value: Any) -> str:
+    """What a tool returned, as text for the model; never raises (a value whose repr
+    fails, or an absurdly nested one, is named by its type)."""
     if isinstance(value, str):
         return value
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
+    if isinstance(value, bytes):  # undecodable bytes stay visible as \x escapes
+        return value.decode("utf-8", errors="backslashreplace")
     if value is None:
         return "(no output)"
     try:
         return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
+        pass
+    try:
         return repr(value)
+    except Exception as error:  # any failure of a user's __repr__
+        return f"(a {type(value).__name__} that cannot be shown: {type(error).__name__})"
 
 
 @dataclass
