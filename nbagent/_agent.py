@@ -19,7 +19,7 @@ from ._decision import Decision
 from ._history import History
 from ._llm import ChatModel, RetryPolicy, model_info, summarizer
 from ._loop import ChatResult, run_chat
-from ._models import LOCAL_MODEL, chat_model, compact_model, is_local
+from ._models import LOCAL_MODEL, EmbeddedModel, chat_model, compact_model, is_local
 from ._namespace import expand_cell_references, notebook_state
 from ._notebook_tools import notebook_tools
 from ._session import Session
@@ -28,7 +28,7 @@ from ._thresholds import ContextState, thresholds
 from ._tools import Tool, as_tool
 from ._window import WindowInfo, resolve_window
 from .compaction import Summarizer, with_notebook_state
-from .events import ContextChanged, EventStream
+from .events import ContextChanged, EventStream, Status
 
 NOTEBOOK_STATE_TOKENS = 1_500  # at a 200K window; scaled down with the window
 ALIASES = {"window": "max_context_tokens"}  # the short names %nbagent accepts
@@ -87,7 +87,7 @@ class Agent:
         self._fixed = settings if isinstance(settings, Settings) else None
         self.overrides: dict[str, Any] = dict(settings) if isinstance(settings, dict) else {}
         current = self.settings()
-        self.model: ChatModel = chat_model(model, current)
+        self.model: ChatModel = self._announced(chat_model(model, current))
         self.notice: str | None = (NOTICE if model is None and current.model is None else None)
         self._compact_spec = compact_model
         self._summarize = summarize
@@ -150,12 +150,18 @@ class Agent:
 
     def use_model(self, model: str | ChatModel) -> ChatModel:
         """Chat with `model` from now on, in the same session (`"local"`: the embedded one)."""
-        self.model = chat_model(model, self.settings())
+        self.model = self._announced(chat_model(model, self.settings()))
         self.session.learned_window = None
         self.session.count_with(self._count_text())
         self.session.controller.summarize = self._summarizer()
         self.session.announce_state()
         return self.model
+
+    def _announced(self, model: ChatModel) -> ChatModel:
+        """The embedded model says on the event stream when its server starts (slow)."""
+        if isinstance(model, EmbeddedModel):
+            model.on_start = lambda: self.events.emit(Status("starting the local model…"))
+        return model
 
     def add_tool(self, candidate: Tool | Callable[..., Any]) -> Tool:
         """Offer one more tool (a function or a `@tool`); a tool of the same name is replaced."""

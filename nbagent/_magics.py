@@ -17,6 +17,7 @@ import nbagent
 from nbagent import Agent, NbagentError
 
 INTERRUPTED = "interrupted — the session is intact; run the cell again to retry"
+SMALL_LOCAL = "local/smollm2"  # the embedded default model's name
 ERRORS: dict[int, str] = {}  # execution count → the error that cell raised (for Err[n])
 KEEP_ERRORS = 50
 
@@ -83,6 +84,9 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         finally:
             agent.events.unsubscribe(view)
         view.finish(result)
+        if agent.model.name == SMALL_LOCAL:
+            _text("answered by SmolLM2-135M, a very small local model: expect weak answers "
+                  "(%nbagent model=NAME for a stronger one)")
         _meter(agent)
 
     @magic_arguments()

@@ -318,3 +318,20 @@ def test_pin_lists_and_removes(ip: InteractiveShell) -> None:
     with capture_output():
         ip.run_line_magic("pin", "--remove 1")
     assert agent.pins() == []
+
+
+def test_a_reply_from_the_tiny_local_model_says_so(ip: InteractiveShell) -> None:
+    session(ScriptedModel([reply("some answer")], name="local/smollm2"))
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "hello")
+    assert "answered by SmolLM2-135M" in str([o.data for o in captured.outputs])
+
+
+def test_starting_the_embedded_model_shows_a_status() -> None:
+    from nbagent.events import Status
+
+    agent = Agent(namespace={}, archive=False)
+    seen: list[Any] = []
+    agent.events.subscribe(seen.append)
+    agent.model.on_start()  # type: ignore[attr-defined]  # what the first request calls
+    assert Status("starting the local model…") in seen
