@@ -93,8 +93,6 @@ class Session:
     decisions: list[str]  # the phrases that must stay visible
 
 
-
-
 def _table(rng: random.Random, columns: Sequence[str], rows: int) -> str:
     widths = [max(len(c), 9) for c in columns]
     lines = ["     " + "  ".join(c.rjust(w) for c, w in zip(columns, widths, strict=True))]
@@ -247,8 +245,6 @@ def make_session(seed: int, rounds: int = 60) -> Session:
                    [key.format(num=numeric[2]).lower() for _, key in decisions])
 
 
-
-
 def garbage(_: list[Message]) -> str:
     return "Sure! We had a productive conversation about your data."
 
@@ -278,8 +274,6 @@ SUMMARIZERS: dict[str, Callable[[list[Message]], Any]] = {
     "truncating (cut at 300 characters)": truncating,
     "raising (every call fails)": raising,
 }
-
-
 
 
 @dataclass
@@ -345,8 +339,6 @@ def run_controller(session: Session, summarize: Callable[[list[Message]], Any], 
     check(manual(history, focus=FOCUS), session.rounds[-1].messages[0]["content"])
     run.tokens_after, run.final = count(history), history.messages
     return run
-
-
 
 
 def visible_text(messages: Sequence[Message]) -> str:
@@ -425,8 +417,6 @@ def evaluate(summarizers: dict[str, Callable[[list[Message]], Any]], seeds: Sequ
         results[label] = mean_score([score(s, run_controller(s, summarize, state=state))
                                      for s in runs])
     return results
-
-
 
 
 def _pct(x: float) -> str:

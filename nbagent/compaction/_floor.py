@@ -96,9 +96,6 @@ def _unique(items: Iterable[str], keep_repeats: bool = False) -> tuple[str, ...]
     return tuple(dict.fromkeys(items))
 
 
-# -- extraction --------------------------------------------------------------------------
-
-
 def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
     """The floor of `messages`: their user messages, names and error lines; the floors
     already written into memory blocks, summaries and placeholders are read back."""
@@ -120,7 +117,7 @@ def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
         if is_memory(message) or is_summary(message) or (role == "tool" and is_snipped(text)):
             kept = parse_floor(text)
             users += kept.user_messages
-            add((n, ids.PATH if ids._PATHS.fullmatch(n) else ids.NAMED) for n in kept.names)
+            add((n, ids.PATH if ids.is_path(n) else ids.NAMED) for n in kept.names)
             errors += kept.error_lines
         elif is_plain_user(message):
             users.append(text)
@@ -155,9 +152,6 @@ def digest(content: str, max_chars: int = 400) -> str:
     return "\n".join(lines)
 
 
-# -- reading back ------------------------------------------------------------------------
-
-
 def parse_floor(text: str) -> Floor:
     """Read back a floor written by `render_floor` (anywhere in `text`)."""
     users: list[str] = []
@@ -179,9 +173,6 @@ def parse_floor(text: str) -> Floor:
         else:
             section = None
     return Floor(tuple(users), tuple(names), tuple(errors))
-
-
-# -- rendering under a budget ------------------------------------------------------------
 
 
 def decides(text: str) -> bool:

@@ -148,6 +148,10 @@ def _paths(text: str) -> Iterator[Found]:
             yield match.group(), PATH
 
 
+def is_path(name: str) -> bool:
+    return _PATHS.fullmatch(name) is not None
+
+
 def _subscripts(text: str, *, frames: bool) -> Iterator[Found]:
     """Columns in subscripts (x['col'], x.loc[:, 'col']), and with `frames` the frame."""
     for match in _SUBSCRIPT.finditer(text):
