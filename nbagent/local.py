@@ -105,10 +105,11 @@ class PromptCounter:
         self._texts: dict[str, int] = {}
 
     def count_text(self, text: str) -> int:
-        """Tokens of `text` alone (no BOS), as the model's tokenizer splits it."""
+        """Tokens of `text` alone (no BOS), split as the server splits a prompt (a special
+        token's text counts as that token)."""
         if text not in self._texts:
             with self._lock:
-                tokens = self._vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+                tokens = self._vocab.tokenize(text.encode("utf-8"), add_bos=False, special=True)
             if len(self._texts) > 4096:
                 self._texts.clear()
             self._texts[text] = len(tokens)
@@ -187,6 +188,11 @@ class LocalModel(LiteLLMModel):
     tool_rounds: int = TOOL_ROUNDS
     _counts: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
+    def count_text(self) -> Callable[[str], int] | None:
+        """The model's own text counter (its GGUF's tokenizer, in this process), for the
+        session's per-message counts; None if this model was made without it."""
+        return self.counter.count_text if self.counter is not None else None
+
     @property
     def calls_tools_itself(self) -> bool:
         """True when the server turns the model's own choice into tool calls."""
@@ -226,13 +232,28 @@ class LocalModel(LiteLLMModel):
     def _send(self, adapted: list[Message], tools: list[dict[str, Any]],
               choice: str | dict[str, Any] | None,
               on_text: Callable[[str], None] | None) -> Completion:
-        completion = super().complete(adapted, tools if choice not in (None, "none") else [],
-                                      on_text=on_text, tool_choice=choice)
-        if on_text is not None:
-            # llama-cpp-python's server streams no usage; what litellm puts there is its own
-            # estimate (tiktoken's count of the messages), not the server's
-            completion = replace(completion, usage=None)
-        return completion
+        shown = tools if choice not in (None, "none") else []
+        if on_text is not None and not self._fits(adapted, shown, choice):
+            # The server checks the prompt's size only once a stream has begun: its error
+            # then just ends the stream, which reads as an empty answer. Unstreamed, the same
+            # request gets the real "context length exceeded" error.
+            on_text = None
+        completion = super().complete(adapted, shown, on_text=on_text, tool_choice=choice)
+        if on_text is None:
+            return completion
+        if completion.finish_reason is None and not completion.message.get("content") and not (
+                completion.message.get("tool_calls")):
+            # a stream cut short by a server-side error: ask again to hear the error itself
+            return super().complete(adapted, shown, on_text=None, tool_choice=choice)
+        # llama-cpp-python's server streams no usage; what litellm puts there is its own
+        # estimate (tiktoken's count of the messages), not the server's
+        return replace(completion, usage=None)
+
+    def _fits(self, adapted: list[Message], shown: list[dict[str, Any]],
+              choice: str | dict[str, Any] | None) -> bool:
+        if self.counter is None or not self.context_window:
+            return True
+        return self.counter.count_prompt(adapted, shown, choice) < self.context_window
 
     # -- counting --------------------------------------------------------------------------
 

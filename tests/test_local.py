@@ -96,19 +96,32 @@ def agent_on(server: LocalServer, **options: Any) -> Agent:
 
 
 @real
-def test_a_tool_call_round_trip_with_real_usage(server: LocalServer) -> None:
+def test_a_tool_call_round_trip_claims_no_estimate_as_usage(server: LocalServer) -> None:
     agent = agent_on(server)
     result = agent.chat("What is the average revenue?", tool_choice="column_stats")
     call = agent.history[2]["tool_calls"][0]
     assert call["function"]["name"] == "column_stats"  # a real tool call from the model
     assert agent.history[3]["role"] == "tool" and agent.history[3]["tool_call_id"] == call["id"]
     assert result.rounds == 1 and agent.history[-1]["role"] == "assistant"
-    reported = agent.tracker.last_usage
-    assert reported is not None and reported > 100
+    # the chat streams, and the server streams no usage: none is recorded (litellm's
+    # tiktoken estimate of the messages is not the server's count)
+    assert agent.session.tracker.last_usage is None
     state = agent.context_state()
     assert state.window_source == "server" and state.thresholds.window.raw_window == WINDOW
-    reply = agent.history.message_tokens(len(agent.history) - 1)
-    assert reported <= state.tokens <= reported + 3 * reply + 20  # usage + the reply, estimated
+    assert state.tokens > 0
+
+
+@real
+@pytest.mark.xfail(raises=AssertionError, strict=True, reason="the session counts with the "
+                   "generic framing until it asks LocalModel.count_request (the lead's hook-up)")
+def test_the_meter_counts_the_embedded_models_next_request_within_5_percent(
+        server: LocalServer) -> None:
+    agent = agent_on(server)
+    agent.chat("What is the average revenue?", tool_choice="column_stats")
+    model = agent.model
+    assert isinstance(model, LocalModel)
+    exact = model.count_request(agent.history.messages, agent.tool_schemas(), "auto")
+    assert abs(agent.context_state().tokens - exact) <= 0.05 * exact
 
 
 @real
@@ -129,8 +142,8 @@ def test_an_unrecoverable_overflow_ends_with_the_actionable_message(server: Loca
     agent = agent_on(server, settings=Settings(max_context_tokens=4 * WINDOW))
     with pytest.raises(ModelCallError) as caught:
         agent.chat("revenue " * 2_500, tool_choice="none")
-    assert caught.value.kind == "overflow"
-    assert "%compact" in str(caught.value) and "Nothing was lost" in str(caught.value)
+    assert caught.value.kind == "overflow"  # streamed, yet the server's real error
+    assert "%compact" in str(caught.value) and "archive" in str(caught.value)
     assert agent.history[-1]["content"] == "revenue " * 2_500
 
 
@@ -250,6 +263,16 @@ def test_a_streamed_reply_stops_at_the_cap_and_claims_no_usage(server: LocalServ
                            [], on_text=None)
     assert whole.finish_reason == "length" and whole.usage is not None
     assert whole.usage.output_tokens == 6
+
+
+@real
+def test_a_streamed_request_too_long_gets_the_servers_own_error(server: LocalServer) -> None:
+    model = server.model(max_tokens=8)
+    too_long = [{"role": "user", "content": "revenue " * 2_500}]
+    assert model.count_request(too_long) > WINDOW
+    with pytest.raises(Exception, match="maximum context length is 2048") as caught:
+        model.complete(too_long, [], on_text=lambda text: None)  # not an empty "answer"
+    assert type(caught.value).__name__ == "ContextWindowExceededError"
 
 
 @real
