@@ -372,12 +372,13 @@ def recall(source: Archive | str | Path | None, query: str = "", message: int = 
 
 
 def _searchable(message: Mapping[str, Any]) -> str:
-    """A message's text as the user would search it: its content and each tool call's
-    name and arguments, lower-cased (not its JSON, where quotes and backslashes are
-    escaped)."""
-    parts = [str(message.get("content") or "")]
+    """A message's text as the user would search it, lower-cased: its content, the
+    tool-call ids (the recall handles snip placeholders name) and each call's name and
+    arguments (not its JSON, where quotes and backslashes are escaped)."""
+    parts = [str(message.get("content") or ""), str(message.get("tool_call_id") or "")]
     for call in message.get("tool_calls") or ():
         function = call.get("function") if isinstance(call, dict) else None
+        parts.append(str(call.get("id") or "") if isinstance(call, dict) else "")
         if isinstance(function, dict):
             arguments = str(function.get("arguments") or "")
             parts += [str(function.get("name") or ""), arguments]

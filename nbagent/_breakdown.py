@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._history import History
-from ._markers import is_memory, is_summary
+from ._markers import is_memory, is_notebook_state, is_summary
 from ._thresholds import ContextState
 from ._tokens import REPLY_PRIMING, TextCounter, count_tools_tokens, estimate_tokens
 
@@ -16,7 +16,7 @@ class Breakdown:
 
     system: int
     tools: int
-    memory: int  # session memory and summaries written by compaction
+    memory: int  # session memory, summaries and the notebook-state block nbagent wrote
     tool_results: int
     conversation: int  # user and assistant messages, tool calls
     free: int  # left before the effective window
@@ -46,7 +46,7 @@ def context_breakdown(
         tokens = history.message_tokens(index)
         if message["role"] == "system":
             raw["system"] += tokens
-        elif is_memory(message) or is_summary(message):
+        elif is_memory(message) or is_summary(message) or is_notebook_state(message):
             raw["memory"] += tokens
         elif message["role"] == "tool":
             raw["tool_results"] += tokens

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -210,34 +210,31 @@ class CompactionController:
             return self._quiet(trigger, tokens, threshold, f"under the {trigger} trigger")
         return None
 
-    @staticmethod
-    def _projected(history: History, messages: Sequence[Message], tokens: int) -> int:
-        """`tokens` (the real count of `history`) scaled by how much `messages` shrank it."""
-        return round(tokens * history.copy_with(messages).estimated_tokens
-                     / max(1, history.estimated_tokens))
-
     def _run_levels(self, trigger: Trigger, history: History, levels: list[Level],
                     attempt: _Attempt, fits_under: int) -> list[Message]:
         """Run the ladder on a copy; a summarizer that fails leaves the floor instead.
-        An automatic ladder stops once the history fits under `fits_under`."""
-        work = history.messages
+        An automatic ladder stops once the history fits under `fits_under`. Each level
+        gets the per-message counts, so nothing unchanged is counted twice."""
+        work, current = history.messages, history
         model_changed = False
         for level in levels:
             if level.fallback and model_changed:
                 continue
-            if (trigger != "manual" and attempt.levels
-                    and self._projected(history, work, attempt.before) < fits_under):
+            projected = round(attempt.before * current.estimated_tokens
+                              / max(1, history.estimated_tokens))
+            if trigger != "manual" and attempt.levels and projected < fits_under:
                 break  # a cheaper level already made it fit
-            name = level.name
+            name, counts = level.name, current.token_counts()
             try:
-                result = level(work)
+                result = level(work, counts)
             except CompactionFailed as failure:
                 attempt.spent(failure.summary_calls, failure.cost)
                 if not level.calls_model:  # recorded once, by `_apply`
                     raise CompactionFailed(f"{name}: {failure.reason}") from failure
                 attempt.reasons.append(f"{name}: {failure.reason}")
                 attempt.degraded = True  # the summarizer failed: counts against the breaker
-                name, result = "L3 floor", floor_level(attempt.focus)(work)
+                floor = floor_level(self.settings(), self.thresholds(), attempt.focus)
+                name, result = floor.name, floor(work, counts)
             attempt.spent(result.summary_calls, result.cost)
             attempt.reasons.append(f"{name}: {result.reason}")
             if result.changed:
@@ -246,6 +243,7 @@ class CompactionController:
                 attempt.degraded |= result.degraded
                 attempt.summary = result.summary or attempt.summary
                 work = list(result)
+                current = history.copy_with(work)
                 model_changed |= level.calls_model
             if name == "L3 floor":
                 break

@@ -201,6 +201,10 @@ class History:
         """Sum of the cached per-message estimates (no calibration, no framing)."""
         return self._total
 
+    def token_counts(self) -> list[int]:
+        """The cached count of every message, in order (what the levels take as `counts`)."""
+        return list(self._tokens)
+
     def message_tokens(self, index: int) -> int:
         return self._tokens[index]
 

@@ -24,6 +24,7 @@ from ._thresholds import Thresholds
 from .compaction import (
     LevelResult,
     Summarizer,
+    floor_budget,
     full_compact,
     ptl_fallback,
     session_memory_compact,
@@ -44,13 +45,14 @@ class Level:
     """
 
     name: str
-    run: Callable[[list[Message]], LevelResult]
+    run: Callable[[list[Message], list[int] | None], LevelResult]
     calls_model: bool = False
     fallback: bool = False
     holds_breaker: bool = False
 
-    def __call__(self, messages: list[Message]) -> LevelResult:
-        return self.run(messages)
+    def __call__(self, messages: list[Message], counts: list[int] | None = None) -> LevelResult:
+        """Run on `messages`; `counts` (one token count per message) saves re-counting."""
+        return self.run(messages, counts)
 
 
 def _no_summary(messages: list[Message]) -> str:
@@ -58,28 +60,52 @@ def _no_summary(messages: list[Message]) -> str:
 
 
 def snip_level(settings: Settings, limits: Thresholds, target_tokens: int | None = None) -> Level:
-    return Level("L1 snip", lambda messages: snip_old_tools(
+    return Level("L1 snip", lambda messages, counts: snip_old_tools(
         messages,
         keep_recent_turns=settings.keep_recent_turns,
         target_tokens=target_tokens,
         min_chars=settings.snip_min_chars,
         min_free_tokens=limits.scaled(settings.snip_batch_tokens),
+        counts=counts,
     ))
 
 
-def floor_level(focus: str | None) -> Level:
-    """The deterministic floor alone (no model): what L3 writes when no summary is valid.
+def _memory(messages: list[Message], counts: list[int] | None, summarize: Summarizer | None,
+            settings: Settings, limits: Thresholds, focus: str | None,
+            summarizer_window: int | None) -> LevelResult:
+    return session_memory_compact(
+        messages,
+        summarize,
+        focus=focus,
+        tail_min_tokens=limits.scaled(settings.memory_tail_min_tokens),
+        tail_max_tokens=limits.scaled(settings.memory_tail_max_tokens),
+        tail_min_messages=settings.memory_tail_min_messages,
+        min_fold_tokens=limits.scaled(settings.memory_min_fold_tokens),
+        memory_max_tokens=limits.scaled(settings.memory_max_tokens),
+        max_input_tokens=summarizer_window,
+        floor_tokens_budget=floor_budget(limits.auto_compact),
+        counts=counts,
+    )
+
+
+def floor_level(settings: Settings, limits: Thresholds, focus: str | None) -> Level:
+    """The deterministic floor alone (no model call): old rounds folded into a memory block
+    of what code can keep (the user's words, names, error lines) with the recent tail
+    verbatim; when there is too little to fold, the whole conversation's floor (L3's).
 
     Chosen on purpose (no summarizer) it is not degraded; the controller marks it
     degraded when it stands in for a summarizer that failed.
     """
 
-    def run(messages: list[Message]) -> LevelResult:
-        result = full_compact(messages, _no_summary, focus)
+    def run(messages: list[Message], counts: list[int] | None) -> LevelResult:
+        result = _memory(messages, counts, None, settings, limits, focus, None)
+        if not result.changed:
+            result = full_compact(messages, _no_summary, focus, counts=counts,
+                                  floor_tokens_budget=floor_budget(limits.auto_compact))
         result.summary_calls = 0  # the stand-in summarizer is not a model call
         result.degraded = False
         if result.changed:
-            result.reason = "kept the deterministic floor of the conversation (no model call)"
+            result.reason = f"kept the deterministic floor (no model call): {result.reason}"
         return result
 
     return Level("L3 floor", run)
@@ -98,30 +124,25 @@ def levels_for(
     error: BaseException | str | None = None,
 ) -> list[Level]:
     """The levels to run, in order, for `trigger` (see the module docstring)."""
+    budget = floor_budget(limits.auto_compact)
     if trigger == "overflow":
-        return [Level("L4 overflow", lambda messages: ptl_fallback(messages, error))]
+        return [Level("L4 overflow", lambda messages, counts: ptl_fallback(
+            messages, error, floor_tokens_budget=budget, counts=counts))]
     if trigger == "midloop" and not settings.midloop_full_compact:
         return [snip_level(settings, limits, target_tokens)]
     ladder = [snip_level(settings, limits)]
     models_allowed = summarize is not None and (trigger == "manual" or not breaker_open)
     if models_allowed and summarize is not None:
         ladder += [
-            Level("L2 memory", lambda messages: session_memory_compact(
-                messages,
-                summarize,
-                focus=focus,
-                tail_min_tokens=limits.scaled(settings.memory_tail_min_tokens),
-                tail_max_tokens=limits.scaled(settings.memory_tail_max_tokens),
-                tail_min_messages=settings.memory_tail_min_messages,
-                min_fold_tokens=limits.scaled(settings.memory_min_fold_tokens),
-                memory_max_tokens=limits.scaled(settings.memory_max_tokens),
-                max_input_tokens=summarizer_window,
+            Level("L2 memory", lambda messages, counts: _memory(
+                messages, counts, summarize, settings, limits, focus, summarizer_window,
             ), calls_model=True),
-            Level("L3 summary", lambda messages: full_compact(
+            Level("L3 summary", lambda messages, counts: full_compact(
                 messages, summarize, focus, max_input_tokens=summarizer_window,
+                floor_tokens_budget=budget, counts=counts,
             ), calls_model=True, fallback=True),
         ]
     else:  # no summarizer, or the breaker is open: the deterministic floor stands in
-        floor = floor_level(focus)
+        floor = floor_level(settings, limits, focus)
         ladder.append(Level(floor.name, floor.run, holds_breaker=summarize is not None))
     return ladder

@@ -125,6 +125,8 @@ def test_after_a_compaction_one_fresh_notebook_state_block_replaces_the_last() -
         agent.chat(f"question {t} " * 40)
     agent.compact()
     namespace["model_v2"] = [1, 2, 3]
+    for t in range(6):
+        agent.chat(f"more {t} " * 40)
     agent.compact()
     blocks = [m for m in agent.history if "Notebook state" in str(m.get("content"))]
     assert len(blocks) == 1 and "model_v2" in blocks[0]["content"]

@@ -94,7 +94,7 @@ def test_a_summarizer_that_raises_at_the_turn_boundary_leaves_the_floor_and_coun
     assert decision.action == "compacted" and decision.levels == ["L3 floor"]
     assert "L2 memory: the summarizer raised RuntimeError: provider down" in decision.reason
     assert decision.tokens_after < decision.threshold and decision.failures == 1
-    assert history[1]["content"].startswith(SUMMARY_HEADER) and summarize.calls == 1
+    assert history[1]["content"].startswith((MEMORY_HEADER, SUMMARY_HEADER)) and summarize.calls == 1
     assert history[2]["content"].startswith("question 11")  # the latest ask, whole
 
 
@@ -181,7 +181,7 @@ def test_a_manual_compact_whose_summarizer_raises_keeps_l1_and_falls_back_to_the
     decision = ctl.compact_now(history, focus="keep the column names")
     assert decision.action == "compacted" and decision.levels == ["L1 snip", "L3 floor"]
     assert "provider down" in decision.reason and decision.failures == 1  # degraded
-    assert history[1]["content"].startswith(SUMMARY_HEADER)
+    assert history[1]["content"].startswith((MEMORY_HEADER, SUMMARY_HEADER))
     assert "keep the column names" in history[1]["content"]
     assert decision.tokens_after < decision.threshold
 
@@ -192,7 +192,7 @@ def test_without_a_summarizer_a_manual_compact_is_the_snip_and_the_floor_and_no_
     decision = ctl.compact_now(history)
     assert decision.action == "compacted" and decision.levels == ["L1 snip", "L3 floor"]
     assert decision.summary_calls == 0 and decision.failures == 0
-    assert history[1]["content"].startswith(SUMMARY_HEADER)
+    assert history[1]["content"].startswith((MEMORY_HEADER, SUMMARY_HEADER))
 
 
 def test_without_a_summarizer_the_turn_boundary_only_snips() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from nbagent import Level, Settings, levels_for, thresholds
-from nbagent._markers import SUMMARY_HEADER, is_snipped
+from nbagent._markers import MEMORY_HEADER, SUMMARY_HEADER, is_snipped
 from nbagent.compaction import LevelResult
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import session
@@ -102,7 +102,9 @@ def test_the_floor_level_needs_no_model_and_keeps_the_focus() -> None:
                        focus="keep col_3")[-1]
     result = floor(session(12))
     assert result.changed and not result.degraded and result.summary_calls == 0
-    assert result[1]["content"].startswith(SUMMARY_HEADER) and "keep col_3" in result[1]["content"]
+    assert result[1]["content"].startswith((MEMORY_HEADER, SUMMARY_HEADER))
+    assert "Compacted with the focus: keep col_3" in result[1]["content"]
+    assert "col_3" in result[1]["content"] and result[-1] == session(12)[-1]  # tail verbatim
 
 
 def test_the_overflow_level_reads_the_limit_from_the_error() -> None:
