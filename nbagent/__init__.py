@@ -11,6 +11,7 @@ litellm nor IPython nor ipywidgets.
 from __future__ import annotations
 
 from ._agent import Agent
+from ._breakdown import Breakdown
 from ._controller import CompactionController
 from ._current import current, new_session, reset, set_current
 from ._decision import Decision
@@ -51,6 +52,7 @@ def load_ipython_extension(shell: object) -> None:
 __all__ = [
     "Agent",
     "ArchiveError",
+    "Breakdown",
     "BusyError",
     "ChatResult",
     "CompactionController",

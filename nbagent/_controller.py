@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._decision import Action, Decision, Trigger
-from ._exceptions import NbagentError
+from ._exceptions import CompactionFailed, NbagentError
 from ._history import History, validate_messages
 from ._ladder import Level, floor_level, levels_for
 from ._settings import Settings
 from ._thresholds import ContextState, Thresholds, context_state, thresholds
 from ._tracker import TokenTracker
 from ._window import WindowInfo, resolve_window
-from .compaction import CompactionFailed, Summarizer
+from .compaction import Summarizer
 from .compaction._common import add_costs
 from .events import Compacted, CompactionStarted, EventStream, Rewriting
 

@@ -19,10 +19,11 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ._exceptions import CompactionFailed
 from ._litellm import litellm
 from ._provider_errors import retry_after_seconds, should_retry
 from ._tokens import Usage
-from .compaction import CompactionFailed, SummaryReply
+from .compaction import SummaryReply
 from .events import EventStream, Retrying
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from ._session import Session
 from ._settings import Settings
 from ._tokens import count_tools_tokens, estimate_tokens
 from ._tools import Tool, run_tool
-from .compaction import parse_token_limits
+from .compaction._limits import parse_token_limits
 from .events import Status, ToolFinished, ToolStarted
 
 MAX_OVERFLOW_RECOVERIES = 2

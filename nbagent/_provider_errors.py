@@ -33,8 +33,7 @@ import os
 import re
 from typing import Literal
 
-from .compaction import parse_token_limits
-from .compaction._limits import parse_requested_output
+from .compaction._limits import parse_requested_output, parse_token_limits
 
 ErrorKind = Literal[
     "overflow", "rate_limit", "transient", "auth", "quota", "request_too_large", "other"

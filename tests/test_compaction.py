@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from nbagent import validate_messages
+from nbagent import CompactionFailed, validate_messages
 from nbagent._markers import (
     MEMORY_HEADER,
     SUMMARY_HEADER,
@@ -18,7 +18,6 @@ from nbagent._markers import (
 )
 from nbagent.compaction import (
     SECTIONS,
-    CompactionFailed,
     context_collapse,
     full_compact,
     parse_sections,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from nbagent import validate_messages
+from nbagent import CompactionFailed, validate_messages
 from nbagent._markers import (
     PINS_HEADER,
     SHORTENED,
@@ -25,7 +25,6 @@ from nbagent._markers import (
     is_snipped,
 )
 from nbagent.compaction import (
-    CompactionFailed,
     Floor,
     context_collapse,
     extract_floor,

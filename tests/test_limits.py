@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from nbagent import classify_error
-from nbagent.compaction import parse_token_limits
+from nbagent import classify_error, parse_token_limits
 from nbagent.compaction._limits import parse_requested_output
 
 OVERFLOWS: list[dict[str, Any]] = json.loads(

@@ -15,8 +15,7 @@ from typing import Any
 
 from IPython.display import display
 
-from nbagent import ChatResult, Decision
-from nbagent._breakdown import Breakdown
+from nbagent import Breakdown, ChatResult, Decision
 from nbagent.events import (
     Compacted,
     CompactionStarted,

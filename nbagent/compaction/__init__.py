@@ -18,9 +18,8 @@ it takes OpenAI-format messages and returns text (or a `SummaryReply`).
 from __future__ import annotations
 
 from ._collapse import context_collapse
-from ._common import CompactionFailed, LevelResult, Summarizer, SummaryReply
+from ._common import LevelResult, Summarizer, SummaryReply
 from ._floor import Floor, extract_floor, floor_budget
-from ._limits import parse_token_limits
 from ._memory import session_memory_compact, validate_notes
 from ._placement import notebook_state_of, pins_of, with_notebook_state, with_pins
 from ._ptl import ptl_fallback
@@ -29,7 +28,6 @@ from ._summary import SECTIONS, full_compact, parse_sections, validate_summary
 
 __all__ = [
     "SECTIONS",
-    "CompactionFailed",
     "Floor",
     "LevelResult",
     "Summarizer",
@@ -40,7 +38,6 @@ __all__ = [
     "full_compact",
     "notebook_state_of",
     "parse_sections",
-    "parse_token_limits",
     "pins_of",
     "ptl_fallback",
     "session_memory_compact",

@@ -4,11 +4,12 @@ where a plain message list's preamble, compaction blocks and rounds are.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any, Protocol
 
+from .._exceptions import CompactionFailed
 from .._markers import is_block, is_notebook_state, is_plain_user
 from .._tokens import estimate_message_tokens
 
@@ -62,19 +63,6 @@ class LevelResult(list[Message]):
         return cls(messages, changed=False, reason=reason)
 
 
-class CompactionFailed(Exception):
-    """A level could not produce a valid result (the summarizer failed or wrote junk).
-
-    Carries how many summarizer calls were spent, for the decision record.
-    """
-
-    def __init__(self, reason: str, *, summary_calls: int = 0, cost: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.summary_calls = summary_calls
-        self.cost = cost
-
-
 def call_summarizer(summarize: Summarizer, request: list[Message]) -> SummaryReply:
     reply = summarize(request)
     if isinstance(reply, SummaryReply):
@@ -82,6 +70,34 @@ def call_summarizer(summarize: Summarizer, request: list[Message]) -> SummaryRep
     if not isinstance(reply, str):
         raise CompactionFailed(f"the summarizer returned {type(reply).__name__}, not text")
     return SummaryReply(reply)
+
+
+def ask(
+    summarize: Summarizer,
+    request: list[Message],
+    check: Callable[[str], list[str]],
+    retry: str,
+) -> tuple[SummaryReply, int, float | None, list[str]]:
+    """One summarizer request, asked once more (saying what was wrong: `retry` with
+    `{problems}`) when `check` finds problems in the reply. Returns the last reply, the
+    calls spent, their cost and the problems left. A summarizer that raises becomes
+    `CompactionFailed` carrying the calls spent."""
+    calls, cost = 0, None
+    for attempt in (1, 2):
+        try:
+            reply = call_summarizer(summarize, request)
+        except CompactionFailed as failure:
+            raise CompactionFailed(failure.reason, summary_calls=calls + 1, cost=cost) from failure
+        except Exception as error:
+            raise CompactionFailed(f"the summarizer raised {type(error).__name__}: {error}",
+                                   summary_calls=calls + 1, cost=cost) from error
+        calls, cost = calls + 1, add_costs(cost, reply.cost)
+        problems = check(reply.text)
+        if not problems or attempt == 2:
+            return reply, calls, cost, problems
+        request = [*request, {"role": "assistant", "content": reply.text},
+                   {"role": "user", "content": retry.format(problems="; ".join(problems))}]
+    raise AssertionError("unreachable")
 
 
 def add_costs(*costs: float | None) -> float | None:

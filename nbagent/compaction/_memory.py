@@ -14,17 +14,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .._exceptions import CompactionFailed
 from .._markers import MEMORY_HEADER, is_notebook_state
 from .._tokens import estimate_message_tokens, estimate_tokens
 from ._common import (
-    CompactionFailed,
     Layout,
     LevelResult,
     Message,
     Summarizer,
     SummaryReply,
     add_costs,
-    call_summarizer,
+    ask,
     counts_for,
     looks_like_error,
     prefix_sums,
@@ -113,24 +113,9 @@ def _ask(
     summarize: Summarizer, request: list[Message], floor: Floor
 ) -> tuple[SummaryReply | None, int, float | None, list[str]]:
     """One call, retried once if the notes are not usable; (None, ...) if both were not."""
-    calls, cost, problems = 0, None, ["not attempted"]
-    for _ in (1, 2):
-        try:
-            reply = call_summarizer(summarize, request)
-        except CompactionFailed as failure:
-            raise CompactionFailed(failure.reason, summary_calls=calls + 1, cost=cost) from failure
-        except Exception as error:
-            raise CompactionFailed(
-                f"the summarizer raised {type(error).__name__}: {error}",
-                summary_calls=calls + 1, cost=cost,
-            ) from error
-        calls, cost = calls + 1, add_costs(cost, reply.cost)
-        problems = validate_notes(reply.text, floor)
-        if not problems:
-            return reply, calls, cost, []
-        request = [*request, {"role": "assistant", "content": reply.text},
-                   {"role": "user", "content": _RETRY.format(problems="; ".join(problems))}]
-    return None, calls, cost, problems
+    reply, calls, cost, problems = ask(summarize, request,
+                                       lambda text: validate_notes(text, floor), _RETRY)
+    return (None if problems else reply), calls, cost, problems
 
 
 def _tail_start(

@@ -10,16 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from .._exceptions import CompactionFailed
 from .._markers import SUMMARY_HEADER, is_memory, is_notebook_state, is_plain_user, is_summary
 from .._tokens import estimate_message_tokens, estimate_tokens
 from ._common import (
-    CompactionFailed,
     Layout,
     LevelResult,
     Message,
     Summarizer,
-    add_costs,
-    call_summarizer,
+    ask,
     counts_for,
     looks_like_error,
     pending_start,
@@ -59,6 +58,10 @@ _HEADING = re.compile(
     re.MULTILINE,
 )
 _OMITTED = "[... {count:,} earlier messages omitted to fit the summarizer's window ...]"
+
+
+_RETRY = ("That reply is not usable: {problems}. Write it again with all nine sections, each "
+          "under its own heading.")
 
 
 def summary_prompt(transcript: str, focus: str | None) -> list[Message]:
@@ -196,35 +199,10 @@ def full_compact(
         budget = max(256, int(max_input_tokens * 0.75) - overhead)
     transcript = _fit_transcript(span, [counts[i] for i in indexes], budget)
     request = summary_prompt(transcript, focus)
-    calls, cost, problems = 0, None, ["not attempted"]
-    for _ in range(2):
-        try:
-            reply = call_summarizer(summarize, request)
-        except CompactionFailed as failure:
-            raise CompactionFailed(failure.reason, summary_calls=calls + 1, cost=cost) from failure
-        except Exception as error:
-            raise CompactionFailed(
-                f"the summarizer raised {type(error).__name__}: {error}",
-                summary_calls=calls + 1,
-                cost=cost,
-            ) from error
-        calls, cost = calls + 1, add_costs(cost, reply.cost)
-        problems = validate_summary(reply.text)
-        if not problems:
-            break
-        request = [
-            *request,
-            {"role": "assistant", "content": reply.text},
-            {
-                "role": "user",
-                "content": f"That reply is not usable: {'; '.join(problems)}. Write it again "
-                "with all nine sections, each under its own heading.",
-            },
-        ]
-    else:
-        if not floor_fallback:
-            raise CompactionFailed(f"invalid summary twice: {'; '.join(problems)}",
-                                   summary_calls=calls, cost=cost)
+    reply, calls, cost, problems = ask(summarize, request, validate_summary, _RETRY)
+    if problems and not floor_fallback:
+        raise CompactionFailed(f"invalid summary twice: {'; '.join(problems)}",
+                               summary_calls=calls, cost=cost)
     degraded = bool(problems)  # invalid twice: keep what it wrote, the floor fills the rest
     sections = {} if looks_like_error(reply.text) else parse_sections(reply.text)
     latest = next((i for i in reversed(indexes) if is_plain_user(messages[i])), None)
