@@ -17,11 +17,19 @@ from . import _archive
 from ._breakdown import Breakdown, context_breakdown
 from ._decision import Decision
 from ._history import History
-from ._llm import ChatModel, RetryPolicy, model_info, summarizer
+from ._llm import ChatModel, LiteLLMModel, RetryPolicy, model_info, summarizer
 from ._loop import ChatResult, run_chat
-from ._models import LOCAL_MODEL, EmbeddedModel, chat_model, compact_model, is_local
+from ._models import (
+    LOCAL_MODEL,
+    EmbeddedModel,
+    chat_model,
+    compact_model,
+    is_local,
+    request_counter,
+)
 from ._namespace import expand_cell_references, notebook_state
 from ._notebook_tools import notebook_tools
+from ._server_info import probe_window
 from ._session import Session
 from ._settings import ENV_PREFIX, Settings
 from ._thresholds import ContextState, thresholds
@@ -97,6 +105,8 @@ class Agent:
         self.extra_tools = [as_tool(t) for t in tools]
         self.retry = retry or RetryPolicy()
         self.tools: dict[str, Tool] = {}
+        self._request_count: tuple[Any, int] = (None, 0)
+        self._probed: set[int] = set()
         self.session = self._new_session(session_id, archive)
 
     # -- configuration -------------------------------------------------------------------
@@ -188,7 +198,15 @@ class Agent:
             self.settings().summary_timeout_s, self.settings().max_chat_seconds))
 
     def window(self, learned: int | None = None) -> WindowInfo:
-        """The current model's context window, and where the number came from."""
+        """The current model's context window, and where the number came from. A model on
+        a local OpenAI-compatible server is asked for its real window once."""
+        model = self.model
+        if (isinstance(model, LiteLLMModel) and model.api_base and model.context_window is None
+                and id(model) not in self._probed):
+            self._probed.add(id(model))
+            found = probe_window(model.api_base, model.name)
+            if found is not None:
+                model.context_window = found[0]
         return resolve_window(self.model.name, settings=self.settings(), model_info=model_info,
                               reported=(self.model.context_window, self.model.max_output),
                               learned=learned)
@@ -199,8 +217,7 @@ class Agent:
         session = Session(
             system=self.system,
             window=self.window,
-            count=lambda history: session.tracker.count(
-                history, model=self.model.name, tools=self.tool_schemas()),
+            count=self._count,
             settings=self.settings,
             summarize=self._summarizer(),
             summarizer_window=self._summarizer_window(),
@@ -213,6 +230,18 @@ class Agent:
         self.session = session
         self._offer_tools()
         return session
+
+    def _count(self, history: History) -> int:
+        """Tokens the next request would occupy: the model's own count of the whole request
+        where it has one (cached per history state), else the tracker's."""
+        exact = request_counter(self.model)
+        if exact is None:
+            return self.session.tracker.count(history, model=self.model.name,
+                                              tools=self.tool_schemas())
+        key = (id(history), history.generation, len(history), tuple(self.tools), id(self.model))
+        if self._request_count[0] != key:
+            self._request_count = (key, int(exact(history.messages, self.tool_schemas())))
+        return self._request_count[1]
 
     def _count_text(self) -> Callable[[str], int] | None:
         """The model's own tokenizer, when it has one (else the estimator counts)."""

@@ -147,6 +147,7 @@ class LiteLLMModel:
         if self.api_key:
             request["api_key"] = self.api_key
         chunks: list[Any] = []
+        stream: Any = None
         if on_text is None:
             response = module.completion(**request)
         else:
@@ -161,7 +162,8 @@ class LiteLLMModel:
             response = module.stream_chunk_builder(chunks, messages=messages)
         choice = response.choices[0]
         usage = getattr(response, "usage", None)
-        if on_text is not None and not any(getattr(c, "usage", None) for c in chunks):
+        if on_text is not None and not any(getattr(c, "usage", None) is not None
+                                           for c in getattr(stream, "chunks", chunks)):
             usage = None  # litellm's own estimate, not what the provider counted
         return Completion(
             message=_assistant_message(choice.message),

@@ -215,8 +215,9 @@ class _Turn:
             self.status("thinking…")
             try:
                 return call_model(agent.model, with_context(session.history.messages, context),
-                                  agent.tool_schemas(),
-                                  on_text=self.on_text, policy=agent.retry,
+                                  agent.tool_schemas(),  # streamed only when someone watches
+                                  on_text=self.on_text if self._on_text else None,
+                                  policy=agent.retry,
                                   tool_choice=_tool_choice(tool_choice), events=session.events)
             except NbagentError:  # already says what to do (e.g. the local model's install)
                 raise

@@ -169,7 +169,7 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         if words == ["meter"]:
             agent = _shown(nbagent.current)
             if agent is not None:
-                _meter(agent, full=True)
+                _meter(agent)
             return
         if words == ["reset"]:
             agent = _shown(nbagent.reset)
@@ -214,12 +214,11 @@ def _notice(agent: Agent) -> None:
         _text(f"nbagent: {notice}")
 
 
-def _meter(agent: Agent, *, full: bool = False) -> None:
-    """The session's meter: a one-line view in every chat cell (all copies update live),
-    the full widget on request."""
-    from nbagent.widgets import ContextMeter, MeterLine
+def _meter(agent: Agent) -> None:
+    """The session's one meter widget, shown again in this cell: every copy updates live."""
+    from nbagent.widgets import ContextMeter
 
-    display((ContextMeter if full else MeterLine).follow(agent))
+    display(ContextMeter.follow(agent))
 
 
 def _compact(agent: Agent, focus: str | None) -> None:

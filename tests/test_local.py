@@ -112,8 +112,6 @@ def test_a_tool_call_round_trip_claims_no_estimate_as_usage(server: LocalServer)
 
 
 @real
-@pytest.mark.xfail(raises=AssertionError, strict=True, reason="the session counts with the "
-                   "generic framing until it asks LocalModel.count_request (the lead's hook-up)")
 def test_the_meter_counts_the_embedded_models_next_request_within_5_percent(
         server: LocalServer) -> None:
     agent = agent_on(server)

@@ -25,10 +25,13 @@ _EXTENSIONS = (
     "npz|npy|mat|sav|dta|sas7bdat|gz|bz2|xz|zst|zip|tar|7z|db|sqlite3?|duckdb|pt|pth|onnx|ckpt|"
     "safetensors|bin|sh|bat|dat"
 )
+# \udc80-\udcff: what an undecodable byte of a file name becomes (os.fsdecode)
+_W = r"\w\udc80-\udcff"
 _PATHS = re.compile(
     r"(?P<url>https?://[^\s\"'<>)\]`]+)"
-    rf"|(?<![\w/.~-])(?P<file>(?:[\w.~-]+/)*[\w-][\w.-]*\.(?i:{_EXTENSIONS}))(?![\w/-])"
-    r"|(?<![\w/.~-])(?P<dir>(?:~|\.{1,2})?/[\w.-]{2,}(?:/[\w.-]+)*/?)(?![\w/])"
+    rf"|(?<![{_W}/.~-])(?P<file>(?:[{_W}.~-]+/)*[{_W}-][{_W}.-]*\.(?i:{_EXTENSIONS}))"
+    rf"(?![{_W}/-])"
+    rf"|(?<![{_W}/.~-])(?P<dir>(?:~|\.{{1,2}})?/[{_W}.-]{{2,}}(?:/[{_W}.-]+)*/?)(?![{_W}/])"
 )
 _PATH_ANCHOR = re.compile(rf"/|https?:|\.(?=[A-Za-z])(?i:{_EXTENSIONS})\b")
 # Each pattern below starts with a character class and looks behind only after it: the

@@ -175,10 +175,6 @@ def test_recall_finds_text_with_quotes_backslashes_and_newlines(query: str) -> N
     assert "#1 user" in recall(agent.session.archive.path, query)
 
 
-@pytest.mark.xfail(strict=True, reason="compaction._identifiers: the file-name pattern's "
-                   "[\\w.-] does not match the surrogate an undecodable byte becomes, so the "
-                   "floor's Names: line drops the file and notes that name it are judged to "
-                   "name nothing; allow \\udc80-\\udcff in name characters")
 def test_an_undecodable_file_name_is_named_in_the_compaction_floor() -> None:
     agent = Agent(model=ScriptedModel(default=reply("ok " + "the trend is flat " * 30)),
                   builtin_tools=False, namespace={}, settings=Settings(max_context_tokens=4_096),
