@@ -240,7 +240,11 @@ class Agent:
                                               tools=self.tool_schemas())
         key = (id(history), history.generation, len(history), tuple(self.tools), id(self.model))
         if self._request_count[0] != key:
-            self._request_count = (key, int(exact(history.messages, self.tool_schemas())))
+            last = history[-1]
+            # a finished turn: the next request opens a new one, with the tools shown
+            done = last["role"] == "assistant" and not last.get("tool_calls")
+            count = exact(history.messages, self.tool_schemas(), "auto" if done else None)
+            self._request_count = (key, int(count))
         return self._request_count[1]
 
     def _count_text(self) -> Callable[[str], int] | None:

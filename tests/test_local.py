@@ -98,7 +98,9 @@ def agent_on(server: LocalServer, **options: Any) -> Agent:
 @real
 def test_a_tool_call_round_trip_claims_no_estimate_as_usage(server: LocalServer) -> None:
     agent = agent_on(server)
-    result = agent.chat("What is the average revenue?", tool_choice="column_stats")
+    streamed: list[str] = []
+    result = agent.chat("What is the average revenue?", tool_choice="column_stats",
+                        on_text=streamed.append)
     call = agent.history[2]["tool_calls"][0]
     assert call["function"]["name"] == "column_stats"  # a real tool call from the model
     assert agent.history[3]["role"] == "tool" and agent.history[3]["tool_call_id"] == call["id"]
