@@ -91,7 +91,7 @@ class Settings(BaseModel):
         2_000, description="Session memory runs only with at least this much to fold in."
     )
     memory_max_tokens: PositiveInt = Field(
-        8_000, description="When the memory grows past this, its later blocks are merged."
+        6_000, description="When the memory grows past this, its later blocks are merged."
     )
     tool_output_max_chars: PositiveInt = Field(
         16_000,
