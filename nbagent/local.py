@@ -35,6 +35,7 @@ from ._tokens import Usage
 
 INSTALL = "python -m pip install 'jupyter-nbagent[local]'"
 REPLY_TOKENS = 512  # Settings.local_max_tokens' default: room for a chat answer
+CACHE_BYTES = 256 << 20  # the server's prompt cache
 SUMMARY_TOKENS = 320
 TOOL_CALLING_FORMAT = "chatml-function-calling"  # llama-cpp-python's real tool calls
 TOOL_ROUNDS_SMALL = 1  # a 135M model makes one useful call, then loops on made-up ones
@@ -104,6 +105,10 @@ class PromptCounter:
         self._lock = threading.Lock()
         self._texts: dict[str, int] = {}
 
+    def close(self) -> None:
+        """Free the vocabulary now (not at interpreter exit, when llama.cpp may be gone)."""
+        self._vocab.close()
+
     def count_text(self, text: str) -> int:
         """Tokens of `text` alone (no BOS), split as the server splits a prompt (a special
         token's text counts as that token)."""
@@ -157,8 +162,19 @@ def prompt_counter(path: str | Path | None = None) -> PromptCounter:
         except (ValueError, OSError) as failure:
             raise LocalModelError(f"{model} is not a GGUF llama.cpp can load: {failure}") from None
         chat_format = chat_format_for(probe.metadata)
-        _counters[key] = probe if chat_format is None else PromptCounter(model, chat_format)
+        if chat_format is not None:
+            probe.close()
+            probe = PromptCounter(model, chat_format)
+        if not _counters:
+            atexit.register(_close_counters)
+        _counters[key] = probe
     return _counters[key]
+
+
+def _close_counters() -> None:
+    for counter in _counters.values():
+        counter.close()
+    _counters.clear()
 
 
 def chat_format_for(metadata: Mapping[str, str]) -> str | None:
@@ -367,6 +383,9 @@ class LocalServer:
             "--model_alias", self.alias,
             # every core, and a prompt cache: a chat resends the same prefix each turn
             "--n_threads", str(os.cpu_count() or 1), "--cache", "true",
+             # the prompt cache's RAM (llama.cpp's default, 2 GiB, grew past 10 GiB in a
+             # long test session): a chat's prefix fits many times in 256 MiB
+             "--cache_size", str(CACHE_BYTES),
         ]
         if chat_format is not None:
             command += ["--chat_format", chat_format]
