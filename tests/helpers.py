@@ -76,3 +76,13 @@ def make_agent(model: Any, window: int = 200_000, **kwargs: Any) -> tuple[Any, l
 
 def tool_results(agent: Any) -> list[str]:
     return [m["content"] for m in agent.history if m["role"] == "tool"]
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: the first.
+        b: the second.
+    """
+    return a + b

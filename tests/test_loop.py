@@ -11,6 +11,7 @@ from nbagent import ModelCallError, Settings, Usage, tool, validate_messages
 from nbagent._markers import is_snipped
 from nbagent.events import Compacted, ContextChanged, Retrying
 from nbagent.testing import ScriptedModel, ScriptedSummarizer, calls, provider_error, reply
+from tests import helpers
 from tests.helpers import make_agent, nine_sections, tool_results
 
 OVERFLOW = (
@@ -19,15 +20,7 @@ OVERFLOW = (
 )
 
 
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: the first.
-        b: the second.
-    """
-    return a + b
+add = tool(helpers.add)
 
 
 def test_a_multi_round_tool_session() -> None:

@@ -10,18 +10,10 @@ import pytest
 from nbagent import Settings, tool
 from nbagent.events import ToolFinished
 from nbagent.testing import ScriptedModel, calls, reply
+from tests import helpers
 from tests.helpers import make_agent, tool_results
 
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: the first.
-        b: the second.
-    """
-    return a + b
+add = tool(helpers.add)
 
 
 @tool

@@ -7,10 +7,12 @@ and resumes the archive.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,11 +96,13 @@ RESUME = textwrap.dedent("""
 """)
 
 
-def test_interrupting_the_kernel_while_a_tool_runs_leaves_a_session_that_goes_on(
-        tmp_path: Path) -> None:
+@contextlib.contextmanager
+def kernel_with_sleeping_chat(tmp_path: Path, setup: str, marker: Path
+                              ) -> Iterator[tuple[Any, Any, str]]:
+    """A real python3 kernel that has run `setup` and then started `%%chat` whose tool is
+    now sleeping: yields (manager, client, the chat's msg_id); shuts the kernel down."""
     from jupyter_client.manager import KernelManager
 
-    marker = tmp_path / "sleeping"
     manager = KernelManager(kernel_name="python3")
     env = {**os.environ, "NBAGENT_DATA_DIR": str(tmp_path / "data"),
            "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -107,14 +111,24 @@ def test_interrupting_the_kernel_while_a_tool_runs_leaves_a_session_that_goes_on
     try:
         client.start_channels()
         client.wait_for_ready(timeout=STARTED_S)
-        status, texts, errors = run(client, setup_code(marker))
+        status, texts, errors = run(client, setup)
         assert (status, errors) == ("ok", ""), texts
-
         msg_id = client.execute("%%chat\nplease think about it")
         deadline = time.monotonic() + STARTED_S
         while not marker.exists():
             assert time.monotonic() < deadline, "the tool never started"
             time.sleep(0.05)
+        yield manager, client, msg_id
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def test_interrupting_the_kernel_while_a_tool_runs_leaves_a_session_that_goes_on(
+        tmp_path: Path) -> None:
+    marker = tmp_path / "sleeping"
+    with kernel_with_sleeping_chat(tmp_path, setup_code(marker), marker) as (
+            manager, client, msg_id):
         manager.interrupt_kernel()
         status, texts, errors = collect(client, msg_id, STARTED_S)
         shown = "\n".join(texts)
@@ -133,33 +147,13 @@ def test_interrupting_the_kernel_while_a_tool_runs_leaves_a_session_that_goes_on
         assert "same history: True" in shown
         assert "tool results: ['Interrupted: this tool call did not finish" in shown
         assert "resumed says: resumed" in shown
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
-
 
 
 def test_restarting_the_kernel_while_a_tool_runs_leaves_a_session_that_resumes(
         tmp_path: Path) -> None:
-    from jupyter_client.manager import KernelManager
-
     marker = tmp_path / "sleeping"
-    manager = KernelManager(kernel_name="python3")
-    env = {**os.environ, "NBAGENT_DATA_DIR": str(tmp_path / "data"),
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    manager.start_kernel(env=env, cwd=str(tmp_path))
-    client = manager.client()
-    try:
-        client.start_channels()
-        client.wait_for_ready(timeout=STARTED_S)
-        setup = setup_code(marker).replace("namespace={},", "namespace={}, session_id='dying',")
-        status, texts, errors = run(client, setup)
-        assert (status, errors) == ("ok", ""), texts
-        client.execute("%%chat\nplease think about it")
-        deadline = time.monotonic() + STARTED_S
-        while not marker.exists():
-            assert time.monotonic() < deadline, "the tool never started"
-            time.sleep(0.05)
+    setup = setup_code(marker).replace("namespace={},", "namespace={}, session_id='dying',")
+    with kernel_with_sleeping_chat(tmp_path, setup, marker) as (manager, client, _):
         manager.restart_kernel(now=True)
         client.wait_for_ready(timeout=STARTED_S)
         status, texts, errors = run(client, textwrap.dedent("""
@@ -174,6 +168,3 @@ def test_restarting_the_kernel_while_a_tool_runs_leaves_a_session_that_resumes(
         status, texts, errors = run(client, "%%chat\nare you back?")
         assert (status, errors) == ("ok", ""), texts
         assert "back again" in "\n".join(texts)
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
