@@ -165,8 +165,8 @@ def main() -> None:
         "The estimator is the fallback. Where the model's tokenizer is at hand offline, "
         "`nbagent._counters.counter_for` counts exactly: OpenAI models with tiktoken "
         "(o200k_base, or cl100k_base for GPT-4 and 3.5) from the files litellm ships, "
-        "DeepSeek V3/R1 with the tokenizer file litellm ships; the embedded model is "
-        "counted by its own server (`http_tokenizer`). Real usage calibrates either."
+        "DeepSeek V3/R1 with the tokenizer file litellm ships; the embedded model with its "
+        "own chat template and tokenizer, in process. Real usage calibrates either."
     )
     print(body)
     write_section("estimator_accuracy", "Token estimator accuracy and speed", body)

@@ -3,8 +3,8 @@
 `counter_for(model)` gives a text → tokens function for OpenAI models (tiktoken, from
 the encoding files litellm ships) and DeepSeek chat models (the tokenizer file litellm
 ships, read by `tokenizers`), and None for any other model: `estimate_tokens` is the
-fallback. `http_tokenizer(url)` counts with a llama-cpp-python server's own tokenizer
-(the embedded model). Tokenizers load on the first count, never at import.
+fallback. The embedded model counts with its own chat template and tokenizer
+(`nbagent.local`). Tokenizers load on the first count, never at import.
 """
 
 from __future__ import annotations
@@ -12,21 +12,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
-import json
 import logging
 import os
 import re
-import threading
-import time
-import urllib.error
-import urllib.request
-from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
-
-from ._tokens import estimate_tokens
 
 logger = logging.getLogger("nbagent")
 TextCounter = Callable[[str], int]
@@ -52,8 +44,8 @@ def counter_for(model: str, *, api_base: str | None = None) -> TextCounter | Non
     tiktoken and DeepSeek V3/R1 through the tokenizer file litellm bundles. litellm's
     other bundled tokenizer (an old Claude one) does not match today's Claude models,
     and its Llama and Cohere tokenizers are downloads, so those models get None.
-    A model served from a local `api_base` is whatever that server runs: None (count
-    it with `http_tokenizer`).
+    A model served from a local `api_base` is whatever that server runs: None (the
+    estimate, calibrated by the server's real usage).
 
     Nothing is imported or read here; the tokenizer loads on the first count.
     """
@@ -129,73 +121,3 @@ def _hf_tokenizer(path: str) -> Any:
     from tokenizers import Tokenizer
 
     return Tokenizer.from_file(path)
-
-
-def http_tokenizer(
-    base_url: str, *, timeout: float = 5.0, cache_size: int = 4096, retry_after: float = 30.0
-) -> TextCounter:
-    """A counter that asks a llama-cpp-python server to tokenize (its own tokenizer).
-
-    `base_url` is the server's root or its OpenAI base (`.../v1`). Counts are cached by
-    a hash of the text (the `cache_size` most recent). If the server cannot be reached
-    the count falls back to `estimate_tokens` and the server is not asked again for
-    `retry_after` seconds, so a dead server never stalls the context meter.
-    """
-    return _HttpTokenizer(base_url, timeout, cache_size, retry_after)
-
-
-class _HttpTokenizer:
-    def __init__(self, base_url: str, timeout: float, cache_size: int, retry_after: float):
-        self.root = base_url.rstrip("/").removesuffix("/v1").rstrip("/")
-        self.timeout, self.cache_size, self.retry_after = timeout, cache_size, retry_after
-        self.route = "/extras/tokenize/count"
-        self.baseline: int | None = None  # what an empty text costs: a BOS token, or nothing
-        self.down_until = 0.0
-        self.cache: OrderedDict[bytes, int] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def __call__(self, text: str) -> int:
-        if not text:
-            return 0
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        with self.lock:
-            if key in self.cache:
-                self.cache.move_to_end(key)
-                return self.cache[key]
-        if time.monotonic() < self.down_until:
-            return estimate_tokens(text)
-        try:
-            if self.baseline is None:
-                self.baseline = self._ask("")
-            tokens = max(0, self._ask(text) - self.baseline)
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            self.down_until = time.monotonic() + self.retry_after
-            logger.warning("tokenizer at %s unavailable (%s); estimating", self.root, error)
-            return estimate_tokens(text)
-        with self.lock:
-            self.cache[key] = tokens
-            while len(self.cache) > self.cache_size:
-                self.cache.popitem(last=False)
-        return tokens
-
-    def _ask(self, text: str) -> int:
-        body = json.dumps({"input": text}).encode()
-        try:
-            reply = _post(self.root + self.route, body, self.timeout)
-        except urllib.error.HTTPError as error:
-            if error.code != 404 or self.route == "/extras/tokenize":
-                raise
-            self.route = "/extras/tokenize"  # a server without the count route
-            reply = _post(self.root + self.route, body, self.timeout)
-        return int(reply["count"]) if "count" in reply else len(reply["tokens"])
-
-
-def _post(url: str, body: bytes, timeout: float) -> dict[str, Any]:
-    request = urllib.request.Request(
-        url, data=body, headers={"Content-Type": "application/json"}, method="POST"
-    )
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        reply = json.loads(response.read())
-    if not isinstance(reply, dict):
-        raise ValueError(f"unexpected tokenize reply: {reply!r:.80}")
-    return reply

@@ -58,11 +58,6 @@ def current(
     return _current
 
 
-def current_or_none() -> Agent | None:
-    """The current agent if one was created, without creating one."""
-    return _current
-
-
 def new_session(model: Any = None, **options: Any) -> Agent:
     """Start a new agent and session (a fresh history) and make it the current one."""
     global _current

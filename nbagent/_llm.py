@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -45,15 +45,6 @@ def _model_info(model: str) -> Mapping[str, Any] | None:
 def model_info(model: str) -> Mapping[str, Any] | None:
     """litellm's metadata for `model` (window, max output, prices), or None if unknown."""
     return _model_info(model)
-
-
-def count_tokens_exact(model: str, messages: Sequence[Mapping[str, Any]]) -> int:
-    """Count tokens with the model's real tokenizer where litellm has one offline.
-
-    Slow (tens of milliseconds per message list): for checks and benchmarks,
-    never for the per-message hot path.
-    """
-    return int(litellm().token_counter(model=model, messages=list(messages)))
 
 
 @dataclass(frozen=True)

@@ -1,19 +1,14 @@
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from nbagent._counters import counter_for, http_tokenizer
-from nbagent._tokens import estimate_tokens
+from nbagent._counters import counter_for
 
 TEXT = "Describe the revenue column of sales_df.\n\n    df.describe()  # 12,345 rows, 你好 😀"
 
@@ -104,90 +99,3 @@ def test_tokenizers_load_on_the_first_count_not_on_import() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[:3] == ["[]", "[]", "['tiktoken', 'tokenizers']"]
-
-
-class FakeLlamaServer(BaseHTTPRequestHandler):
-    """llama-cpp-python's tokenize routes, with one token per word plus a BOS token."""
-
-    requests: list[str] = []
-    count_route = True
-
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append(self.path)
-        tokens = [1] + [7] * len(body["input"].split())
-        if self.path == "/extras/tokenize/count" and self.count_route:
-            reply: dict[str, Any] = {"count": len(tokens)}
-        elif self.path == "/extras/tokenize":
-            reply = {"tokens": tokens}
-        else:
-            self.send_error(404)
-            return
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def llama_server() -> Iterator[str]:
-    FakeLlamaServer.requests = []
-    FakeLlamaServer.count_route = True
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeLlamaServer)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-
-
-def test_the_local_server_counts_with_its_own_tokenizer_without_the_bos_token(
-    llama_server: str,
-) -> None:
-    count = http_tokenizer(llama_server + "/v1")
-    assert count("three short words") == 3
-    assert count("") == 0
-    assert FakeLlamaServer.requests == ["/extras/tokenize/count"] * 2  # the baseline, then text
-
-
-def test_server_counts_are_cached_by_text_and_the_cache_is_bounded(llama_server: str) -> None:
-    count = http_tokenizer(llama_server, cache_size=2)
-    for text in ["a b", "a b", "a b c", "a b"]:
-        count(text)
-    assert len(FakeLlamaServer.requests) == 3  # baseline, "a b", "a b c"
-    count("d")
-    count("e f")  # pushes "a b" out of the cache
-    count("a b")
-    assert len(FakeLlamaServer.requests) == 6
-
-
-def test_a_server_without_the_count_route_is_asked_for_the_tokens(llama_server: str) -> None:
-    FakeLlamaServer.count_route = False
-    count = http_tokenizer(llama_server)
-    assert count("four words in here") == 4
-    assert FakeLlamaServer.requests[-1] == "/extras/tokenize"
-
-
-def test_a_dead_server_falls_back_to_the_estimate_and_is_not_asked_again_at_once(
-    llama_server: str,
-) -> None:
-    count = http_tokenizer(llama_server + "/nothing-here", retry_after=60)
-    assert count(TEXT) == estimate_tokens(TEXT)
-    asked = len(FakeLlamaServer.requests)
-    assert count("another text") == estimate_tokens("another text")
-    assert len(FakeLlamaServer.requests) == asked
-
-
-def test_an_unreachable_server_is_estimated_too() -> None:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    count = http_tokenizer(f"http://127.0.0.1:{port}", timeout=2)
-    assert count(TEXT) == estimate_tokens(TEXT)

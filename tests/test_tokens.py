@@ -256,10 +256,12 @@ def test_usage_reads_what_litellm_makes_of_each_provider(litellm_module: Any) ->
     assert Usage.from_response(anthropic).context_tokens == anthropic.prompt_tokens == 129
 
 
-def test_the_optional_exact_count_uses_litellms_offline_tokenizer(o200k: Any) -> None:
-    from nbagent._llm import count_tokens_exact
+def test_an_openai_models_messages_are_counted_with_its_own_tokenizer(o200k: Any) -> None:
+    from nbagent._counters import counter_for
+    from nbagent._tokens import count_message_tokens
 
-    messages = [{"role": "user", "content": "Describe the revenue column of sales_df, please."}]
-    exact = count_tokens_exact("gpt-4o", messages)
-    content = len(o200k.encode(messages[0]["content"]))
-    assert content < exact < content + 10
+    counter = counter_for("gpt-4o")
+    assert counter is not None
+    message = {"role": "user", "content": "Describe the revenue column of sales_df, please."}
+    content = len(o200k.encode(message["content"]))
+    assert content < count_message_tokens(message, counter) < content + 10
