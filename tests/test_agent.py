@@ -139,3 +139,23 @@ def test_cell_references_expand_from_the_namespace() -> None:
                                    errors={1: "KeyError: 'churn'"})
     assert text.startswith("model churn_30d; explain In[1] and Err[1]")
     assert "df = load()" in text and "KeyError: 'churn'" in text
+
+
+def test_resuming_an_archive_outside_the_sessions_folder_appends_to_that_file(
+        tmp_path: Path) -> None:
+    agent = Agent(model=ScriptedModel([reply("first")]), namespace={},
+                  settings=Settings(data_dir=str(tmp_path / "data")))
+    agent.chat("remember 42")
+    assert agent.session.archive is not None
+    moved = tmp_path / "kept" / "analysis.jsonl"
+    moved.parent.mkdir()
+    agent.session.close()
+    agent.session.archive.path.rename(moved)
+    resumed = Agent.resume(moved, model=ScriptedModel([reply("second")]), namespace={})
+    resumed.chat("and now?")
+    resumed.session.close()
+    assert not list((tmp_path / "data").rglob("*.jsonl"))  # nothing written elsewhere
+    from nbagent._archive import replay
+
+    assert [m["content"] for m in replay(moved).messages if m["role"] == "assistant"] == [
+        "first", "second"]
