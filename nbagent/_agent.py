@@ -29,6 +29,7 @@ from ._models import (
 )
 from ._namespace import expand_cell_references, notebook_state
 from ._notebook_tools import notebook_tools
+from ._redact import redact
 from ._server_info import probe_window
 from ._session import Session
 from ._settings import ENV_PREFIX, Settings
@@ -255,7 +256,8 @@ class Agent:
     def notebook_state(self) -> str | None:
         """The bounded listing of the namespace's variables (None when there are none)."""
         budget = max(100, self.session.controller.thresholds().scaled(NOTEBOOK_STATE_TOKENS))
-        return notebook_state(self.namespace, max_tokens=budget)
+        state = notebook_state(self.namespace, max_tokens=budget)
+        return redact(state) if state is not None else None  # it goes to the provider
 
     def _with_notebook_state(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """After a compaction: one fresh notebook-state block replaces the previous one."""

@@ -121,10 +121,15 @@ def _table_columns(value: object, limit: int) -> tuple[tuple[str, ...], int]:
     return shown, count
 
 
+_SECRET_NAME = re.compile(r"key|token|secret|passw|credential|auth", re.I)
+
+
 def _value_head(name: str, value: Any) -> str:
     """An exact built-in value: scalars and short strings with their value, containers
     with their size (len() of a built-in is O(1) and runs no user code)."""
     kind = type(value).__name__
+    if _SECRET_NAME.search(name) and isinstance(value, (str, bytes)):
+        return f"{name}: {kind} (hidden: the name says it is a secret)"
     if isinstance(value, _SCALARS):
         return f"{name}: {kind} = {_cut(repr(value), VALUE_CHARS)}"
     if type(value) is str:

@@ -159,3 +159,14 @@ def test_resuming_an_archive_outside_the_sessions_folder_appends_to_that_file(
 
     assert [m["content"] for m in replay(moved).messages if m["role"] == "assistant"] == [
         "first", "second"]
+
+
+def test_the_notebook_context_never_carries_a_secret() -> None:
+    model = ScriptedModel([reply("ok")])
+    agent, _ = make_agent(model, namespace={
+        "openai_key": "not-shaped-like-a-key-but-named-one",
+        "note": "my key is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD", "rows": 10})
+    agent.chat("what do I have?")
+    sent = model.requests[0][-1]["content"]
+    assert "rows: int = 10" in sent and "openai_key" in sent
+    assert "not-shaped-like-a-key" not in sent and "abcdefghijklmnopqrstuvwxyz0123" not in sent
