@@ -197,7 +197,12 @@ class _Turn:
             window=self.session.window().raw_window)
 
     def _ran_out(self, reply: str) -> ChatResult:
-        """A reply cut because the context window ran out: drop old rounds and say so."""
+        """A reply cut because the context window ran out: drop old rounds and say so.
+        Tool calls in the cut reply are not run (their arguments may be cut too)."""
+        for call_id in self.session.history.pending_tool_calls:
+            self.session.add({"role": "tool", "tool_call_id": call_id,
+                              "content": "Not run: the reply was cut when the context window "
+                                         "ran out."})
         self._note(self.session.controller.handle_ptl_error(
             self.session.history, "the context window was exhausted during the reply"))
         return self.result(reply, "overflow", "The reply was cut: the context window ran out. "

@@ -418,3 +418,14 @@ def test_errors_that_cannot_succeed_are_not_retried_and_say_what_to_do(
         agent.chat("hi")
     assert (caught.value.kind, sleeps, len(model.requests)) == (kind, [], 1)
     assert hint in str(caught.value)
+
+
+def test_a_cut_reply_with_tool_calls_leaves_them_answered_and_the_session_goes_on() -> None:
+    from nbagent.testing import Step
+
+    cut = Step(tool_calls=(("add", {"a": 1, "b": 2}),),
+               finish_reason="model_context_window_exceeded")
+    agent, _ = make_agent(ScriptedModel([cut, reply("next")]), tools=[add])
+    assert agent.chat("go").stop_reason == "overflow"
+    assert tool_results(agent) == ["Not run: the reply was cut when the context window ran out."]
+    assert agent.chat("again").text == "next"
