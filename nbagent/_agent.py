@@ -15,6 +15,7 @@ import __main__
 
 from . import _archive
 from ._breakdown import Breakdown, context_breakdown
+from ._controller import CompactionController
 from ._decision import Decision
 from ._history import History
 from ._llm import ChatModel, LiteLLMModel, RetryPolicy, model_info, summarizer
@@ -355,7 +356,7 @@ class Agent:
         return self.session.events
 
     @property
-    def controller(self) -> Any:
+    def controller(self) -> CompactionController:
         return self.session.controller
 
     @property
