@@ -98,7 +98,8 @@ class Agent:
         self.overrides: dict[str, Any] = dict(settings) if isinstance(settings, dict) else {}
         current = self.settings()
         self.model: ChatModel = self._announced(chat_model(model, current))
-        self.notice: str | None = (NOTICE if model is None and current.model is None else None)
+        self.notice: str | None = (NOTICE if model is None and current.model is None
+                                   and not current.local_model_path else None)
         self._compact_spec = compact_model
         self._summarize = summarize
         self.system = system
@@ -109,7 +110,8 @@ class Agent:
         self.tools: dict[str, Tool] = {}
         self._request_count: tuple[Any, int] = (None, 0)
         self._probed: set[int] = set()
-        self.session = self._new_session(session_id, archive)
+        self.session: Session
+        self._new_session(session_id, archive)
 
     # -- configuration -------------------------------------------------------------------
 
@@ -138,6 +140,9 @@ class Agent:
         self.overrides.update(overrides)
         if "enable_python" in overrides:
             self._offer_tools()
+        if "compact_model" in overrides:
+            self._compact_spec = overrides["compact_model"] or None
+            self._rewire_summarizer()
         if model is not None:
             self.overrides["model"] = model
             self.use_model(model)
@@ -165,7 +170,7 @@ class Agent:
         self.model = self._announced(chat_model(model, self.settings()))
         self.session.learned_window = None
         self.session.count_with(self._count_text())
-        self.session.controller.summarize = self._summarizer()
+        self._rewire_summarizer()
         self.session.announce_state()
         return self.model
 
@@ -192,12 +197,22 @@ class Agent:
         ) if self.builtin_tools else []
         self.tools = {t.name: t for t in [*offered, *self.extra_tools]}
 
-    def _summarizer(self) -> Summarizer:
+    def _summarizing(self) -> tuple[Summarizer, int | None]:
+        """The summarizer and the input window of the model behind it (None when the user
+        passed their own summarizer)."""
         if self._summarize is not None:
-            return self._summarize
+            return self._summarize, None
         writer = compact_model(self._compact_spec, self.model, self.settings())
+        window = thresholds(resolve_window(
+            writer.name, settings=self.settings(), model_info=model_info,
+            reported=(writer.context_window, writer.max_output))).effective_window
         return summarizer(writer, self.retry, timeout=lambda: min(
-            self.settings().summary_timeout_s, self.settings().max_chat_seconds))
+            self.settings().summary_timeout_s, self.settings().max_chat_seconds)), window
+
+    def _rewire_summarizer(self) -> None:
+        """After the chat or the compaction model changed: summaries from the new one."""
+        controller = self.session.controller
+        controller.summarize, controller.summarizer_window = self._summarizing()
 
     def window(self, learned: int | None = None) -> WindowInfo:
         """The current model's context window, and where the number came from. A model on
@@ -216,15 +231,18 @@ class Agent:
     # -- sessions --------------------------------------------------------------------------
 
     def _new_session(self, session_id: str | None, archive: bool) -> Session:
+        summarize, summarizer_window = self._summarizing()
+        data = self.settings().data_dir
         session = Session(
             system=self.system,
             window=self.window,
             count=self._count,
             settings=self.settings,
-            summarize=self._summarizer(),
-            summarizer_window=self._summarizer_window(),
+            summarize=summarize,
+            summarizer_window=summarizer_window,
             session_id=session_id,
             archive=archive,
+            data_dir=Path(data).expanduser() if data else None,
             model_name=lambda: self.model.name,
             refresh=self._with_notebook_state,
             count_text=self._count_text(),
@@ -264,16 +282,10 @@ class Agent:
         """After a compaction: one fresh notebook-state block replaces the previous one."""
         return with_notebook_state(messages, self.notebook_state())
 
-    def _summarizer_window(self) -> int | None:
-        if self._summarize is not None:
-            return None
-        writer = compact_model(self._compact_spec, self.model, self.settings())
-        return thresholds(resolve_window(
-            writer.name, settings=self.settings(), model_info=model_info,
-            reported=(writer.context_window, writer.max_output))).effective_window
-
     def new_session(self, session_id: str | None = None, *, archive: bool = True) -> Session:
-        """Start a fresh conversation with the same configuration."""
+        """Start a fresh conversation with the same configuration. The old session's
+        archive is released, and its event subscribers stay with it."""
+        self.session.close()
         return self._new_session(session_id, archive)
 
     # -- pins ----------------------------------------------------------------------------
@@ -323,17 +335,21 @@ class Agent:
         session id or an archive file's path (later records go to that same file);
         `options` go to `Agent` (e.g. `model=`)."""
         path = Path(session)
+        settings = options.get("settings")
+        data = settings.get("data_dir") if isinstance(settings, dict) else (
+            settings.data_dir if isinstance(settings, Settings) else None)
         archive = (_archive.Archive.at(path) if path.suffix == ".jsonl" or path.is_file()
-                   else _archive.Archive(str(session)))
+                   else _archive.Archive(str(session), Path(data).expanduser() if data else None))
         try:
             replay = _archive.replay(archive.path)
+            if replay.model is not None and "model" not in options:
+                options["model"] = LOCAL_MODEL if is_local(replay.model) else replay.model
+            options.setdefault("system", replay.messages[0]["content"])
+            agent = cls(session_id=replay.session_id or archive.path.stem, archive=False,
+                        **options)
         except BaseException:
             archive.close()
             raise
-        if replay.model is not None and "model" not in options:
-            options["model"] = LOCAL_MODEL if is_local(replay.model) else replay.model
-        options.setdefault("system", replay.messages[0]["content"])
-        agent = cls(session_id=replay.session_id or archive.path.stem, archive=False, **options)
         agent.session.restore(replay)
         agent.session.attach_archive(archive, include_current=False)
         for call_id in agent.history.pending_tool_calls:  # the process died mid-tool

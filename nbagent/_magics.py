@@ -84,7 +84,7 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         finally:
             agent.events.unsubscribe(view)
         view.finish(result)
-        if agent.model.name == SMALL_LOCAL:
+        if agent.model.name == SMALL_LOCAL and not agent.settings().local_model_path:
             _text("answered by SmolLM2-135M, a very small local model: expect weak answers "
                   "(%nbagent model=NAME for a stronger one)")
         _meter(agent)

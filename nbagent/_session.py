@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from . import _archive
@@ -44,6 +45,8 @@ class Session:
         settings: the current settings.
         summarize: the compaction summarizer (None: deterministic compaction only).
         session_id: names the archive file; `archive=False` keeps none.
+        data_dir: where the archive goes (default: `NBAGENT_DATA_DIR` or the user's data
+            folder).
     """
 
     def __init__(
@@ -58,6 +61,7 @@ class Session:
         session_id: str | None = None,
         archive: bool = True,
         refresh: Callable[[list[Message]], list[Message]] | None = None,
+        data_dir: Path | None = None,
         model_name: Callable[[], str] = lambda: "",
         count_text: Callable[[str], int] | None = None,
     ) -> None:
@@ -87,13 +91,13 @@ class Session:
         self.events.subscribe(self._on_compacted)
         self.archive: Archive | None = None
         if archive:
-            self.attach_archive(lambda: Archive(self.id))
+            self.attach_archive(lambda: Archive(self.id, data_dir))
         self._turn = threading.Lock()
 
     # -- the archive ---------------------------------------------------------------------
 
     def attach_archive(self, open_archive: Archive | Callable[[], Archive], *,
-                       model: str | None = None, include_current: bool = True) -> None:
+                       include_current: bool = True) -> None:
         """Keep every message, output, rewrite and decision of this session in an archive:
         one already open (a resumed session's), or the one `open_archive` opens on the
         first record, so a session that never chats writes nothing. Opening fails
@@ -103,7 +107,7 @@ class Session:
         if isinstance(open_archive, Archive):
             self.archive = open_archive
             self.store.loader = open_archive.output
-            open_archive.write_session(model or self.model_name(), self.id)
+            open_archive.write_session(self.model_name(), self.id)
 
         def record(event: Event) -> None:
             if not isinstance(event, (MessageAdded, OutputStored, Rewriting, Compacted)):
@@ -113,7 +117,7 @@ class Session:
                 assert opener is not None
                 archive = self.archive = opener()
                 self.store.loader = archive.output
-                archive.write_session(model or self.model_name(), self.id)
+                archive.write_session(self.model_name(), self.id)
                 for message in pending:
                     archive.write_message(message)
             if isinstance(event, MessageAdded):
@@ -154,8 +158,8 @@ class Session:
     def resync_archive(self) -> None:
         """After an announcement was cut short: archive the history as it stands."""
         if self._unsynced:
-            self._unsynced = False
             self.events.emit(Rewriting(self.history.messages))
+            self._unsynced = False
 
     def open_exchange(self, key: str | None, text: str) -> None:
         """Add the user's message; with a `key` (a notebook cell), an earlier exchange of
@@ -186,9 +190,9 @@ class Session:
 
     def rewrite(self, messages: list[Message]) -> None:
         """Swap in a rewritten history (validated; written ahead to the archive)."""
-        self._unsynced = False  # the rewrite record carries everything
         self.history.copy_with(messages)  # validate before anything is written
         self.events.emit(Rewriting(messages))
+        self._unsynced = False  # the rewrite record carried everything
         self.history.replace(messages)
 
     def turn(self) -> _Turn:

@@ -81,13 +81,35 @@ def test_running_the_same_exchange_again_replaces_it() -> None:
     assert [m["content"] for m in agent.history if m["role"] == "assistant"] == ["other", "second"]
 
 
-def test_a_new_session_keeps_the_configuration() -> None:
-    agent, _ = make_agent(ScriptedModel([reply("a"), reply("b")]))
+def test_a_new_session_keeps_the_configuration_and_releases_the_old_archive(
+        tmp_path: Path) -> None:
+    agent = Agent(model=ScriptedModel([reply("a"), reply("b")]), namespace={},
+                  tools=[lambda_tool],
+                  settings={"data_dir": str(tmp_path), "max_context_tokens": 4_096})
     agent.chat("one")
     old = agent.session
-    agent.new_session(archive=False)
+    agent.new_session()
     assert agent.session is not old and len(agent.history) == 1
+    assert "lambda_tool" in agent.tools and agent.settings().max_context_tokens == 4_096
     assert agent.chat("two").text == "b"
+    Agent.resume(old.id, model=ScriptedModel(), namespace={},
+                 settings={"data_dir": str(tmp_path)}).session.close()  # not locked
+
+
+def lambda_tool() -> str:
+    """A tool the configuration carries."""
+    return "ok"
+
+
+def test_switching_models_rewires_the_summarizer_and_its_window() -> None:
+    agent = Agent(model="openai/gpt-4o", namespace={}, archive=False)
+    wide = agent.controller.summarizer_window
+    agent.use_model(ScriptedModel(context_window=8_192))
+    assert agent.controller.summarizer_window is not None
+    assert wide is not None and agent.controller.summarizer_window < wide
+    before = agent.controller.summarize
+    agent.configure(compact_model="openai/gpt-4o-mini")
+    assert agent.controller.summarize is not before
 
 
 def test_pins_survive_every_compaction_verbatim() -> None:

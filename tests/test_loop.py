@@ -155,20 +155,6 @@ def test_mid_loop_snip_fires_between_tool_rounds_and_the_meter_moves_each_round(
     validate_messages(agent.history.messages)
 
 
-def test_mid_loop_compaction_never_orphans_pending_calls() -> None:
-    model = ScriptedModel(
-        [calls(("add", {"a": n, "b": n}), ("add", {"a": n, "b": 1})) for n in range(6)]
-        + [reply("done")]
-    )
-    settings = Settings(
-        max_context_tokens=1_024, keep_recent_turns=0, snip_batch_tokens=0, snip_min_chars=0
-    )
-    agent, _ = make_agent(model, settings=settings, tools=[add], builtin_tools=False)
-    agent.chat("add")
-    for request in model.requests:
-        validate_messages(request)
-
-
 def test_loop_detection_steers_on_the_third_identical_call_then_stops() -> None:
     model = ScriptedModel([calls(("add", {"a": 1, "b": 1}))] * 4)
     agent, _ = make_agent(model, tools=[add])
