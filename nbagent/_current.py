@@ -37,22 +37,19 @@ def current(
         builtin_tools: for a new session, offer the built-in notebook tools or not.
     """
     global _current
-    if (resume is not None or new) and _current is not None:
-        _current.session.close()  # release its archive: it may be the one to resume
     if resume is not None:
         from ._archive import latest_session
 
+        if _current is not None:
+            _current.session.close()  # release its archive: it may be the one to resume
         session = latest_session() if resume == "latest" else resume
         chosen = {"model": model} if model else {}
         _current = Agent.resume(session, namespace=user_namespace(), **chosen)
         return _current
     if new or _current is None:
         previous = _current.model if _current is not None and model is None else model
-        options: dict[str, Any] = {"namespace": user_namespace()}
-        if builtin_tools is not None:
-            options["builtin_tools"] = builtin_tools
-        _current = Agent(model=previous, **options)
-        return _current
+        options = {} if builtin_tools is None else {"builtin_tools": builtin_tools}
+        return new_session(previous, **options)
     if model:
         _current.use_model(model)
     return _current
