@@ -257,7 +257,10 @@ class CompactionController:
         attempt = _Attempt(trigger, before, threshold, focus)
         original = history.messages
         try:
-            work = self._run_levels(trigger, history, levels, attempt, limits.auto_compact)
+            fits_under = limits.auto_compact
+            if trigger == "auto":  # each compaction rewrites the cached prompt: it must
+                fits_under = round(fits_under * self.settings().compact_target_ratio)  # buy room
+            work = self._run_levels(trigger, history, levels, attempt, fits_under)
             if attempt.levels and self._refresh is not None:
                 work = self._refresh(work)
             self._check(original, work, history)

@@ -78,6 +78,12 @@ class Settings(BaseModel):
         description="Snip only when it frees at least this many tokens (at a 200K window; "
         "scaled down with the window): each snip rewrites cached history.",
     )
+    compact_target_ratio: float = Field(
+        0.5, gt=0, le=1, description="At the turn boundary the snip alone ends a compaction "
+        "only if it leaves at most this fraction of the trigger; otherwise old turns are "
+        "folded into the session memory too. Each compaction rewrites the cached prompt, so "
+        "it must buy room for many turns, not a few."
+    )
     memory_tail_min_tokens: PositiveInt = Field(
         10_000, description="Session memory keeps at least this much recent history verbatim."
     )

@@ -64,14 +64,35 @@ def test_over_the_trigger_it_compacts_and_records_the_decision() -> None:
     assert list(ctl.decisions) == [decision] and ctl.failure_count() == 0
 
 
-def test_snip_alone_is_enough_when_it_gets_under_the_trigger() -> None:
+def test_snip_alone_is_enough_when_it_gets_under_the_compact_target() -> None:
     summarize = ScriptedSummarizer()
     history = over(9)
-    ctl = controller(summarize, keep_recent_turns=2, snip_batch_tokens=0)
+    ctl = controller(summarize, keep_recent_turns=1, snip_batch_tokens=0)
     assert ctl.count(history) >= 6_841
     decision = ctl.maybe_compact(history)
     assert decision.levels == ["L1 snip"] and summarize.calls == 0
+    assert decision.tokens_after <= 0.5 * 6_841  # NBAGENT_COMPACT_TARGET_RATIO
     assert any(is_snipped(m["content"]) for m in history)
+
+
+@pytest.mark.parametrize(("ratio", "levels"), [(0.5, ["L1 snip", "L2 memory"]),
+                                                (1.0, ["L1 snip"])])
+def test_a_snip_that_leaves_the_history_near_the_trigger_does_not_end_the_compaction(
+        ratio: float, levels: list[str]) -> None:
+    """Each compaction rewrites the cached prompt: a snip that lands between the target and
+    the trigger would buy a few turns before the next rewrite, so old turns are folded too."""
+    summarize = ScriptedSummarizer(default=NOTES)
+    history = over(9)
+    ctl = controller(summarize, keep_recent_turns=3, snip_batch_tokens=0,
+                     compact_target_ratio=ratio)
+    snipped_only = controller(None, keep_recent_turns=3, snip_batch_tokens=0,
+                              compact_target_ratio=1.0)
+    alone = History(history.messages)
+    assert snipped_only.maybe_compact(alone).levels[0] == "L1 snip"
+    assert 0.5 * 6_841 < snipped_only.count(alone) < 6_841  # between the target and the trigger
+    decision = ctl.maybe_compact(history)
+    assert decision.levels == levels and summarize.calls == len(levels) - 1
+    assert decision.tokens_after < decision.threshold
 
 
 def test_l3_runs_only_when_l2_could_not() -> None:
@@ -134,7 +155,7 @@ def test_the_breaker_opens_after_exactly_three_failures_and_then_calls_no_summar
 def test_with_the_breaker_open_l1_still_runs_and_its_success_closes_the_breaker() -> None:
     """Changed on purpose (issue 13): the breaker stops model calls, not the snip."""
     summarize = ScriptedSummarizer()
-    ctl = controller(summarize, keep_recent_turns=2, snip_batch_tokens=0)
+    ctl = controller(summarize, keep_recent_turns=1, snip_batch_tokens=0)
     open_breaker(ctl)
     history = over(9)
     decision = ctl.maybe_compact(history)
@@ -196,7 +217,7 @@ def test_without_a_summarizer_a_manual_compact_is_the_snip_and_the_floor_and_no_
 
 
 def test_without_a_summarizer_the_turn_boundary_only_snips() -> None:
-    ctl = controller(None, keep_recent_turns=2, snip_batch_tokens=0)
+    ctl = controller(None, keep_recent_turns=1, snip_batch_tokens=0)
     decision = ctl.maybe_compact(over(9))
     assert decision.action == "compacted" and decision.levels == ["L1 snip"]
 
