@@ -27,6 +27,7 @@ from nbagent.compaction import (
     validate_summary,
 )
 from nbagent.compaction._common import tokens
+from nbagent.compaction._floor import parse_floor
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import SYSTEM, nine_sections, session, tool_round
 
@@ -345,6 +346,21 @@ def test_memory_past_its_budget_merges_the_later_blocks_and_their_floors() -> No
     for question in ("question 9:", "question 14:", "question 17:"):  # every later block's
         assert question in blocks[1]  # user messages survive the merge
     assert "col_12" in blocks[1] and "Names:" in blocks[1]
+    summarize.assert_consumed()
+
+
+def test_a_name_only_the_old_notes_showed_is_listed_again_when_the_merge_drops_it() -> None:
+    notes = ["- sales_df first", "- col_12 and col_13 looked skewed", "- sales_df c " * 50]
+    summarize = ScriptedSummarizer([*notes, "- merged notes on sales_df"])
+    messages = grown_memory(summarize)
+    second = [m["content"] for m in messages if is_memory(m)][1]
+    assert "col_12" in second and "col_12" not in parse_floor(second).names  # shown once
+    merged = session_memory_compact(
+        messages, summarize, memory_max_tokens=100, floor_tokens_budget=400, **MEMORY_KNOBS
+    )
+    block = [m["content"] for m in merged if is_memory(m)][1]
+    assert "- merged notes on sales_df" in block and "col_13" not in block.split("\n\n")[0]
+    assert {"col_12", "col_13"} <= set(parse_floor(block).names)  # listed again
     summarize.assert_consumed()
 
 

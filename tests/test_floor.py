@@ -40,7 +40,7 @@ from nbagent.compaction import (
     with_pins,
 )
 from nbagent.compaction._common import tokens
-from nbagent.compaction._floor import digest, parse_floor, render_floor
+from nbagent.compaction._floor import digest, kept_floor, names_shown, parse_floor, render_floor
 from nbagent.compaction._identifiers import clean, error_lines, names_in_output
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import SYSTEM, nine_sections, session, tool_round
@@ -226,6 +226,32 @@ def test_a_memory_block_carries_the_floor_of_what_it_folds() -> None:
     assert FLOOR_NAMES <= set(parse_floor(block).names)
     assert "KeyError: 'dosage_mg'" in block
     assert "- Use dose_mg. From now on exclude the pilot clinic." in block  # verbatim
+
+
+def test_names_the_notes_show_are_not_listed_again_and_are_read_back() -> None:
+    shown = {"data/trial/visits.csv", "account_ref", "dosage_mg"}
+    summarize = ScriptedSummarizer(["- loaded `data/trial/visits.csv` (key account_ref); "
+                                    "dosage_mg raised a KeyError, so use the dose column."])
+    messages = list(session_memory_compact(data_session(), summarize, **KNOBS))
+    block = messages[1]["content"]
+    listed = set(parse_floor(block).names)
+    assert shown.isdisjoint(listed)  # the notes show them: not printed twice
+    assert {"plan_tier", "visits"} <= listed  # not in the notes: still listed
+    assert FLOOR_NAMES <= set(kept_floor(block).names)  # read back from the notes
+    assert "- Use dose_mg. From now on exclude the pilot clinic." in block  # users stay whole
+    messages += tool_round(20)  # a later summary that says none of them still keeps them
+    summary = full_compact(messages, ScriptedSummarizer([nine_sections("Bland")]))[1]["content"]
+    assert FLOOR_NAMES <= set(parse_floor(summary).names)
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("Loaded data/sales.csv. Then sales_df.groupby('region') and fitModel2!",
+     ("data/sales.csv", "sales_df.groupby", "fitModel2")),
+    ("plain words, a number 3.5 and 2024 only", ()),
+    ("`df_raw`, (col_1); [x_2] {api.v1}", ("df_raw", "col_1", "x_2", "api.v1")),
+])
+def test_names_shown_are_the_name_shaped_words(text: str, names: tuple[str, ...]) -> None:
+    assert names_shown(text) == names
 
 
 @pytest.mark.parametrize("reply", ["Sure! We had a productive conversation.",

@@ -273,7 +273,7 @@ Here is the memory so far (for context only; do not repeat it):
 User messages (verbatim; […] marks a shortened one: recall(query="its first words") returns it whole):
 - Load data/sales.csv into sales_df and tell me its columns.
 - Drop the rows from the old pilot; they are not comparable.
-Names: data/sales.csv, sales_df, pilot, sales_df.region, pilot_flag
+Names: pilot, sales_df.region, pilot_flag
 Error lines:
 - KeyError: 'pilot_flag'
 </memory>

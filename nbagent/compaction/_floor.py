@@ -47,6 +47,9 @@ _DIRECTIVE = re.compile(  # a sentence that decides something for the rest of th
     r"|\b(?:instead|from now on|must|should|don'?t|never|always|decided?)\b",
     re.IGNORECASE,
 )
+_NOTE_TOKEN = re.compile(r"[^\s`'\"(),;\[\]{}<>*|]+")  # a word of notes, as names are read
+_NAME_SHAPED = re.compile(r"(?=[^A-Za-z]*[A-Za-z])(?:.*[\d_./:-]|.*[a-z][A-Z])")
+_FLOOR_HEADINGS = (USER_MESSAGES_HEADING, NAMES_HEADING, ERRORS_HEADING, FOCUS_HEADING)
 _OMITTED = "[{count} user messages left out here for space; recall(query=...) finds them]"
 _OMITTED_COUNT = re.compile(r"^\[(\d+) user messages left out here")
 
@@ -115,7 +118,7 @@ def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
         if is_notebook_state(message) or role == "system":
             continue  # kept as it is by every level
         if is_memory(message) or is_summary(message) or (role == "tool" and is_snipped(text)):
-            kept = parse_floor(text)
+            kept = kept_floor(text) if is_memory(message) else parse_floor(text)
             users += kept.user_messages
             add((n, ids.PATH if ids.is_path(n) else ids.NAMED) for n in kept.names)
             errors += kept.error_lines
@@ -173,6 +176,34 @@ def parse_floor(text: str) -> Floor:
         else:
             section = None
     return Floor(tuple(users), tuple(names), tuple(errors))
+
+
+def names_shown(text: str) -> tuple[str, ...]:
+    """The name-shaped words `text` shows (a letter, and a digit, one of `_./:-` or an
+    inner capital), in order. A name the notes of a memory block show is not printed again
+    in its floor, and `kept_floor` reads it back from the notes: the same rule both ways,
+    so a merge or a later level that loses the notes still keeps the name."""
+    words = (w.rstrip(".,;:!?") for w in _NOTE_TOKEN.findall(text))
+    shaped = (w for w in words if _NAME_SHAPED.match(w))
+    return _unique(name for name, _ in ids.clean((w, ids.NAMED) for w in shaped))
+
+
+def _floor_start(text: str) -> int:
+    found = [s for s in (text.find(h) for h in _FLOOR_HEADINGS) if s >= 0]
+    return min(found) if found else len(text)
+
+
+def kept_floor(text: str) -> Floor:
+    """What a memory block keeps: its printed floor, and the names its notes show (read
+    from the whole block, so a floor heading the notes happen to hold loses nothing)."""
+    return parse_floor(text) + Floor((), names_shown(text), ())
+
+
+def kept_tokens(text: str) -> int:
+    """Tokens of a memory block's floor budget it uses: its printed floor, and the names
+    its notes show in its place."""
+    notes = text[:_floor_start(text)]
+    return floor_tokens(text) + sum(map(_name_cost, names_shown(notes)))
 
 
 def decides(text: str) -> bool:
@@ -285,11 +316,13 @@ def render_floor_parts(
     keep_first: bool = False,
     keep_last: bool = False,
     focus: str | None = None,
+    shown: str = "",
 ) -> dict[str, str]:
     """The floor as text within about `budget` tokens, by part ("focus", "users", "names",
     "errors"; empty parts left out): user messages (the oldest middle ones shortened first;
     the first and the last kept whole when asked), then names and error lines up to their
-    shares (more when the user messages leave room)."""
+    shares (more when the user messages leave room). Names chosen that the notes
+    beside the floor (`shown`) already show are not printed twice (see `names_shown`)."""
     users_cost = sum(estimate_tokens(t) + 2 for t in floor.user_messages)
     errors_all = sum(map(_error_cost, floor.error_lines))
     names = _take(floor.names, max(budget * NAMES_SHARE, budget - users_cost - errors_all),
@@ -305,6 +338,9 @@ def render_floor_parts(
     if users:
         items = "\n".join("- " + text.replace("\n", "\n  ") for text in users)
         parts["users"] = f"{USER_MESSAGES_HEADING}\n{items}"
+    if shown:
+        visible = set(names_shown(shown))
+        names = [n for n in names if n not in visible]
     if names:
         parts["names"] = f"{NAMES_HEADING} {', '.join(names)}"
     if errors:
@@ -313,16 +349,14 @@ def render_floor_parts(
 
 
 def render_floor(floor: Floor, budget: int, *, keep_first: bool = False,
-                 keep_last: bool = False, focus: str | None = None) -> str:
+                 keep_last: bool = False, focus: str | None = None, shown: str = "") -> str:
     """`render_floor_parts`, joined into one text."""
     parts = render_floor_parts(floor, budget, keep_first=keep_first, keep_last=keep_last,
-                               focus=focus)
+                               focus=focus, shown=shown)
     return "\n".join(parts.values())
 
 
 def floor_tokens(text: str) -> int:
     """Tokens a block spends on its floor (from the first floor heading on)."""
-    starts = [text.find(h) for h in (USER_MESSAGES_HEADING, NAMES_HEADING, ERRORS_HEADING,
-                                     FOCUS_HEADING)]
-    found = [s for s in starts if s >= 0]
-    return estimate_tokens(text[min(found):]) if found else 0
+    start = _floor_start(text)
+    return estimate_tokens(text[start:]) if start < len(text) else 0

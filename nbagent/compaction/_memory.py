@@ -35,8 +35,8 @@ from ._floor import (
     Floor,
     default_budget,
     extract_floor,
-    floor_tokens,
-    parse_floor,
+    kept_floor,
+    kept_tokens,
     render_floor,
 )
 from ._render import RESULT_CHARS, render_message, render_transcript
@@ -96,9 +96,13 @@ def _mentions(text: str, name: str) -> bool:
     return re.search(rf"(?<![\w.]){re.escape(name)}(?![\w])", text) is not None
 
 
-def _block(notes: str | None, floor: str, why: str = _NOT_USABLE) -> Message:
+def _block(notes: str | None, floor: Floor, budget: int, why: str = _NOT_USABLE, *,
+           keep_first: bool = False, focus: str | None = None) -> Message:
+    """A memory block: the notes, then the floor (less the names the notes show)."""
     body = notes.strip() if notes is not None else FLOOR_ONLY.format(why=why)
-    return {"role": "user", "content": f"{MEMORY_HEADER}\n{body}\n\n{floor}".rstrip()}
+    text = render_floor(floor, budget, keep_first=keep_first, focus=focus,
+                        shown=body if notes is not None else "")
+    return {"role": "user", "content": f"{MEMORY_HEADER}\n{body}\n\n{text}".rstrip()}
 
 
 def _notes(block: Message) -> str | None:
@@ -212,16 +216,17 @@ def session_memory_compact(
     blocks, states = split_blocks(messages[layout.body : layout.blocks_end])
     block_sizes = [counts[i] for i in region if not is_notebook_state(messages[i])]
     state_sizes = [counts[i] for i in region if is_notebook_state(messages[i])]
-    known = sum((parse_floor(str(b["content"])) for b in blocks), EMPTY)
-    spent = sum(floor_tokens(str(b["content"])) for b in blocks)
+    known = sum((kept_floor(str(b["content"])) for b in blocks), EMPTY)
+    spent = sum(kept_tokens(str(b["content"])) for b in blocks)
     budget = (floor_tokens_budget if floor_tokens_budget is not None
               else default_budget(sums[-1], spent))
     seen = extract_floor(folded)
-    floor_text = render_floor(seen.without_known(known), max(budget - spent, budget // 3),
-                              keep_first=not blocks, focus=focus)
+    new_floor = seen.without_known(known)
+    new_budget = max(budget - spent, budget // 3)
     calls, cost, degraded = 0, None, summarize is None
     if summarize is None:
-        block = _block(None, floor_text, _NOT_CALLED)
+        block = _block(None, new_floor, new_budget, _NOT_CALLED, keep_first=not blocks,
+                       focus=focus)
         reason = f"folded {len(folded)} messages into the session memory (floor only)"
     else:
         memory = "\n\n".join(str(b["content"]) for b in blocks) or "(empty: the first part)"
@@ -234,7 +239,8 @@ def session_memory_compact(
         ]
         reply, calls, cost, problems = _ask(summarize, request, seen)
         degraded = reply is None
-        block = _block(reply.text if reply else None, floor_text)
+        block = _block(reply.text if reply else None, new_floor, new_budget,
+                       keep_first=not blocks, focus=focus)
         reason = f"folded {len(folded)} messages into the session memory"
         if reply is None:
             reason += f"; the notes were not usable twice ({'; '.join(problems)}): kept the floor"
@@ -242,7 +248,7 @@ def session_memory_compact(
     sizes = [*block_sizes, estimate_message_tokens(block)]
     if memory_max_tokens is not None and len(blocks) > 1 and sum(sizes) > (
             memory_max_tokens + budget):
-        first_floor = floor_tokens(str(blocks[0]["content"]))
+        first_floor = kept_tokens(str(blocks[0]["content"]))
         merged, more_calls, more_cost, how = _merge(
             new_blocks[1:], summarize, max(budget - first_floor, budget // 2), known + seen)
         calls, cost = calls + more_calls, add_costs(cost, more_cost)
@@ -263,26 +269,30 @@ def _merge(
     blocks: Sequence[Message], summarize: Summarizer | None, floor_budget: int, seen: Floor
 ) -> tuple[Message, int, float | None, str]:
     """One block from several: the notes merged by the summarizer (or, when it fails, by
-    code: joined and cut), the floors merged by code under `floor_budget`. The merged
-    notes must name something `seen` holds."""
-    floor = sum((parse_floor(str(b["content"])) for b in blocks), EMPTY)
-    text = render_floor(floor, max(floor_budget, 1))
+    code: joined and cut), the floors merged by code under `floor_budget` (with the
+    names the old notes showed, which their floors did not print). The merged notes must
+    name something `seen` holds."""
+    floor = sum((kept_floor(str(b["content"])) for b in blocks), EMPTY)
+    budget = max(floor_budget, 1)
     notes = [n for n in map(_notes, blocks) if n is not None]
     if not notes:
-        return _block(None, text), 0, None, ", then merged the later memory blocks' floors"
+        how = ", then merged the later memory blocks' floors"
+        return _block(None, floor, budget), 0, None, how
     if len(notes) == 1 or summarize is None:
-        return _block(_joined(notes), text), 0, None, ", then merged the later memory blocks"
+        how = ", then merged the later memory blocks"
+        return _block(_joined(notes), floor, budget), 0, None, how
     request = [{"role": "system", "content": MEMORY_SYSTEM},
                {"role": "user", "content": _MERGE.format(memory="\n\n".join(notes))}]
     try:
         reply, calls, cost, _problems = _ask(summarize, request, seen)
     except CompactionFailed as failure:
         how = f", then merged the later memory blocks by code (merging failed: {failure.reason})"
-        return _block(_joined(notes), text), failure.summary_calls, failure.cost, how
+        return _block(_joined(notes), floor, budget), failure.summary_calls, failure.cost, how
     if reply is None:
         how = ", then merged the later memory blocks by code (the merged notes were not usable)"
-        return _block(_joined(notes), text), calls, cost, how
-    return _block(reply.text, text), calls, cost, ", then merged the later memory blocks into one"
+        return _block(_joined(notes), floor, budget), calls, cost, how
+    return (_block(reply.text, floor, budget), calls, cost,
+            ", then merged the later memory blocks into one")
 
 
 def _joined(notes: Sequence[str], max_chars: int = 4_000) -> str:
