@@ -482,10 +482,10 @@ Targets, with every summarizer: first request and latest ask 100%; user messages
 decisions 100% visible; identifiers at least 95%; the compacted history under the trigger.
 
 Past the target: the same sessions at {LONG_ROUNDS} rounds, where the user messages no longer
-fit the floor's share of the window (a quarter of the trigger). The oldest middle messages
-are shortened first, those that decide nothing are cut to their first words, and only then
-are the oldest left out, with a line that says how many and how to recall them; decisions
-go last:
+fit the floor's share of the window (a quarter of the trigger, at most 2,000 tokens). The
+oldest middle messages are shortened first, those that decide nothing are cut to their first
+words, and only then are the oldest left out, with a line that says how many and how to
+recall them; decisions go last:
 
 {table(long)}
 

@@ -68,7 +68,7 @@ class Settings(BaseModel):
     )
 
     keep_recent_turns: NonNegativeInt = Field(
-        10, description="Rounds whose tool results are never snipped (the newest ones)."
+        8, description="Rounds whose tool results are never snipped (the newest ones)."
     )
     snip_min_chars: NonNegativeInt = Field(
         200, description="Tool results at most this long are never snipped."

@@ -163,7 +163,7 @@ def test_over_budget_the_oldest_middle_messages_shorten_and_none_goes_silently()
 
 def test_floor_budget_is_a_bounded_share_of_the_trigger() -> None:
     assert floor_budget(6_841) == 1_710 and floor_budget(200) == 200
-    assert floor_budget(900_000) == 3_000  # a large window needs no larger floor
+    assert floor_budget(900_000) == 2_000  # a large window needs no larger floor
 
 
 # -- notes validation (L2) -----------------------------------------------------------------

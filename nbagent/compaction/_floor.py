@@ -28,7 +28,7 @@ from . import _identifiers as ids
 from ._render import _text
 
 FLOOR_SHARE = 0.25  # of the auto-compact trigger: the most the floor may take ...
-FLOOR_CAP = 3_000  # ... and never more than this (the cache-replay sweep: more costs more)
+FLOOR_CAP = 2_000  # ... and never more than this (the cache-replay sweep: more costs more)
 MIN_FLOOR_TOKENS = 200
 DEFAULT_FLOOR_TOKENS = 6_000  # the cap when a level is not told its budget
 SHORT_CHARS = 60  # a shortened user message keeps its leading sentences up to this...
