@@ -97,6 +97,10 @@ IDENTIFIER_CASES = [
     ("output", "site,enrolled,dropout rate\nLeeds,40,0.1", {"site", "enrolled", "dropout rate"}),
     ("output", "Index(['arm', 'dose'], dtype='object')", {"arm", "dose"}),
     ("output", "wrote 412 rows to out/clean/visits_v2.csv", {"out/clean/visits_v2.csv"}),
+    ("output", "visit_ts    datetime64[ns, UTC]\nclinic      category\ndose_mg     Float64\n"
+     "dtype: object", {"visit_ts", "clinic", "dose_mg"}),  # df.dtypes
+    ("output", "            score  weight\nsubject_id               \n17           0.93    71.2",
+     {"score", "weight"}),  # the index's name on a line of its own
 ]
 
 
@@ -119,6 +123,11 @@ def test_library_internals_options_and_dtypes_are_not_names() -> None:
                                TRACEBACK + "\n" + INFO))
     assert not {n for n in found if "site-packages" in n}
     assert not {"left", ";", "int64", "object", "RangeIndex", "KeyError", "pd"} & found
+
+
+def test_a_table_is_read_line_by_line_whatever_the_line_breaks() -> None:
+    table = "region  units\n\x0b\n\n  \t\nnorth   12\nsouth   7"  # blank-ish lines between
+    assert {"region", "units"} <= {n for n, _ in clean(names_in_output(table))}
 
 
 def test_error_lines_are_exception_and_error_lines_only() -> None:

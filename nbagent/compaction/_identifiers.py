@@ -64,8 +64,9 @@ _DTYPE_ROW = re.compile(
     r"UInt|boolean|complex)\w*(?:\[[\w, :]+\])?[ \t]*$",
     re.MULTILINE,
 )
-_HEADER_LINE = re.compile(r"^([ \t]*[A-Za-z_|][^\n]*)$", re.MULTILINE)  # not a data row
-_NEXT_LINE = re.compile(r"\n[ \t]*([^\s][^\n]*)")  # the next line that is not blank
+_DTYPE_WORDS = ("int", "uint", "float", "object", "bool", "datetime", "timedelta", "category",
+                "string", "Int", "Float", "UInt", "boolean", "complex")  # as in _DTYPE_ROW
+_HEADER_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_|")
 _HEADER_FIELD = re.compile(r"^[A-Za-z_][\w.%/()-]{0,60}$")
 _CELL = re.compile(r"^[A-Za-z_][\w .%/()-]{0,40}$")
 _NUMBER = re.compile(
@@ -76,6 +77,8 @@ _ERROR = re.compile(
     r"|^[ \t]*(?:ERROR|Error|error|FATAL|Fatal|fatal|FAILED|Failed)\b[:\s].*$",
     re.MULTILINE,
 )
+_ERROR_WORDS = ("Error", "Exception", "Warning", "Exit", "Interrupt", "ERROR", "error", "FATAL",
+                "Fatal", "fatal", "FAILED", "Failed")  # one is in every _ERROR line
 _MENTIONS_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.-]{0,60}$")
 
@@ -208,17 +211,33 @@ def _backticked(text: str) -> Iterator[Found]:
 
 
 def _tables(text: str) -> Iterator[Found]:
-    """Column names from printed tables: pandas frames, markdown, CSV, info(), dtypes."""
-    for match in _INFO_ROW.finditer(text):
-        yield match.group(1), NAMED
-    for match in _DTYPE_ROW.finditer(text):
-        yield match.group(1), NAMED
-    for match in _HEADER_LINE.finditer(text):  # a line that may head a table, and the next
-        stripped = match.group(1).strip()
-        following = _NEXT_LINE.search(text, match.end())
-        if following is None:
+    """Column names from printed tables: pandas frames, markdown, CSV, info(), dtypes.
+
+    Line by line: a regex anchored at line starts would be tried at every character;
+    here each runs only on the lines that can match."""
+    if "non-null" in text:
+        for match in _INFO_ROW.finditer(text):
+            yield match.group(1), NAMED
+    rows: list[str] = []  # each line not blank, without its leading spaces and tabs (one that
+    dtypes: list[str] = []  # starts with another kind of space counts as blank, as [^\s] does)
+    for line in text.split("\n"):
+        content = line.lstrip(" \t")
+        if not content or content[0].isspace():
+            continue
+        rows.append(content)
+        if len(content) == len(line):  # a dtypes row starts at the start of its line
+            words = line.split(None, 2)
+            if len(words) > 1 and words[1].startswith(_DTYPE_WORDS):
+                dtype_row = _DTYPE_ROW.match(line)
+                if dtype_row is not None:
+                    dtypes.append(dtype_row.group(1))
+    yield from ((name, NAMED) for name in dtypes)
+    for index, line in enumerate(rows):  # a line that may head a table, and the next
+        if line[0] not in _HEADER_START:
+            continue
+        if index + 1 == len(rows):
             break
-        row = following.group(1)
+        stripped, row = line.strip(), rows[index + 1]
         if stripped.startswith("|") and set(row.strip()) <= set("|:- "):
             cells = [c.strip() for c in stripped.strip("|").split("|")]
             yield from ((c, NAMED) for c in cells if _CELL.match(c))
@@ -230,8 +249,7 @@ def _tables(text: str) -> Iterator[Found]:
             fields = stripped.split()
             values = row.split()
             if len(values) == 1 and len(fields) > 1:  # the index's name sits on its own line
-                after = _NEXT_LINE.search(text, following.end())
-                values = after.group(1).split() if after else values
+                values = rows[index + 2].split() if index + 2 < len(rows) else values
             if (2 <= len(fields) <= 60 and len(values) in (len(fields), len(fields) + 1)
                     and all(_HEADER_FIELD.match(f) for f in fields)
                     and any(_NUMBER.match(v) for v in values)):
@@ -285,6 +303,8 @@ def names_in_output(text: str) -> Iterator[Found]:
 def error_lines(text: str, *, mentions: bool = False) -> list[str]:
     """Error lines of a tool output; with `mentions`, also prose lines naming an exception."""
     text = window(text)
+    if not any(word in text for word in _ERROR_WORDS):  # a substring test is far faster
+        return []  # than the anchored pattern (mentions need "Error" or "Exception" too)
     found = [m.group().strip()[:ERROR_LINE_CHARS] for m in _ERROR.finditer(text)]
     if mentions:
         found += [line.strip()[:ERROR_LINE_CHARS] for line in text.splitlines()
