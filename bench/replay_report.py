@@ -132,12 +132,12 @@ def write_report(results: list[Result], *, sweep: bool) -> None:
         + (f"Missed at {', '.join(f'{m:,}' for m in missed)} turns." if missed else "Met."),
         "",
         "What the figures rest on: a snip that would leave more than half the trigger "
-        "(`NBAGENT_COMPACT_TARGET_RATIO`) does not end a compaction, so a compaction always "
-        "buys room for many turns (at `compact_target_ratio=1.0` small snips near the trigger "
+        "(`NBAGENT_COMPACT_TARGET_RATIO`) does not end a compaction: old turns are folded "
+        "into the memory too (at `compact_target_ratio=1.0` small snips near the trigger "
         "rewrite the cache every few turns: see the sweep); a memory block does not list again "
         "the names its notes show. Two defaults were chosen on this replay, so its margins are "
         "thin by construction: `NBAGENT_KEEP_RECENT_TURNS` 8 (10 costs 1.2% more at 2,400 "
-        "turns; 5 to 9 give about the same figures) and the floor's cap of 2,000 tokens (3,000 "
+        "turns) and the floor's cap of 2,000 tokens (3,000 "
         "costs 0.6% more).",
     ]
     if sweep:

@@ -211,10 +211,13 @@ class CompactionController:
         return None
 
     def _run_levels(self, trigger: Trigger, history: History, levels: list[Level],
-                    attempt: _Attempt, fits_under: int) -> list[Message]:
+                    attempt: _Attempt, fits_under: int, target: int) -> list[Message]:
         """Run the ladder on a copy; a summarizer that fails leaves the floor instead.
-        An automatic ladder stops once the history fits under `fits_under`. Each level
-        gets the per-message counts, so nothing unchanged is counted twice."""
+        An automatic ladder stops once the history fits under `fits_under`, and before
+        the memory level (a first-choice model level) once it is at or under `target`:
+        a fold is worth its call and its cache rewrite only when the cheaper levels left
+        the history near the trigger. Each level gets the per-message counts, so nothing
+        unchanged is counted twice."""
         work, current = history.messages, history
         model_changed = False
         for level in levels:
@@ -222,7 +225,8 @@ class CompactionController:
                 continue
             projected = round(attempt.before * current.estimated_tokens
                               / max(1, history.estimated_tokens))
-            if trigger != "manual" and attempt.levels and projected < fits_under:
+            enough = target if level.calls_model and not level.fallback else fits_under - 1
+            if trigger != "manual" and attempt.levels and projected <= enough:
                 break  # a cheaper level already made it fit
             name, counts = level.name, current.token_counts()
             try:
@@ -257,10 +261,11 @@ class CompactionController:
         attempt = _Attempt(trigger, before, threshold, focus)
         original = history.messages
         try:
-            fits_under = limits.auto_compact
+            target = limits.auto_compact - 1
             if trigger == "auto":  # each compaction rewrites the cached prompt: it must
-                fits_under = round(fits_under * self.settings().compact_target_ratio)  # buy room
-            work = self._run_levels(trigger, history, levels, attempt, fits_under)
+                target = round(limits.auto_compact * self.settings().compact_target_ratio)
+            work = self._run_levels(trigger, history, levels, attempt, limits.auto_compact,
+                                    target)
             if attempt.levels and self._refresh is not None:
                 work = self._refresh(work)
             self._check(original, work, history)

@@ -95,6 +95,22 @@ def test_a_snip_that_leaves_the_history_near_the_trigger_does_not_end_the_compac
     assert decision.tokens_after < decision.threshold
 
 
+def test_a_snip_under_the_trigger_but_over_the_target_never_leads_to_a_full_summary() -> None:
+    """Past L1 only the memory level aims for the target; when it cannot fold, the
+    fallbacks (L3, the floor) run only over the trigger, as they always did."""
+    messages = session(1)
+    for t in (1, 2):
+        messages += tool_round(t, result="x1.5 " * 1_000)
+    history = History(messages)
+    summarize = ScriptedSummarizer(default=nine_sections() + "\n- notes about sales_df")
+    decision = controller(summarize, keep_recent_turns=1, snip_batch_tokens=0).maybe_compact(
+        history)
+    assert 0.5 * 6_841 < decision.tokens_after < 6_841 < decision.tokens_before
+    assert decision.levels == ["L1 snip"] and "L3" not in decision.reason
+    assert not any(m["content"] and str(m["content"]).startswith(SUMMARY_HEADER)
+                   for m in history)
+
+
 def test_l3_runs_only_when_l2_could_not() -> None:
     summarize = ScriptedSummarizer([nine_sections()])
     history = one_long_round()
@@ -155,7 +171,7 @@ def test_the_breaker_opens_after_exactly_three_failures_and_then_calls_no_summar
 def test_with_the_breaker_open_l1_still_runs_and_its_success_closes_the_breaker() -> None:
     """Changed on purpose (issue 13): the breaker stops model calls, not the snip."""
     summarize = ScriptedSummarizer()
-    ctl = controller(summarize, keep_recent_turns=1, snip_batch_tokens=0)
+    ctl = controller(summarize, keep_recent_turns=2, snip_batch_tokens=0)
     open_breaker(ctl)
     history = over(9)
     decision = ctl.maybe_compact(history)
@@ -217,7 +233,7 @@ def test_without_a_summarizer_a_manual_compact_is_the_snip_and_the_floor_and_no_
 
 
 def test_without_a_summarizer_the_turn_boundary_only_snips() -> None:
-    ctl = controller(None, keep_recent_turns=1, snip_batch_tokens=0)
+    ctl = controller(None, keep_recent_turns=2, snip_batch_tokens=0)
     decision = ctl.maybe_compact(over(9))
     assert decision.action == "compacted" and decision.levels == ["L1 snip"]
 

@@ -15,6 +15,7 @@ import pytest
 
 from nbagent import CompactionFailed, validate_messages
 from nbagent._markers import (
+    MEMORY_HEADER,
     PINS_HEADER,
     SHORTENED,
     STATE_HEADER,
@@ -42,6 +43,7 @@ from nbagent.compaction import (
 from nbagent.compaction._common import tokens
 from nbagent.compaction._floor import digest, kept_floor, names_shown, parse_floor, render_floor
 from nbagent.compaction._identifiers import clean, error_lines, names_in_output
+from nbagent.compaction._memory import _merge
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import SYSTEM, nine_sections, session, tool_round
 
@@ -255,12 +257,32 @@ def test_names_the_notes_show_are_not_listed_again_and_are_read_back() -> None:
 
 @pytest.mark.parametrize(("text", "names"), [
     ("Loaded data/sales.csv. Then sales_df.groupby('region') and fitModel2!",
-     ("data/sales.csv", "sales_df.groupby", "fitModel2")),
+     ("data/sales.csv", "sales_df", "fitModel2")),
     ("plain words, a number 3.5 and 2024 only", ()),
+    ("We re-ran the follow-up t-test, e.g. the p-value w/o and/or the x-axis; non-null.", ()),
+    ("Checked account A-1001 and run-2-b (a follow-up).", ("A-1001", "run-2-b")),
     ("`df_raw`, (col_1); [x_2] {api.v1}", ("df_raw", "col_1", "x_2", "api.v1")),
 ])
-def test_names_shown_are_the_name_shaped_words(text: str, names: tuple[str, ...]) -> None:
+def test_names_shown_are_the_names_the_floor_finds_in_prose(text: str, names: tuple[str, ...]
+                                                            ) -> None:
     assert names_shown(text) == names
+
+
+def test_prose_in_the_notes_does_not_crowd_the_names_out_of_a_merge() -> None:
+    """Words of prose are not names: a tight merged floor keeps the names of every block."""
+    prose = ("We re-ran the follow-up t-test, e.g. the p-value w/o outliers, and/or the "
+             "x-axis; non-null counts look fine. ")
+
+    def block(notes: str, names: str) -> dict[str, Any]:
+        return {"role": "user", "content": f"{MEMORY_HEADER}\n{notes}\n\nNames: {names}"}
+
+    first, second = block(f"- {prose * 4}sales_df is clean.", "col_1, col_2"), block(
+        f"- {prose}Then col_7.", "col_8, col_9")
+    merged, calls, _cost, _how = _merge([first, second], ScriptedSummarizer(
+        ["- merged: explored sales_df"]), 40, kept_floor(first["content"]))
+    assert calls == 1 and "merged: explored sales_df" in merged["content"]
+    assert set(kept_floor(merged["content"]).names) == {
+        "sales_df", "col_1", "col_2", "col_7", "col_8", "col_9"}
 
 
 @pytest.mark.parametrize("reply", ["Sure! We had a productive conversation.",

@@ -6,6 +6,7 @@ from them (so a merge or a later level keeps it), and bounded in tokens.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,9 +48,11 @@ _DIRECTIVE = re.compile(  # a sentence that decides something for the rest of th
     r"|\b(?:instead|from now on|must|should|don'?t|never|always|decided?)\b",
     re.IGNORECASE,
 )
-_NOTE_TOKEN = re.compile(r"[^\s`'\"(),;\[\]{}<>*|]+")  # a word of notes, as names are read
-_NAME_SHAPED = re.compile(r"(?=[^A-Za-z]*[A-Za-z])(?:.*[\d_./:-]|.*[a-z][A-Z])")
-_FLOOR_HEADINGS = (USER_MESSAGES_HEADING, NAMES_HEADING, ERRORS_HEADING, FOCUS_HEADING)
+_FLOOR_START = re.compile(  # a floor starts at the first line that starts with a heading
+    "^(?:" + "|".join(map(re.escape, (USER_MESSAGES_HEADING, NAMES_HEADING, ERRORS_HEADING,
+                                      FOCUS_HEADING))) + ")",
+    re.MULTILINE,
+)
 _OMITTED = "[{count} user messages left out here for space; recall(query=...) finds them]"
 _OMITTED_COUNT = re.compile(r"^\[(\d+) user messages left out here")
 
@@ -178,32 +181,42 @@ def parse_floor(text: str) -> Floor:
     return Floor(tuple(users), tuple(names), tuple(errors))
 
 
-def names_shown(text: str) -> tuple[str, ...]:
-    """The name-shaped words `text` shows (a letter, and a digit, one of `_./:-` or an
-    inner capital), in order. A name the notes of a memory block show is not printed again
-    in its floor, and `kept_floor` reads it back from the notes: the same rule both ways,
-    so a merge or a later level that loses the notes still keeps the name."""
-    words = (w.rstrip(".,;:!?") for w in _NOTE_TOKEN.findall(text))
-    shaped = (w for w in words if _NAME_SHAPED.match(w))
-    return _unique(name for name, _ in ids.clean((w, ids.NAMED) for w in shaped))
+_HYPHENATED = re.compile(r"(?<![\w./~-])[A-Za-z]\w*(?:-\w+)+(?![\w/-])")  # A-1001, run-2-b
 
 
-def _floor_start(text: str) -> int:
-    found = [s for s in (text.find(h) for h in _FLOOR_HEADINGS) if s >= 0]
-    return min(found) if found else len(text)
+def notes_end(text: str) -> int:
+    """Where the notes of a block end and its floor begins (the end of `text` if no floor)."""
+    match = _FLOOR_START.search(text)
+    return match.start() if match else len(text)
+
+
+def names_shown(notes: str) -> tuple[str, ...]:
+    """The names notes show, found as the floor finds them in prose (paths, and tokens
+    shaped like code: snake_case, dotted, camelCase, with digits), and ids joined by
+    hyphens with a digit in them (A-1001, but not follow-up), in order. A memory block
+    does not print them again in its floor, and `kept_floor` reads them back from its
+    notes by the same rule, so a merge or a later level that loses the notes still keeps
+    the names."""
+    ids_ = ((m.group(), ids.NAMED) for m in _HYPHENATED.finditer(notes)
+            if any(ch.isdigit() for ch in m.group()))
+    found = ids.clean(itertools.chain(ids.paths_in(notes), ids.tokens_in(notes), ids_))
+    return _unique(name for name, _ in found)
 
 
 def kept_floor(text: str) -> Floor:
-    """What a memory block keeps: its printed floor, and the names its notes show (read
-    from the whole block, so a floor heading the notes happen to hold loses nothing)."""
-    return parse_floor(text) + Floor((), names_shown(text), ())
+    """What a memory block keeps: its printed floor, and the names its notes show (paths
+    first, as the floor ranks them)."""
+    printed = parse_floor(text)
+    names = _unique([*printed.names, *names_shown(text[:notes_end(text)])])
+    paths = [n for n in names if ids.is_path(n)]
+    return Floor(printed.user_messages, (*paths, *(n for n in names if not ids.is_path(n))),
+                 printed.error_lines)
 
 
 def kept_tokens(text: str) -> int:
-    """Tokens of a memory block's floor budget it uses: its printed floor, and the names
-    its notes show in its place."""
-    notes = text[:_floor_start(text)]
-    return floor_tokens(text) + sum(map(_name_cost, names_shown(notes)))
+    """Tokens of the floor budget a memory block uses: its printed floor, and the names
+    its notes show in its place (`kept_floor` keeps both)."""
+    return floor_tokens(text) + sum(map(_name_cost, names_shown(text[:notes_end(text)])))
 
 
 def decides(text: str) -> bool:
@@ -339,7 +352,7 @@ def render_floor_parts(
         items = "\n".join("- " + text.replace("\n", "\n  ") for text in users)
         parts["users"] = f"{USER_MESSAGES_HEADING}\n{items}"
     if shown:
-        visible = set(names_shown(shown))
+        visible = set(names_shown(shown[:notes_end(shown)]))
         names = [n for n in names if n not in visible]
     if names:
         parts["names"] = f"{NAMES_HEADING} {', '.join(names)}"
@@ -358,5 +371,5 @@ def render_floor(floor: Floor, budget: int, *, keep_first: bool = False,
 
 def floor_tokens(text: str) -> int:
     """Tokens a block spends on its floor (from the first floor heading on)."""
-    start = _floor_start(text)
+    start = notes_end(text)
     return estimate_tokens(text[start:]) if start < len(text) else 0

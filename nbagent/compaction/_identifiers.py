@@ -59,26 +59,26 @@ _QUOTED = re.compile(r"(['\"`])(?<![\w\\]['\"`])([A-Za-z_][\w./%-]{0,60})\1")
 _KEYWORD = re.compile(r"(\w+)[ \t]*=[ \t]*$")  # what precedes a keyword argument's value
 _BACKTICKED = re.compile(r"`([^`\n]{1,80})`")
 _INFO_ROW = re.compile(r"^\s*\d+\s+(\S+)\s+\d+\s+non-null\s+\S+", re.MULTILINE)
+_DTYPE_WORDS = ("int", "uint", "float", "object", "bool", "datetime", "timedelta", "category",
+                "string", "Int", "Float", "UInt", "boolean", "complex")
 _DTYPE_ROW = re.compile(
-    r"^(\S+)[ \t]{2,}(?:u?int|float|object|bool|datetime|timedelta|category|string|Int|Float|"
-    r"UInt|boolean|complex)\w*(?:\[[\w, :]+\])?[ \t]*$",
+    rf"^(\S+)[ \t]{{2,}}(?:{'|'.join(_DTYPE_WORDS)})\w*(?:\[[\w, :]+\])?[ \t]*$",
     re.MULTILINE,
 )
-_DTYPE_WORDS = ("int", "uint", "float", "object", "bool", "datetime", "timedelta", "category",
-                "string", "Int", "Float", "UInt", "boolean", "complex")  # as in _DTYPE_ROW
 _HEADER_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_|")
 _HEADER_FIELD = re.compile(r"^[A-Za-z_][\w.%/()-]{0,60}$")
 _CELL = re.compile(r"^[A-Za-z_][\w .%/()-]{0,40}$")
 _NUMBER = re.compile(
     r"^[-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?%?$|^(?:NaN|nan|None|True|False)$"
 )
+_ERROR_CLASSES = ("Error", "Exception", "Warning", "Exit", "Interrupt")  # a class name's end
+_ERROR_STARTS = ("ERROR", "Error", "error", "FATAL", "Fatal", "fatal", "FAILED", "Failed")
 _ERROR = re.compile(
-    r"^[ \t]*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt)\b(?::.*)?$"
-    r"|^[ \t]*(?:ERROR|Error|error|FATAL|Fatal|fatal|FAILED|Failed)\b[:\s].*$",
+    rf"^[ \t]*(?:[\w.]+\.)?[A-Z]\w*(?:{'|'.join(_ERROR_CLASSES)})\b(?::.*)?$"
+    rf"|^[ \t]*(?:{'|'.join(_ERROR_STARTS)})\b[:\s].*$",
     re.MULTILINE,
 )
-_ERROR_WORDS = ("Error", "Exception", "Warning", "Exit", "Interrupt", "ERROR", "error", "FATAL",
-                "Fatal", "fatal", "FAILED", "Failed")  # one is in every _ERROR line
+_ERROR_WORDS = (*_ERROR_CLASSES, *_ERROR_STARTS)  # one is in every _ERROR line
 _MENTIONS_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.-]{0,60}$")
 
@@ -152,6 +152,16 @@ def _paths(text: str) -> Iterator[Found]:
         done = len(text) if done < 0 else done
         for match in _PATHS.finditer(text, start, done):
             yield match.group(), PATH
+
+
+def paths_in(text: str) -> Iterator[Found]:
+    """Paths and URLs anywhere in `text` (not only a window of it)."""
+    return _paths(text)
+
+
+def tokens_in(text: str) -> Iterator[Found]:
+    """Tokens shaped like code anywhere in `text`, seen in passing."""
+    return _tokens(text, TOKEN)
 
 
 def is_path(name: str) -> bool:

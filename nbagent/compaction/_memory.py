@@ -37,6 +37,7 @@ from ._floor import (
     extract_floor,
     kept_floor,
     kept_tokens,
+    notes_end,
     render_floor,
 )
 from ._render import RESULT_CHARS, render_message, render_transcript
@@ -67,8 +68,6 @@ FLOOR_ONLY = "(No notes: {why}. What follows was kept by code, verbatim.)"
 _NOT_CALLED = "the summarizer was not called"
 _NOT_USABLE = "the summarizer's notes were not usable"
 _WORD = re.compile(r"[A-Za-z][A-Za-z_]{5,}")
-_FLOOR_START = re.compile(r"^(?:User messages \(verbatim|Names:|Error lines:|Compacted with)",
-                          re.MULTILINE)
 
 
 def validate_notes(text: str, floor: Floor) -> list[str]:
@@ -108,8 +107,7 @@ def _block(notes: str | None, floor: Floor, budget: int, why: str = _NOT_USABLE,
 def _notes(block: Message) -> str | None:
     """The summarizer's notes in a memory block (None when it kept the floor alone)."""
     text = str(block["content"])[len(MEMORY_HEADER):]
-    match = _FLOOR_START.search(text)
-    notes = (text[: match.start()] if match else text).strip()
+    notes = text[:notes_end(text)].strip()
     return None if not notes or notes.startswith("(No notes:") else notes
 
 

@@ -18,7 +18,7 @@ DIGEST_CHARS = 400
 def snip_old_tools(
     messages: Sequence[Message],
     *,
-    keep_recent_turns: int = 10,
+    keep_recent_turns: int = 8,
     target_tokens: int | None = None,
     min_chars: int = DEFAULT_MIN_CHARS,
     min_free_tokens: int = 0,

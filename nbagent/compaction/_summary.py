@@ -24,7 +24,13 @@ from ._common import (
     pending_start,
     prefix_sums,
 )
-from ._floor import default_budget, extract_floor, floor_tokens, render_floor_parts
+from ._floor import (
+    default_budget,
+    extract_floor,
+    floor_tokens,
+    kept_tokens,
+    render_floor_parts,
+)
 from ._render import RESULT_CHARS, render_message
 
 SECTIONS = (
@@ -207,8 +213,9 @@ def full_compact(
     sections = {} if looks_like_error(reply.text) else parse_sections(reply.text)
     latest = next((i for i in reversed(indexes) if is_plain_user(messages[i])), None)
     keep_latest = keep_latest_user and latest is not None
-    carried = sum(floor_tokens(str(messages[i]["content"])) for i in indexes
-                  if is_memory(messages[i]) or is_summary(messages[i]))
+    carried = sum((kept_tokens if is_memory(messages[i]) else floor_tokens)(
+        str(messages[i]["content"])) for i in indexes
+        if is_memory(messages[i]) or is_summary(messages[i]))
     floor_budget = (floor_tokens_budget if floor_tokens_budget is not None
                     else default_budget(sums[-1], carried))
     floor = render_floor_parts(extract_floor(span), floor_budget, keep_first=True,
