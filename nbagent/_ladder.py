@@ -2,10 +2,10 @@
 trigger, each a named `list → list` function, so the ladder can be printed, tested and
 changed without reading the controller. The controller runs the list and keeps the state.
 
-    auto      L1 snip → L2 memory → L3 summary (only if L2 could not run); the
-              controller stops after a level that leaves at most the compact target
-              (`compact_target_ratio` of the trigger), so a snip that lands just
-              under the trigger does not end it
+    auto      L1 snip → L2 memory → L3 summary (only if L2 could not run); L2 is
+              skipped once the history is at or under the compact target
+              (`compact_target_ratio` of the trigger), the fallbacks once it is under
+              the trigger: a snip that lands just under the trigger does not end it
     manual    the same, always past L1
               (with no summarizer, or the breaker open for auto: L1 → floor)
     midloop   L1 snip to the mid-loop target (or the auto ladder, if configured)
