@@ -9,7 +9,8 @@ code, a printed table or a traceback, an answer). Every level gets the per-messa
 counts a `History` already holds; "count from scratch" estimates every message once,
 which is what a level does when given no counts. The summarizer is an instant stub, so
 the figures are the levels' own cost. Ratios, not seconds: the machines are noisy; each
-figure is the best of a few runs, with the sizes interleaved.
+figure is the best of several runs, with the sizes interleaved, timed in this process's
+CPU time (time another program takes from the shared cores does not count).
 """
 
 from __future__ import annotations
@@ -151,9 +152,9 @@ def measure(repeats: int = 3) -> dict[int, dict[str, float]]:
             for name, run in runs[size].items():
                 gc.collect()
                 gc.disable()  # as timeit does: the collector's pauses depend on the whole heap
-                started = time.perf_counter()
+                started = time.process_time()
                 run()
-                elapsed = time.perf_counter() - started
+                elapsed = time.process_time() - started
                 gc.enable()
                 best[size][name] = min(best[size].get(name, elapsed), elapsed)
     return best
@@ -186,7 +187,7 @@ def report(best: dict[int, dict[str, float]]) -> tuple[str, list[str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print seconds as JSON")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=15)
     args = parser.parse_args()
     best = measure(args.repeats)
     if args.json:
@@ -200,7 +201,8 @@ Each level, a whole `maybe_compact` (its summarizer an instant stub) and the cou
 histories of data-science rounds, as a ratio to one tiktoken o200k_base pass over the same
 text (1.00× = as long as tiktoken takes; at 1M tokens that pass took {seconds:.2f} s here).
 Every level is given the per-message counts the history already holds; "count from
-scratch" is what estimating every message once costs. Best of {args.repeats} runs.
+scratch" is what estimating every message once costs. Best of {args.repeats} runs, in CPU
+time.
 
 {table}
 
