@@ -6,7 +6,6 @@ from them (so a merge or a later level keeps it), and bounded in tokens.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -181,9 +180,6 @@ def parse_floor(text: str) -> Floor:
     return Floor(tuple(users), tuple(names), tuple(errors))
 
 
-_HYPHENATED = re.compile(r"(?<![\w./~-])[A-Za-z]\w*(?:-\w+)+(?![\w/-])")  # A-1001, run-2-b
-
-
 def notes_end(text: str) -> int:
     """Where the notes of a block end and its floor begins (the end of `text` if no floor)."""
     match = _FLOOR_START.search(text)
@@ -191,16 +187,10 @@ def notes_end(text: str) -> int:
 
 
 def names_shown(notes: str) -> tuple[str, ...]:
-    """The names notes show, found as the floor finds them in prose (paths, and tokens
-    shaped like code: snake_case, dotted, camelCase, with digits), and ids joined by
-    hyphens with a digit in them (A-1001, but not follow-up), in order. A memory block
-    does not print them again in its floor, and `kept_floor` reads them back from its
-    notes by the same rule, so a merge or a later level that loses the notes still keeps
-    the names."""
-    ids_ = ((m.group(), ids.NAMED) for m in _HYPHENATED.finditer(notes)
-            if any(ch.isdigit() for ch in m.group()))
-    found = ids.clean(itertools.chain(ids.paths_in(notes), ids.tokens_in(notes), ids_))
-    return _unique(name for name, _ in found)
+    """The names notes show (`ids.names_in_notes`), in order. A memory block does not
+    print them again in its floor, and `kept_floor` reads them back from its notes by the
+    same rule, so a merge or a later level that loses the notes still keeps the names."""
+    return _unique(name for name, _ in ids.clean(ids.names_in_notes(notes)))
 
 
 def kept_floor(text: str) -> Floor:
@@ -208,8 +198,7 @@ def kept_floor(text: str) -> Floor:
     first, as the floor ranks them)."""
     printed = parse_floor(text)
     names = _unique([*printed.names, *names_shown(text[:notes_end(text)])])
-    paths = [n for n in names if ids.is_path(n)]
-    return Floor(printed.user_messages, (*paths, *(n for n in names if not ids.is_path(n))),
+    return Floor(printed.user_messages, tuple(sorted(names, key=lambda n: not ids.is_path(n))),
                  printed.error_lines)
 
 

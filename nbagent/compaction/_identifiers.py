@@ -81,6 +81,7 @@ _ERROR = re.compile(
 _ERROR_WORDS = (*_ERROR_CLASSES, *_ERROR_STARTS)  # one is in every _ERROR line
 _MENTIONS_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.-]{0,60}$")
+_HYPHENATED = re.compile(r"(?<![\w./~-])[A-Za-z]\w*(?:-\w+)+(?![\w/-])")  # A-1001, run-2-b
 
 # Library aliases and generic attributes: a call on them names no data of the user's.
 _MODULES = frozenset(
@@ -152,16 +153,6 @@ def _paths(text: str) -> Iterator[Found]:
         done = len(text) if done < 0 else done
         for match in _PATHS.finditer(text, start, done):
             yield match.group(), PATH
-
-
-def paths_in(text: str) -> Iterator[Found]:
-    """Paths and URLs anywhere in `text` (not only a window of it)."""
-    return _paths(text)
-
-
-def tokens_in(text: str) -> Iterator[Found]:
-    """Tokens shaped like code anywhere in `text`, seen in passing."""
-    return _tokens(text, TOKEN)
 
 
 def is_path(name: str) -> bool:
@@ -299,6 +290,16 @@ def names_in_arguments(arguments: str) -> Iterator[Found]:
         yield from _paths(text)
         yield from _code(text)
         yield from _tokens(text, TOKEN)
+
+
+def names_in_notes(text: str) -> Iterator[Found]:
+    """Names in a summarizer's notes, all of them (no window): paths, tokens shaped like
+    code, and ids joined by hyphens with a digit in them (A-1001, but not follow-up)."""
+    yield from _paths(text)
+    yield from _tokens(text, TOKEN)
+    for match in _HYPHENATED.finditer(text):
+        if any(ch.isdigit() for ch in match.group()):
+            yield match.group(), NAMED
 
 
 def names_in_output(text: str) -> Iterator[Found]:
