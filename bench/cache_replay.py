@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from nbagent import CompactionController, History, Settings, thresholds
-from nbagent._output import cap_output, output_cap
 from nbagent.compaction import SECTIONS
+from nbagent.engine._output import cap_output, output_cap
 
 BUDGET = 98_400
 FIRST_REQUEST = "Refactor the provider layer."

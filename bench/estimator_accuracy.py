@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 import corpora
 from report import write_section
 
-from nbagent import _tokens
-from nbagent._tokens import estimate_tokens
+from nbagent.engine import _tokens
+from nbagent.engine._tokens import estimate_tokens
 
 # Weights that follow o200k's pre-tokenizer (one token per piece) stay fixed; the rest
 # are fitted. Non-ASCII weights are pulled towards what byte-level BPE spends on such a
@@ -163,7 +163,7 @@ def main() -> None:
         + ", ".join(f"{k} {v:.1f}×" for k, v in speed.items())
         + " (target: at least 1×).\n\n"
         "The estimator is the fallback. Where the model's tokenizer is at hand offline, "
-        "`nbagent._counters.counter_for` counts exactly: OpenAI models with tiktoken "
+        "`nbagent.agent.models._counters.counter_for` counts exactly: OpenAI models with tiktoken "
         "(o200k_base, or cl100k_base for GPT-4 and 3.5) from the files litellm ships, "
         "DeepSeek V3/R1 with the tokenizer file litellm ships; the embedded model with its "
         "own chat template and tokenizer, in process. Real usage calibrates either."

@@ -508,8 +508,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     summarizers = dict(SUMMARIZERS)
     notes = []
     if args.local:
-        from nbagent import local
-        from nbagent._llm import summarizer
+        from nbagent.agent.models import _local as local
+        from nbagent.agent.models._llm import summarizer
 
         model = local.local_model(n_ctx=WINDOW, max_tokens=local.SUMMARY_TOKENS)
         summarizers[LOCAL] = summarizer(model)

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from nbagent import Agent, Settings, tool
-from nbagent._archive import Archive, read_records
-from nbagent._markers import is_block, is_pins
+from nbagent.agent.archive._archive import Archive, read_records
+from nbagent.engine._markers import is_block, is_pins
 from nbagent.testing import ScriptedModel, ScriptedSummarizer, Step, calls, reply
 
 WINDOW = 16_384

@@ -10,12 +10,17 @@ litellm nor IPython nor ipywidgets.
 
 from __future__ import annotations
 
-from ._agent import Agent
-from ._breakdown import Breakdown
-from ._controller import CompactionController
-from ._current import current, new_session, reset, set_current
-from ._decision import Decision
-from ._exceptions import (
+from .agent._agent import Agent
+from .agent._current import current, new_session, reset, set_current
+from .agent._loop import ChatResult
+from .agent._session import Session
+from .agent.models._llm import LiteLLMModel, RetryPolicy
+from .agent.providers._errors import classify_error, is_context_overflow
+from .agent.tools._tool import Tool, tool
+from .engine._breakdown import Breakdown
+from .engine._controller import CompactionController
+from .engine._decision import Decision
+from .engine._exceptions import (
     ArchiveError,
     BusyError,
     CompactionFailed,
@@ -26,25 +31,20 @@ from ._exceptions import (
     NbagentError,
     NbagentWarning,
 )
-from ._history import History, validate_messages
-from ._ladder import Level, levels_for
-from ._llm import LiteLLMModel, RetryPolicy
-from ._loop import ChatResult
-from ._provider_errors import classify_error, is_context_overflow
-from ._session import Session
-from ._settings import Settings
-from ._thresholds import ContextState, Thresholds, context_state, thresholds
-from ._tokens import Usage, estimate_message_tokens, estimate_tokens
-from ._tools import Tool, tool
-from ._window import WindowInfo, resolve_window
-from .compaction._limits import parse_token_limits
+from .engine._history import History, validate_messages
+from .engine._ladder import Level, levels_for
+from .engine._settings import Settings
+from .engine._thresholds import ContextState, Thresholds, context_state, thresholds
+from .engine._tokens import Usage, estimate_message_tokens, estimate_tokens
+from .engine._window import WindowInfo, resolve_window
+from .engine.compaction._limits import parse_token_limits
 
 __version__ = "0.1.0"
 
 
 def load_ipython_extension(shell: object) -> None:
     """`%load_ext nbagent`: register %%chat, %chat, %compact, %context, %pin and %nbagent."""
-    from ._magics import load
+    from .widgets._magics import load
 
     load(shell)
 

@@ -21,26 +21,28 @@ import pytest
 
 ROOT = Path(__file__).parents[1]
 PACKAGE = ROOT / "nbagent"
-ENGINE = {
-    "nbagent._exceptions", "nbagent._settings", "nbagent._tokens", "nbagent._history",
-    "nbagent._markers", "nbagent._window", "nbagent._thresholds", "nbagent._tracker",
-    "nbagent._decision", "nbagent.events", "nbagent._ladder", "nbagent._controller",
-    "nbagent._breakdown", "nbagent._output", "nbagent.compaction",
-}
-NOTEBOOK = {"nbagent._magics", "nbagent.widgets"}
-TOP = {"nbagent"}  # the package root re-exports from every room
+# a module's room is the folder it lives in; modules at the root are public facades
+ROOMS = {"engine": PACKAGE / "engine", "agent": PACKAGE / "agent", "notebook": ROOT / "widgets"}
 FORBIDDEN_IN_ENGINE = {"litellm", "IPython", "ipywidgets", "tiktoken", "anywidget"}
-LLM_MODULES = {"nbagent._litellm"}  # the one door to litellm
+LLM_MODULES = {"nbagent.agent.models._litellm"}  # the one door to litellm
 
 
-def module_files() -> Iterator[tuple[str, Path]]:
+def module_files() -> Iterator[tuple[str, Path, str]]:
+    """Every module with its dotted name and its room (from its path)."""
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = path.relative_to(ROOT).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        yield name, path
-    for path in sorted((ROOT / "widgets").rglob("*.py")):
-        stem = path.relative_to(ROOT / "widgets").with_suffix("").parts
-        yield ".".join(("nbagent.widgets", *[p for p in stem if p != "__init__"])), path
+        yield name, path, room_of(path)
+    for path in sorted(ROOMS["notebook"].rglob("*.py")):
+        stem = path.relative_to(ROOMS["notebook"]).with_suffix("").parts
+        yield ".".join(("nbagent.widgets", *[p for p in stem if p != "__init__"])), path, "notebook"
+
+
+def room_of(path: Path) -> str:
+    for name, folder in ROOMS.items():
+        if folder in path.parents:
+            return name
+    return "top"
 
 
 def imports_of(name: str, path: Path) -> set[str]:
@@ -63,17 +65,13 @@ def imports_of(name: str, path: Path) -> set[str]:
     return found
 
 
-GRAPH = {name: imports_of(name, path) for name, path in module_files()}
+FILES = list(module_files())
+GRAPH = {name: imports_of(name, path) for name, path, _ in FILES}
+ROOM = {name: where for name, _, where in FILES}
 
 
 def room(module: str) -> str:
-    if module in TOP:
-        return "top"
-    if any(module == m or module.startswith(m + ".") for m in ENGINE):
-        return "engine"
-    if any(module == m or module.startswith(m + ".") for m in NOTEBOOK):
-        return "notebook"
-    return "agent"
+    return ROOM[module]
 
 
 def ours(imported: set[str]) -> set[str]:
@@ -86,11 +84,33 @@ RANK = {"engine": 0, "agent": 1, "notebook": 2, "top": 3}
 
 @pytest.mark.parametrize("name", sorted(GRAPH))
 def test_no_door_runs_upward(name: str) -> None:
+    """A room imports only rooms below it; the notebook room may use the public facades."""
+    allowed_up = {"top"} if room(name) == "notebook" else set()
     upward = sorted(m for m in ours(GRAPH[name])
-                    if RANK[room(m)] > RANK[room(name)] and m != "nbagent")
-    if room(name) != "top":
-        upward += ["nbagent"] if "nbagent" in GRAPH[name] and room(name) != "notebook" else []
+                    if RANK[room(m)] > RANK[room(name)] and room(m) not in allowed_up)
     assert upward == [], f"{name} ({room(name)}) imports {upward}"
+
+
+def test_every_module_has_a_room_from_its_path() -> None:
+    """No hand-kept list: a new file's folder decides its room, and the root holds only
+    facades (the package root, events, compaction, testing, local, demo)."""
+    assert {room(name) for name in GRAPH} == {"engine", "agent", "notebook", "top"}
+    facades = sorted(name for name in GRAPH if room(name) == "top")
+    assert all(name.count(".") <= 1 and not name.split(".")[-1].startswith("_")
+               for name in facades), facades
+
+
+@pytest.mark.parametrize("name", sorted(m for m in GRAPH
+                                        if room(m) == "top" and m != "nbagent"))
+def test_a_root_module_only_re_exports(name: str) -> None:
+    """A facade holds no logic: imports, `__all__`, docstrings, and at most a `__main__` guard."""
+    path = next(p for n, p, _ in FILES if n == name)
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        ok = isinstance(node, (ast.ImportFrom, ast.Import)) or (
+            isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)) or (
+            isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets]
+            == ["__all__"]) or (isinstance(node, ast.If) and "__main__" in ast.unparse(node.test))
+        assert ok, f"{name} line {node.lineno} is not a re-export"
 
 
 @pytest.mark.parametrize("name", sorted(m for m in GRAPH if room(m) == "notebook"))

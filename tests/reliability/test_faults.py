@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, ModelCallError, RetryPolicy, Settings, tool, validate_messages
-from nbagent._archive import Archive, read_records, replay
-from nbagent._exceptions import NbagentWarning
-from nbagent._loop import INTERRUPTED
-from nbagent._markers import is_memory, is_summary
+from nbagent.agent._loop import INTERRUPTED
+from nbagent.agent.archive._archive import Archive, read_records, replay
+from nbagent.engine._exceptions import NbagentWarning
+from nbagent.engine._markers import is_memory, is_summary
 from nbagent.events import Event, ToolStarted
 from nbagent.testing import (
     ScriptedModel,

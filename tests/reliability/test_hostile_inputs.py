@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, Settings, tool, validate_messages
-from nbagent._archive import read_records, recall, replay
-from nbagent._markers import is_memory, is_summary
+from nbagent.agent.archive._archive import read_records, recall, replay
+from nbagent.engine._markers import is_memory, is_summary
 from nbagent.testing import ScriptedModel, ScriptedSummarizer, Step, calls, reply
 from tests.helpers import nine_sections
 

@@ -1,0 +1,428 @@
+"""`Agent`: what the user configured — the model, the summarizing model, the system
+prompt, the tools, the namespace the built-in tools see, settings overrides — and the
+current `Session` (what changes). The chat loop lives in `_loop` as plain functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+import __main__
+
+from ..engine._breakdown import Breakdown, context_breakdown
+from ..engine._controller import CompactionController
+from ..engine._decision import Decision
+from ..engine._events import ContextChanged, EventStream, Status
+from ..engine._history import History
+from ..engine._settings import ENV_PREFIX, Settings
+from ..engine._thresholds import ContextState, thresholds
+from ..engine._window import WindowInfo, resolve_window
+from ..engine.compaction import Summarizer, with_notebook_state
+from ._loop import ChatResult, run_chat
+from ._session import Session
+from .archive import _archive
+from .archive._redact import redact
+from .models._llm import ChatModel, LiteLLMModel, RetryPolicy, model_info, summarizer
+from .models._resolve import (
+    LOCAL_MODEL,
+    EmbeddedModel,
+    chat_model,
+    compact_model,
+    is_local,
+    request_counter,
+)
+from .models._server_info import probe_window
+from .tools._builtin import notebook_tools
+from .tools._namespace import expand_cell_references, notebook_state
+from .tools._tool import Tool, as_tool
+
+NOTEBOOK_STATE_TOKENS = 1_500  # at a 200K window; scaled down with the window
+ALIASES = {"window": "max_context_tokens"}  # the short names %nbagent accepts
+NOTICE = ("answers come from the embedded SmolLM2-135M, a very small model (no API key, no "
+          "network); %nbagent model=NAME picks any litellm model")
+DEFAULT_SYSTEM = (
+    "You are a data-science assistant working inside the user's Jupyter notebook. Use the "
+    "tools to look at their variables and files before answering; quote exact names; keep "
+    "answers short and concrete."
+)
+
+
+class Agent:
+    """A tool-using chat agent whose history never outgrows the model's window.
+
+        agent = Agent(model="anthropic/claude-sonnet-4-20250514", tools=[describe])
+        result = agent.chat("Which columns of sales_df have missing values?")
+        print(result.text, agent.context_state().percent_left)
+
+    Configuring an agent starts nothing and writes nothing: the embedded model's
+    server starts on the first chat, the archive file appears with the first message.
+
+    Args:
+        model: a litellm model name or a model object (`LiteLLMModel`,
+            `nbagent.testing.ScriptedModel`); default `NBAGENT_MODEL`, else the
+            embedded local model (`"local"`, no API key needed).
+        compact_model: the model that writes summaries (name or object);
+            default `NBAGENT_COMPACT_MODEL`, else a small model of the same provider.
+        tools: functions (or `@tool`s) the model may call, beside the built-ins.
+        system: the system prompt; it is never edited by compaction.
+        namespace: the variables the built-in tools see (default: `__main__`'s).
+        builtin_tools: offer list_variables, describe_variable, read_file, read_output,
+            recall (and python when `enable_python` is set).
+        settings: fixed settings, or overrides (a dict) on top of the environment's.
+        retry: how transient model failures are retried.
+        summarize: the compaction summarizer; by default the compaction model.
+        session_id: names the session's archive file (default: a new, dated id);
+            `archive=False` keeps no archive.
+    """
+
+    def __init__(
+        self,
+        model: str | ChatModel | None = None,
+        *,
+        compact_model: str | ChatModel | None = None,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        system: str = DEFAULT_SYSTEM,
+        namespace: dict[str, Any] | None = None,
+        builtin_tools: bool = True,
+        settings: Settings | dict[str, Any] | None = None,
+        retry: RetryPolicy | None = None,
+        summarize: Summarizer | None = None,
+        session_id: str | None = None,
+        archive: bool = True,
+    ) -> None:
+        self._fixed = settings if isinstance(settings, Settings) else None
+        self.overrides: dict[str, Any] = dict(settings) if isinstance(settings, dict) else {}
+        current = self.settings()
+        self.model: ChatModel = self._announced(chat_model(model, current))
+        self.notice: str | None = (NOTICE if model is None and current.model is None
+                                   and not current.local_model_path else None)
+        self._compact_spec = compact_model
+        self._summarize = summarize
+        self.system = system
+        self.namespace = namespace if namespace is not None else vars(__main__)
+        self.builtin_tools = builtin_tools
+        self.extra_tools = [as_tool(t) for t in tools]
+        self.retry = retry or RetryPolicy()
+        self.tools: dict[str, Tool] = {}
+        self._request_count: tuple[Any, int] = (None, 0)
+        self._probed: set[int] = set()
+        self.session: Session
+        self._new_session(session_id, archive)
+
+    # -- configuration -------------------------------------------------------------------
+
+    def settings(self) -> Settings:
+        """The settings now: fixed ones, or the environment's with this agent's overrides."""
+        if self._fixed is not None:
+            if not self.overrides:
+                return self._fixed
+            return Settings(**{**self._fixed.model_dump(), **self.overrides})
+        return Settings.from_env(overrides=self.overrides)
+
+    def configure(self, **changes: Any) -> Settings:
+        """Change settings for this agent only, by field name or alias (`window=8192`,
+        `enable_python=True`, `model="local"`); a new `model` switches the model.
+        Unknown names and bad values raise `ValueError`; nothing changes then."""
+        model = changes.pop("model", None)
+        overrides = {ALIASES.get(key, key): value for key, value in changes.items()}
+        unknown = sorted(set(overrides) - set(Settings.model_fields))
+        if unknown:
+            raise ValueError(f"unknown setting(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(sorted([*Settings.model_fields, *ALIASES]))}")
+        try:
+            Settings(**{**self.settings().model_dump(), **overrides})
+        except ValidationError as error:
+            raise ValueError(str(error).splitlines()[-1].strip()) from None
+        self.overrides.update(overrides)
+        if "enable_python" in overrides:
+            self._offer_tools()
+        if "compact_model" in overrides:
+            self._compact_spec = overrides["compact_model"] or None
+            self._rewire_summarizer()
+        if model is not None:
+            self.overrides["model"] = model
+            self.use_model(model)
+        return self.settings()
+
+    def describe(self) -> str:
+        """The settings that differ from the defaults, and the session, in a few lines."""
+        current, defaults = self.settings(), Settings()
+        lines = [f"{ENV_PREFIX}{name.upper()} = {value!r}"
+                 for name, value in current.model_dump().items()
+                 if value != getattr(defaults, name)]
+        window = self.session.window()
+        lines.append(f"session {self.session.id}: model {self.model.name} (window "
+                     f"{window.raw_window:,} from {window.source}), {len(self.history)} "
+                     f"messages, tools {', '.join(self.tools) or 'none'}")
+        return "\n".join(lines)
+
+    def take_notice(self) -> str | None:
+        """A one-time notice for the user (e.g. which model answers), then None."""
+        notice, self.notice = self.notice, None
+        return notice
+
+    def use_model(self, model: str | ChatModel) -> ChatModel:
+        """Chat with `model` from now on, in the same session (`"local"`: the embedded one)."""
+        self.model = self._announced(chat_model(model, self.settings()))
+        self.session.learned_window = None
+        self.session.count_with(self._count_text())
+        self._rewire_summarizer()
+        self.session.announce_state()
+        return self.model
+
+    def _announced(self, model: ChatModel) -> ChatModel:
+        """The embedded model says on the event stream when its server starts (slow)."""
+        if isinstance(model, EmbeddedModel):
+            model.on_start = lambda: self.events.emit(Status("starting the local model…"))
+        return model
+
+    def add_tool(self, candidate: Tool | Callable[..., Any]) -> Tool:
+        """Offer one more tool (a function or a `@tool`); a tool of the same name is replaced."""
+        made = as_tool(candidate)
+        self.extra_tools = [t for t in self.extra_tools if t.name != made.name] + [made]
+        self.tools[made.name] = made
+        return made
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        return [t.schema for t in self.tools.values()]
+
+    def _offer_tools(self) -> None:
+        offered = notebook_tools(
+            self.namespace, self.session.store, enable_python=self.settings().enable_python,
+            archive=lambda: self.session.archive,
+        ) if self.builtin_tools else []
+        self.tools = {t.name: t for t in [*offered, *self.extra_tools]}
+
+    def _summarizing(self) -> tuple[Summarizer, int | None]:
+        """The summarizer and the input window of the model behind it (None when the user
+        passed their own summarizer)."""
+        if self._summarize is not None:
+            return self._summarize, None
+        writer = compact_model(self._compact_spec, self.model, self.settings())
+        window = thresholds(resolve_window(
+            writer.name, settings=self.settings(), model_info=model_info,
+            reported=(writer.context_window, writer.max_output))).effective_window
+        return summarizer(writer, self.retry, timeout=lambda: min(
+            self.settings().summary_timeout_s, self.settings().max_chat_seconds)), window
+
+    def _rewire_summarizer(self) -> None:
+        """After the chat or the compaction model changed: summaries from the new one."""
+        controller = self.session.controller
+        controller.summarize, controller.summarizer_window = self._summarizing()
+
+    def window(self, learned: int | None = None) -> WindowInfo:
+        """The current model's context window, and where the number came from. A model on
+        a local OpenAI-compatible server is asked for its real window once."""
+        model = self.model
+        if (isinstance(model, LiteLLMModel) and model.api_base and model.context_window is None
+                and id(model) not in self._probed):
+            self._probed.add(id(model))
+            found = probe_window(model.api_base, model.name)
+            if found is not None:
+                model.context_window = found[0]
+        return resolve_window(self.model.name, settings=self.settings(), model_info=model_info,
+                              reported=(self.model.context_window, self.model.max_output),
+                              learned=learned)
+
+    # -- sessions --------------------------------------------------------------------------
+
+    def _new_session(self, session_id: str | None, archive: bool) -> Session:
+        summarize, summarizer_window = self._summarizing()
+        data = self.settings().data_dir
+        session = Session(
+            system=self.system,
+            window=self.window,
+            count=self._count,
+            settings=self.settings,
+            summarize=summarize,
+            summarizer_window=summarizer_window,
+            session_id=session_id,
+            archive=archive,
+            data_dir=Path(data).expanduser() if data else None,
+            model_name=lambda: self.model.name,
+            refresh=self._with_notebook_state,
+            count_text=self._count_text(),
+        )
+        self.session = session
+        self._offer_tools()
+        return session
+
+    def _count(self, history: History) -> int:
+        """Tokens the next request would occupy: the model's own count of the whole request
+        where it has one (cached per history state), else the tracker's."""
+        exact = request_counter(self.model)
+        if exact is None:
+            return self.session.tracker.count(history, model=self.model.name,
+                                              tools=self.tool_schemas())
+        key = (id(history), history.generation, len(history), tuple(self.tools), id(self.model))
+        if self._request_count[0] != key:
+            last = history[-1]
+            # a finished turn: the next request opens a new one, with the tools shown
+            done = last["role"] == "assistant" and not last.get("tool_calls")
+            count = exact(history.messages, self.tool_schemas(), "auto" if done else None)
+            self._request_count = (key, int(count))
+        return self._request_count[1]
+
+    def _count_text(self) -> Callable[[str], int] | None:
+        """The model's own tokenizer, when it has one (else the estimator counts)."""
+        exact = getattr(self.model, "count_text", None)
+        return exact() if callable(exact) else None
+
+    def notebook_state(self) -> str | None:
+        """The bounded listing of the namespace's variables (None when there are none)."""
+        budget = max(100, self.session.controller.thresholds().scaled(NOTEBOOK_STATE_TOKENS))
+        state = notebook_state(self.namespace, max_tokens=budget)
+        return redact(state) if state is not None else None  # it goes to the provider
+
+    def _with_notebook_state(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """After a compaction: one fresh notebook-state block replaces the previous one."""
+        return with_notebook_state(messages, self.notebook_state())
+
+    def new_session(self, session_id: str | None = None, *, archive: bool = True) -> Session:
+        """Start a fresh conversation with the same configuration. The old session's
+        archive is released, and its event subscribers stay with it."""
+        self.session.close()
+        return self._new_session(session_id, archive)
+
+    # -- pins ----------------------------------------------------------------------------
+
+    def pin(self, text: str | None = None, *, message: int | None = None) -> list[str]:
+        """Keep a fact verbatim through every compaction: `text`, or the content of the
+        history's message at index `message`. Returns the pins now."""
+        if message is not None:
+            text = str(self.history[message].get("content") or "")
+        if not text or not text.strip():
+            raise ValueError("Nothing to pin: give a text or a message index.")
+        self.session.set_pins([*self.session.pins, text])
+        return list(self.session.pins)
+
+    def unpin(self, which: int | str) -> list[str]:
+        """Remove a pin by its position (0-based) or its exact text. Returns the pins now."""
+        pins = list(self.session.pins)
+        if isinstance(which, int):
+            if not 0 <= which < len(pins):
+                raise ValueError(f"There is no pin {which}; there are {len(pins)}.")
+            del pins[which]
+        elif which.strip() in pins:
+            pins.remove(which.strip())
+        else:
+            raise ValueError(f"No pin reads {which!r}.")
+        self.session.set_pins(pins)
+        return pins
+
+    def pins(self) -> list[str]:
+        """The facts kept verbatim through every compaction."""
+        return list(self.session.pins)
+
+    def expand_references(self, text: str, *, errors: dict[int, str] | None = None) -> str:
+        """jupyter-ai's conventions in a message: `{name}` inserts a variable's value;
+        `In[3]`, `Out[3]`, `Err[3]` attach that cell's input, output or error."""
+        namespace = self.namespace
+        cells = namespace.get("In")
+        outputs = namespace.get("Out")
+        return expand_cell_references(
+            text, namespace, In=cells if isinstance(cells, list) else None,
+            Out=outputs if isinstance(outputs, dict) else None, errors=errors)
+
+    @classmethod
+    def resume(cls, session: str | Path, **options: Any) -> Agent:
+        """Rebuild a session from its archive (after a kernel restart): the history as it
+        last stood, the full tool outputs, and the breaker's failure count. `session` is a
+        session id or an archive file's path (later records go to that same file);
+        `options` go to `Agent` (e.g. `model=`)."""
+        path = Path(session)
+        settings = options.get("settings")
+        data = settings.get("data_dir") if isinstance(settings, dict) else (
+            settings.data_dir if isinstance(settings, Settings) else None)
+        archive = (_archive.Archive.at(path) if path.suffix == ".jsonl" or path.is_file()
+                   else _archive.Archive(str(session), Path(data).expanduser() if data else None))
+        try:
+            replay = _archive.replay(archive.path)
+            if replay.model is not None and "model" not in options:
+                options["model"] = LOCAL_MODEL if is_local(replay.model) else replay.model
+            options.setdefault("system", replay.messages[0]["content"])
+            agent = cls(session_id=replay.session_id or archive.path.stem, archive=False,
+                        **options)
+        except BaseException:
+            archive.close()
+            raise
+        agent.session.restore(replay)
+        agent.session.attach_archive(archive, include_current=False)
+        for call_id in agent.history.pending_tool_calls:  # the process died mid-tool
+            agent.session.add({"role": "tool", "tool_call_id": call_id,
+                               "content": "Interrupted: the session ended before this tool "
+                                          "call finished."})
+        state = agent._with_notebook_state(agent.history.messages)
+        if state != agent.history.messages:  # the live kernel is the ground truth
+            agent.session.rewrite(state)
+        return agent
+
+    # -- the session, for convenience -------------------------------------------------------
+
+    @property
+    def history(self) -> History:
+        return self.session.history
+
+    @property
+    def events(self) -> EventStream:
+        return self.session.events
+
+    @property
+    def controller(self) -> CompactionController:
+        return self.session.controller
+
+    @property
+    def cost(self) -> float:
+        return self.session.cost
+
+    @property
+    def session_id(self) -> str:
+        return self.session.id
+
+    def context_state(self) -> ContextState:
+        """How full the context is now (what the meter shows)."""
+        return self.session.context_state()
+
+    def breakdown(self) -> Breakdown:
+        """What fills the window now, by kind (what `%context` shows)."""
+        return context_breakdown(self.history, self.tool_schemas(), self.context_state(),
+                                 self.session.tracker.count_text)
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def chat(
+        self,
+        text: str,
+        *,
+        on_text: Callable[[str], None] | None = None,
+        tool_choice: str | None = None,
+        exchange: str | None = None,
+    ) -> ChatResult:
+        """Send a user message and run the tool loop until the model answers.
+
+        `on_text` receives the reply's text as it streams. `tool_choice` names a
+        tool the model must call first ("none" forbids tools; later requests of
+        the turn are free to choose). `exchange` names where the message came from
+        (a notebook cell): a later chat with the same name replaces this exchange.
+        Raises `ModelCallError` (with what to do) when the model cannot be reached or
+        the prompt cannot be made to fit, and
+        `BusyError` while another chat runs. Whatever ends a turn early, even an
+        interrupt, leaves a valid history.
+        """
+        return run_chat(self, self.session, text, on_text=on_text, tool_choice=tool_choice,
+                        exchange=exchange)
+
+    def compact(self, focus: str | None = None) -> Decision:
+        """Compact now (what `%compact` does), with optional focus instructions."""
+        with self.session.turn():
+            return self.session.controller.compact_now(self.history, focus=focus)
+
+    def undo_compaction(self) -> None:
+        """Restore the history as it was before the last compaction (`%compact --undo`),
+        as long as nothing was added since; otherwise `NbagentError` says why."""
+        self.session.controller.undo(self.history)
+        self.events.emit(ContextChanged(self.context_state(), self.cost))

@@ -1,0 +1,270 @@
+"""The one door to models. Every model call — chat and summaries — goes through
+`call_model`, which retries transient failures with tenacity; `LiteLLMModel` is
+the real model behind it, and nothing else in nbagent imports litellm. A model
+object carries its capabilities (name, context window, maximum output). Tests put
+`nbagent.testing.ScriptedModel` at this seam (same interface), not a patch.
+
+litellm is imported on first use, with `LITELLM_LOCAL_MODEL_COST_MAP=True` set
+first: otherwise its import fetches a price map from the network and stalls.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ...engine._events import EventStream, Retrying
+from ...engine._exceptions import CompactionFailed
+from ...engine._tokens import Usage
+from ...engine.compaction import SummaryReply
+from ..providers._errors import retry_after_seconds, should_retry
+from ._litellm import litellm
+
+if TYPE_CHECKING:
+    import tenacity
+
+logger = logging.getLogger("nbagent")
+Message = dict[str, Any]
+TextCallback = Callable[[str], None]
+
+
+@functools.lru_cache(maxsize=256)
+def _model_info(model: str) -> Mapping[str, Any] | None:
+    try:
+        return dict(litellm().get_model_info(model))
+    except Exception:  # litellm raises a bare Exception for unmapped models
+        return None
+
+
+def model_info(model: str) -> Mapping[str, Any] | None:
+    """litellm's metadata for `model` (window, max output, prices), or None if unknown."""
+    return _model_info(model)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One model response: the assistant message (OpenAI format), usage and cost."""
+
+    message: Message
+    usage: Usage | None = None
+    cost: float | None = None
+    finish_reason: str | None = None
+
+
+class ChatModel(Protocol):
+    """What the agent needs of a model. `LiteLLMModel` and `ScriptedModel` both are one.
+
+    `context_window` and `max_output` are what the model knows of itself (a local
+    server's real window); None when unknown, and the window resolver asks
+    litellm's model info and then the built-in table.
+    """
+
+    name: str
+    context_window: int | None
+    max_output: int | None
+
+    def complete(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        *,
+        on_text: TextCallback | None,
+        tool_choice: str | dict[str, Any] | None = None,
+    ) -> Completion: ...
+
+
+def _assistant_message(message: Any) -> Message:
+    """An SDK message object as a plain, valid OpenAI-format assistant dict."""
+    content = getattr(message, "content", None)
+    result: Message = {"role": "assistant", "content": content if content else None}
+    calls = []
+    for index, call in enumerate(getattr(message, "tool_calls", None) or ()):
+        function = call.function
+        calls.append(
+            {
+                "id": call.id or f"call_{index}",
+                "type": "function",
+                "function": {"name": function.name or "", "arguments": function.arguments or ""},
+            }
+        )
+    if calls:
+        result["tool_calls"] = calls
+    if result["content"] is None and not calls:
+        result["content"] = ""
+    return result
+
+
+@dataclass
+class LiteLLMModel:
+    """A real model reached through litellm: any provider, or a local OpenAI-compatible
+    server (`api_base`). Extra `options` go to `litellm.completion` as they are.
+    """
+
+    name: str
+    api_base: str | None = None
+    api_key: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    context_window: int | None = None
+    max_output: int | None = None
+
+    def count_text(self) -> Callable[[str], int] | None:
+        """The model's exact tokenizer, where one is known offline (else None)."""
+        from ._counters import counter_for
+
+        return counter_for(self.name, api_base=self.api_base)
+
+    def complete(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        *,
+        on_text: TextCallback | None,
+        tool_choice: str | dict[str, Any] | None = None,
+    ) -> Completion:
+        module = litellm()
+        request: dict[str, Any] = {"model": self.name, "messages": messages, **self.options}
+        if tools:
+            request["tools"] = tools
+            if tool_choice is not None:
+                request["tool_choice"] = tool_choice
+        if self.api_base:
+            request["api_base"] = self.api_base
+        if self.api_key:
+            request["api_key"] = self.api_key
+        chunks: list[Any] = []
+        stream: Any = None
+        if on_text is None:
+            response = module.completion(**request)
+        else:
+            stream = module.completion(
+                **request, stream=True, stream_options={"include_usage": True}
+            )
+            for chunk in stream:
+                chunks.append(chunk)
+                delta = chunk.choices[0].delta.content if chunk.choices else None
+                if delta:
+                    on_text(delta)
+            response = module.stream_chunk_builder(chunks, messages=messages)
+        choice = response.choices[0]
+        usage = getattr(response, "usage", None)
+        if on_text is not None and not any(getattr(c, "usage", None) is not None
+                                           for c in getattr(stream, "chunks", chunks)):
+            usage = None  # litellm's own estimate, not what the provider counted
+        return Completion(
+            message=_assistant_message(choice.message),
+            usage=Usage.from_response(usage) if usage is not None else None,
+            cost=cost_of(response),
+            finish_reason=getattr(choice, "finish_reason", None),
+        )
+
+
+def cost_of(response: Any) -> float | None:
+    """The response's cost in USD from litellm's price map, or None when unknown."""
+    try:
+        cost = float(litellm().completion_cost(completion_response=response))
+    except Exception:  # unpriced models (local servers, proxies) raise
+        return None
+    return cost if cost > 0 else None
+
+
+@dataclass
+class RetryPolicy:
+    """How transient failures are retried: exponential backoff with jitter, or the
+    provider's Retry-After when it sends one; bounded in attempts and total time."""
+
+    max_attempts: int = 5
+    max_seconds: float = 120.0
+    backoff_s: float = 1.0
+    max_wait_s: float = 30.0
+    sleep: Callable[[float], None] = time.sleep
+
+
+def _wait(policy: RetryPolicy) -> Callable[[tenacity.RetryCallState], float]:
+    import tenacity
+
+    jitter = tenacity.wait_random_exponential(multiplier=policy.backoff_s, max=policy.max_wait_s)
+
+    def wait(state: tenacity.RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome else None
+        hinted = retry_after_seconds(error) if error is not None else None
+        return min(hinted, policy.max_wait_s) if hinted is not None else float(jitter(state))
+
+    return wait
+
+
+def call_model(
+    model: ChatModel,
+    messages: list[Message],
+    tools: list[dict[str, Any]],
+    *,
+    on_text: TextCallback | None = None,
+    policy: RetryPolicy | None = None,
+    tool_choice: str | dict[str, Any] | None = None,
+    events: EventStream | None = None,
+) -> Completion:
+    """Call `model`, retrying transient failures (each retry announced on `events`);
+    other errors propagate at once."""
+    import tenacity  # imported here: it pulls in asyncio and tornado, too slow for start-up
+
+    policy = policy or RetryPolicy()
+
+    def announce(state: tenacity.RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome else None
+        wait = state.next_action.sleep if state.next_action else 0.0
+        event = Retrying(state.attempt_number, wait, f"{type(error).__name__}: {error}"[:200])
+        logger.info(
+            "model call failed (%s); retry %d in %.1fs", event.error, event.attempt, event.wait_s
+        )
+        if events is not None:
+            events.emit(event)
+
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(policy.max_attempts)
+        | tenacity.stop_after_delay(policy.max_seconds),
+        wait=_wait(policy),
+        retry=tenacity.retry_if_exception(should_retry),
+        sleep=policy.sleep,
+        before_sleep=announce,
+        reraise=True,
+    )
+    return retrying(model.complete, messages, tools, on_text=on_text, tool_choice=tool_choice)
+
+
+def summarizer(
+    model: ChatModel | str,
+    policy: RetryPolicy | None = None,
+    *,
+    timeout: float | Callable[[], float] | None = None,
+) -> Callable[[list[Message]], SummaryReply]:
+    """A compaction summarizer that calls `model` through this seam.
+
+    `timeout` (seconds, or a function giving them at call time) bounds each summary:
+    a summarizer that hangs fails the compaction (the history stays as it was)
+    instead of blocking the chat.
+    """
+    chat_model = LiteLLMModel(model) if isinstance(model, str) else model
+
+    def call(messages: list[Message]) -> SummaryReply:
+        completion = call_model(chat_model, messages, [], policy=policy)
+        return SummaryReply(str(completion.message.get("content") or ""), completion.cost)
+
+    def summarize(messages: list[Message]) -> SummaryReply:
+        limit = timeout() if callable(timeout) else timeout
+        if limit is None:
+            return call(messages)
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nbagent-summary")
+        try:
+            return pool.submit(call, messages).result(timeout=limit)
+        except FutureTimeout:
+            raise CompactionFailed(f"the summarizer did not answer within {limit:g} s",
+                                   summary_calls=1) from None
+        finally:
+            pool.shutdown(wait=False)
+
+    return summarize

@@ -1,0 +1,240 @@
+"""Tools from plain functions: `@tool` reads the name, description and argument
+schema from the signature and docstring (pydantic builds and checks the schema),
+and `run_tool` turns every outcome — a result, invalid arguments, an unknown
+tool, an exception — into text for the model. Long results are capped on
+arrival; the full text goes to an `OutputStore` the model can page back.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import re
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from typing import Any, overload
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from ...engine._events import EventStream, OutputStored
+from ...engine._output import cap_output
+
+_ARG_LINE = re.compile(r"^\s{2,}(\w+)\s*(?:\([^)]*\))?:\s*(.+)$")
+
+
+@dataclass
+class Tool:
+    """A function the model can call. `paging` tools return bounded pages and are never capped."""
+
+    name: str
+    description: str
+    function: Callable[..., Any]
+    arguments: type[BaseModel]
+    max_output_chars: int | None = None
+    paging: bool = False
+
+    @functools.cached_property
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI-format tool schema sent with each request (built once)."""
+        parameters = self.arguments.model_json_schema()
+        parameters.pop("title", None)
+        for prop in parameters.get("properties", {}).values():
+            prop.pop("title", None)
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": parameters,
+            },
+        }
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs)
+
+
+def _docstring(function: Callable[..., Any]) -> tuple[str, dict[str, str]]:
+    """The description (text before `Args:`) and per-argument help from a docstring."""
+    doc = inspect.getdoc(function) or ""
+    description, _, rest = doc.partition("\nArgs:")
+    help_for: dict[str, str] = {}
+    for line in rest.splitlines():
+        match = _ARG_LINE.match("  " + line if not line.startswith("  ") else line)
+        if match:
+            help_for[match.group(1)] = match.group(2).strip()
+    return " ".join(description.split()), help_for
+
+
+@overload
+def tool(function: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *, name: str | None = None, max_output_chars: int | None = None, paging: bool = False
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    function: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    max_output_chars: int | None = None,
+    paging: bool = False,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a typed Python function a tool the agent can offer the model.
+
+        @tool
+        def describe(name: str, rows: int = 5) -> str:
+            '''Describe a DataFrame in the notebook.
+
+            Args:
+                name: the variable holding the DataFrame.
+                rows: how many rows of its head to show.
+            '''
+
+    Args:
+        name: the tool's name (default: the function's).
+        max_output_chars: this tool's cap on arrival (default: the session's).
+        paging: the tool returns bounded pages itself; never cap its output.
+    """
+
+    def build(fn: Callable[..., Any]) -> Tool:
+        description, help_for = _docstring(fn)
+        fields: dict[str, Any] = {}
+        for parameter in inspect.signature(fn).parameters.values():
+            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                raise TypeError(f"tool {fn.__name__}: *args and **kwargs cannot be described")
+            annotation = (
+                parameter.annotation if parameter.annotation is not parameter.empty else Any
+            )
+            default = ... if parameter.default is parameter.empty else parameter.default
+            fields[parameter.name] = (
+                annotation,
+                Field(default, description=help_for.get(parameter.name)),
+            )
+        model = create_model(
+            f"{fn.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+        )
+        return Tool(
+            name or fn.__name__, description or fn.__name__, fn, model, max_output_chars, paging
+        )
+
+    return build(function) if function is not None else build
+
+
+def as_tool(candidate: Tool | Callable[..., Any]) -> Tool:
+    return candidate if isinstance(candidate, Tool) else tool(candidate)
+
+
+def _as_text(value: Any) -> str:
+    """What a tool returned, as text for the model; never raises (a value whose repr
+    fails, or an absurdly nested one, is named by its type)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):  # undecodable bytes stay visible as \x escapes
+        return value.decode("utf-8", errors="backslashreplace")
+    if value is None:
+        return "(no output)"
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        pass
+    try:
+        return repr(value)
+    except Exception as error:  # any failure of a user's __repr__
+        return f"(a {type(value).__name__} that cannot be shown: {type(error).__name__})"
+
+
+@dataclass
+class OutputStore:
+    """Full tool outputs by reference (the tool call id), for `read_output` to page back.
+
+    Each output is announced on the session's event stream (the archive keeps it).
+    The newest `keep` outputs stay in memory; older ones are dropped once `loader`
+    can fetch them back (from the session archive), so RAM does not grow with a
+    long session.
+    """
+
+    outputs: dict[str, str] = field(default_factory=dict)
+    events: EventStream | None = None
+    loader: Callable[[str], str | None] | None = None
+    keep: int = 64
+
+    def put(self, ref: str, text: str) -> None:
+        self.outputs[ref] = text
+        if self.events is not None:
+            self.events.emit(OutputStored(ref, text))
+        while self.loader is not None and len(self.outputs) > self.keep:
+            del self.outputs[next(iter(self.outputs))]
+
+    def get(self, ref: str) -> str | None:
+        if ref in self.outputs:
+            return self.outputs[ref]
+        return self.loader(ref) if self.loader is not None else None
+
+    def page(self, ref: str, offset: int = 0, limit: int = 4_000) -> str:
+        text = self.get(ref)
+        if text is None:
+            known = ", ".join(list(self.outputs)[-5:]) or "none"
+            return f"No stored output {ref!r} (recent: {known})."
+        offset = max(0, offset)
+        end = min(len(text), offset + max(1, limit))
+        more = f"; next offset {end}" if end < len(text) else "; end of output"
+        return f"[characters {offset:,}–{end:,} of {len(text):,}{more}]\n{text[offset:end]}"
+
+
+def run_tool(
+    tools: Mapping[str, Tool],
+    name: str,
+    arguments: str,
+    *,
+    call_id: str,
+    store: OutputStore,
+    default_cap: int,
+    timeout: float | None = None,
+) -> tuple[str, bool, int]:
+    """Run one tool call; return (text for the model, whether it succeeded, the length
+    of the full output before any cap).
+
+    Never raises for the model's mistakes or the tool's failures: they become
+    error results the model can read and act on.
+    """
+    chosen = tools.get(name)
+    if chosen is None:
+        return f"Error: there is no tool named {name!r}. Available: {', '.join(tools)}.", False, 0
+    try:
+        raw = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError as error:
+        return f"Error: the arguments for {name} are not valid JSON ({error.msg}).", False, 0
+    if not isinstance(raw, dict) or "_invalid_arguments" in raw:
+        return f"Error: the arguments for {name} must be a JSON object.", False, 0
+    try:
+        validated = chosen.arguments.model_validate(raw)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in error.errors()
+        )
+        return f"Error: invalid arguments for {name}: {problems}.", False, 0
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"nbagent-{name}")
+    try:
+        value = pool.submit(chosen.function, **dict(validated)).result(timeout=timeout)
+    except FutureTimeout:  # the thread cannot be killed; the chat moves on without it
+        return f"Error: {name} did not finish within {timeout:g} s and was abandoned.", False, 0
+    except Exception as error:  # the tool's failure is the model's information
+        return f"Error: {name} raised {type(error).__name__}: {error}", False, 0
+    except SystemExit as error:  # sys.exit or argparse inside a tool ends the tool, not the chat
+        return f"Error: {name} exited (SystemExit {error.code!r}).", False, 0
+    finally:
+        pool.shutdown(wait=False)
+    text = _as_text(value)
+    if chosen.paging:
+        return text, True, len(text)
+    cap = chosen.max_output_chars or default_cap
+    if len(text) > cap:
+        store.put(call_id, text)
+        return cap_output(text, cap, ref=call_id), True, len(text)
+    return text, True, len(text)

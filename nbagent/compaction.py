@@ -1,0 +1,49 @@
+"""The compaction levels, pure functions from a message list to a new one (L1 snip, L2
+session memory, L3 full summary, L4 overflow fallback, L5 collapse), and the floor.
+Re-exported from the engine, where each lives in its own file."""
+
+from __future__ import annotations
+
+from .engine.compaction import (
+    SECTIONS,
+    Floor,
+    LevelResult,
+    Summarizer,
+    SummaryReply,
+    context_collapse,
+    extract_floor,
+    floor_budget,
+    full_compact,
+    notebook_state_of,
+    parse_sections,
+    pins_of,
+    ptl_fallback,
+    session_memory_compact,
+    snip_old_tools,
+    validate_notes,
+    validate_summary,
+    with_notebook_state,
+    with_pins,
+)
+
+__all__ = [
+    "Floor",
+    "LevelResult",
+    "SECTIONS",
+    "Summarizer",
+    "SummaryReply",
+    "context_collapse",
+    "extract_floor",
+    "floor_budget",
+    "full_compact",
+    "notebook_state_of",
+    "parse_sections",
+    "pins_of",
+    "ptl_fallback",
+    "session_memory_compact",
+    "snip_old_tools",
+    "validate_notes",
+    "validate_summary",
+    "with_notebook_state",
+    "with_pins",
+]

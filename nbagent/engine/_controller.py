@@ -1,0 +1,333 @@
+"""`CompactionController`: the state that keeps one session's history inside its window —
+the circuit breaker, undo, apply-and-validate, the decision log. What runs for each
+trigger is data (`_ladder.levels_for`); the levels themselves are pure functions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._decision import Action, Decision, Trigger
+from ._events import Compacted, CompactionStarted, EventStream, Rewriting
+from ._exceptions import CompactionFailed, NbagentError
+from ._history import History, validate_messages
+from ._ladder import Level, floor_level, levels_for
+from ._settings import Settings
+from ._thresholds import ContextState, Thresholds, context_state, thresholds
+from ._tracker import TokenTracker
+from ._window import WindowInfo, resolve_window
+from .compaction import Summarizer
+from .compaction._common import add_costs
+
+MAX_FAILURES = 3
+Message = dict[str, Any]
+
+
+@dataclass
+class _Attempt:
+    """What one compaction attempt has done so far, for its decision record."""
+
+    trigger: Trigger
+    before: int
+    threshold: int
+    focus: str | None
+    levels: list[str] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    calls: int = 0
+    cost: float | None = None
+    summary: str | None = None
+    degraded: bool = False
+    holds_breaker: bool = False  # the floor stood in for an open breaker
+    started: float = field(default_factory=time.perf_counter)
+
+    def spent(self, calls: int, cost: float | None) -> None:
+        self.calls += calls
+        self.cost = add_costs(self.cost, cost)
+
+
+class CompactionController:
+    """Keeps one session's history inside the window it serves.
+
+        controller = CompactionController(summarize=my_summarizer, window="claude-sonnet-4-5")
+        decision = controller.maybe_compact(history)
+        decision.action, decision.tokens_before, decision.tokens_after
+
+    Args:
+        summarize: the model seam that writes memories and summaries; without one,
+            compaction is deterministic only (snips and the floor).
+        window: the window it serves: a `WindowInfo`, a function returning the current
+            one (the session's, which can learn the real limit), or a model name
+            resolved from the built-in table.
+        summarizer_window: the summarizing model's input window, if known.
+        tracker: the session's token tracker (real usage + estimate).
+        count: how many tokens a history occupies; by default the tracker's count.
+        settings: fixed settings, or a function returning the current ones; by default
+            read from the environment at each use.
+        events: the session's event stream (compaction started, rewriting, compacted).
+    """
+
+    def __init__(
+        self,
+        *,
+        summarize: Summarizer | None = None,
+        window: WindowInfo | Callable[[], WindowInfo] | str = "default",
+        summarizer_window: int | None = None,
+        tracker: TokenTracker | None = None,
+        count: Callable[[History], int] | None = None,
+        settings: Settings | Callable[[], Settings] | None = None,
+        events: EventStream | None = None,
+        refresh: Callable[[list[Message]], list[Message]] | None = None,
+    ) -> None:
+        self.summarize = summarize
+        self.summarizer_window = summarizer_window
+        self.tracker = tracker if tracker is not None else TokenTracker()
+        self.events = events if events is not None else EventStream()
+        self._window = window
+        self._count = count
+        self._settings = settings
+        self._refresh = refresh  # e.g. the fresh notebook-state block after each compaction
+        self._failures = 0
+        self._undo: tuple[list[Message], int, int] | None = None
+        self.decisions: deque[Decision] = deque(maxlen=100)  # the archive keeps them all
+
+    # -- state ---------------------------------------------------------------------------
+
+    def settings(self) -> Settings:
+        if isinstance(self._settings, Settings):
+            return self._settings
+        return self._settings() if self._settings is not None else Settings.from_env()
+
+    def window(self) -> WindowInfo:
+        if isinstance(self._window, WindowInfo):
+            return self._window
+        if isinstance(self._window, str):
+            return resolve_window(self._window, settings=self.settings())
+        return self._window()
+
+    def thresholds(self) -> Thresholds:
+        return thresholds(self.window(), settings=self.settings())
+
+    def count(self, history: History) -> int:
+        if self._count is not None:
+            return self._count(history)
+        return self.tracker.count(history, model=self.window().model)
+
+    def state(self, history: History) -> ContextState:
+        """The context state (percent left, level, armed) of `history` right now."""
+        return context_state(self.window(), self.count(history), breaker_open=self.breaker_open,
+                             limits=self.thresholds())
+
+    def failure_count(self) -> int:
+        """Consecutive failed compactions (a verified reduction resets it)."""
+        return self._failures
+
+    @property
+    def breaker_open(self) -> bool:
+        """After three consecutive failures no summarizer is called automatically
+        (snips, the floor and L4 still run) until a compaction succeeds."""
+        return self._failures >= MAX_FAILURES
+
+    def reset_failures(self) -> None:
+        self._failures = 0
+
+    def restore_failures(self, count: int) -> None:
+        """Set the consecutive-failure count (a resumed session's breaker)."""
+        self._failures = max(0, int(count))
+
+    def undo(self, history: History) -> None:
+        """Put back the history as it was before the last compaction, if nothing was added
+        since; otherwise raise `NbagentError` saying why."""
+        if self._undo is None:
+            raise NbagentError("There is no compaction to undo in this session.")
+        before, generation, length = self._undo
+        if history.generation != generation or len(history) != length:
+            raise NbagentError(
+                "Cannot undo the last compaction: the conversation went on since "
+                f"({len(history) - length} new messages). Its full text stays in the session "
+                "archive.")
+        self.events.emit(Rewriting(before))
+        history.replace(before)
+        self._undo = None
+
+    # -- the four entry points -------------------------------------------------------------
+
+    def maybe_compact(self, history: History) -> Decision:
+        """At a turn boundary: compact when enabled and at or over the auto-compact trigger."""
+        limits = self.thresholds()
+        tokens = self.count(history)
+        held = self._hold("auto", tokens, limits.auto_compact, limits)
+        if held is not None:
+            return held
+        return self._apply("auto", history, limits, tokens, None, self._levels("auto", limits))
+
+    def compact_now(self, history: History, *, focus: str | None = None) -> Decision:
+        """Compact on request (`%compact`): runs even with the breaker open; success closes it.
+
+        L1 snip, then L2 session memory, or L3 full summary when L2 could not run;
+        a summarizer that fails leaves the floor. `focus` reaches the summarizer.
+        """
+        limits = self.thresholds()
+        return self._apply("manual", history, limits, self.count(history), focus,
+                           self._levels("manual", limits, focus=focus))
+
+    def on_tool_result(self, history: History) -> Decision:
+        """Mid-loop, after a round of tool results: a budget-aware micro-snip when over
+        the mid-loop trigger (or the full ladder, if `midloop_full_compact` is set).
+        Pending tool calls are never touched."""
+        limits = self.thresholds()
+        tokens = self.count(history)
+        held = self._hold("midloop", tokens, limits.midloop, limits)
+        if held is not None:
+            return held
+        target = self.settings().midloop_target_ratio * limits.auto_compact
+        raw_target = round(history.estimated_tokens * target / max(tokens, 1))
+        return self._apply("midloop", history, limits, tokens, None,
+                           self._levels("midloop", limits, target_tokens=raw_target))
+
+    def handle_ptl_error(self, history: History, error: BaseException | str) -> Decision:
+        """After a provider said "prompt too long": drop the oldest rounds to fit (L4)."""
+        limits = self.thresholds()
+        return self._apply("overflow", history, limits, self.count(history), None,
+                           self._levels("overflow", limits, error=error))
+
+    # -- machinery -------------------------------------------------------------------------
+
+    def _levels(self, trigger: Trigger, limits: Thresholds, **options: Any) -> list[Level]:
+        return levels_for(trigger, settings=self.settings(), limits=limits,
+                          summarize=self.summarize, summarizer_window=self.summarizer_window,
+                          breaker_open=self.breaker_open, **options)
+
+    def _hold(self, trigger: Trigger, tokens: int, threshold: int, limits: Thresholds
+              ) -> Decision | None:
+        """Why an automatic path must not run now (off, or under its trigger)."""
+        if not limits.auto_compact_enabled:
+            return self._quiet(trigger, tokens, threshold, "automatic compaction is off")
+        if tokens < threshold:
+            return self._quiet(trigger, tokens, threshold, f"under the {trigger} trigger")
+        return None
+
+    def _run_levels(self, trigger: Trigger, history: History, levels: list[Level],
+                    attempt: _Attempt, fits_under: int, target: int) -> list[Message]:
+        """Run the ladder on a copy; a summarizer that fails leaves the floor instead.
+        An automatic ladder stops once the history fits under `fits_under`, and before
+        the memory level (a first-choice model level) once it is at or under `target`:
+        a fold is worth its call and its cache rewrite only when the cheaper levels left
+        the history near the trigger. Each level gets the per-message counts, so nothing
+        unchanged is counted twice."""
+        work, current = history.messages, history
+        model_changed = False
+        for level in levels:
+            if level.fallback and model_changed:
+                continue
+            projected = round(attempt.before * current.estimated_tokens
+                              / max(1, history.estimated_tokens))
+            enough = target if level.calls_model and not level.fallback else fits_under - 1
+            if trigger != "manual" and attempt.levels and projected <= enough:
+                break  # a cheaper level already made it fit
+            name, counts = level.name, current.token_counts()
+            try:
+                result = level(work, counts)
+            except CompactionFailed as failure:
+                attempt.spent(failure.summary_calls, failure.cost)
+                if not level.calls_model:  # recorded once, by `_apply`
+                    raise CompactionFailed(f"{name}: {failure.reason}") from failure
+                attempt.reasons.append(f"{name}: {failure.reason}")
+                attempt.degraded = True  # the summarizer failed: counts against the breaker
+                floor = floor_level(self.settings(), self.thresholds(), attempt.focus)
+                name, result = floor.name, floor(work, counts)
+            attempt.spent(result.summary_calls, result.cost)
+            attempt.reasons.append(f"{name}: {result.reason}")
+            if result.changed:
+                attempt.holds_breaker |= level.holds_breaker
+                attempt.levels.append(name)
+                attempt.degraded |= result.degraded
+                attempt.summary = result.summary or attempt.summary
+                work = list(result)
+                current = history.copy_with(work)
+                model_changed |= level.calls_model
+            if name == "L3 floor":
+                break
+        return work
+
+    def _apply(self, trigger: Trigger, history: History, limits: Thresholds, before: int,
+               focus: str | None, levels: list[Level]) -> Decision:
+        """Run `levels`; swap the result in only if it is valid (and report if smaller)."""
+        threshold = limits.midloop if trigger == "midloop" else limits.auto_compact
+        self.events.emit(CompactionStarted(trigger, before, threshold, focus))
+        attempt = _Attempt(trigger, before, threshold, focus)
+        original = history.messages
+        try:
+            target = limits.auto_compact - 1
+            if trigger == "auto":  # each compaction rewrites the cached prompt: it must
+                target = round(limits.auto_compact * self.settings().compact_target_ratio)
+            work = self._run_levels(trigger, history, levels, attempt, limits.auto_compact,
+                                    target)
+            if attempt.levels and self._refresh is not None:
+                work = self._refresh(work)
+            self._check(original, work, history)
+        except CompactionFailed as failure:
+            attempt.reasons.append(failure.reason)
+            return self._finish(attempt, "failed", before)
+        except Exception as error:  # a bug or a bad level result: never lose the history
+            attempt.reasons.append(f"{type(error).__name__}: {error}")
+            return self._finish(attempt, "failed", before)
+        if not attempt.levels:  # a no-op is never a success; at the turn boundary it fails
+            if self.breaker_open and trigger in ("auto", "midloop"):
+                # no model level ran, so nothing failed: L1 alone had nothing to clear
+                attempt.reasons.append(f"circuit breaker open after {self._failures} failures: "
+                                       "no summaries until a compaction succeeds")
+                return self._finish(attempt, "skipped", before)
+            return self._finish(attempt, "failed" if trigger in ("auto", "overflow") else "none",
+                                before)
+        self.events.emit(Rewriting(work))  # the archive writes it first (write-ahead)
+        history.replace(work)
+        self._undo = (original, history.generation, len(history))
+        after = self.count(history)
+        if after >= before:
+            attempt.reasons.append("no reduction")
+            return self._finish(attempt, "failed", after, swapped=True)
+        if trigger != "overflow" and after >= limits.auto_compact:
+            attempt.reasons.append(f"still {after:,} tokens, over the {limits.auto_compact:,} "
+                                   "trigger")
+            return self._finish(attempt, "failed", after, swapped=True)
+        return self._finish(attempt, "compacted", after, swapped=True)
+
+    @staticmethod
+    def _check(original: list[Message], work: list[Message], history: History) -> None:
+        """A result must be a valid history with the same system prompt and pending calls."""
+        pending = validate_messages(work)
+        if pending != history.pending_tool_calls:
+            raise CompactionFailed("the result lost a pending tool call")
+        preamble = history.preamble.stop
+        if work[:preamble] != original[:preamble]:
+            raise CompactionFailed("the result changed the system prompt")
+
+    def _quiet(self, trigger: Trigger, tokens: int, threshold: int, reason: str,
+               action: Action = "none") -> Decision:
+        return Decision(action=action, trigger=trigger, levels=[], reason=reason,
+                        tokens_before=tokens, tokens_after=tokens, threshold=threshold,
+                        changed=False, failures=self._failures, breaker_open=self.breaker_open)
+
+    def _finish(self, attempt: _Attempt, action: Action, after: int, *, swapped: bool = False
+                ) -> Decision:
+        # A degraded success (the summarizer failed, the floor stood in) counts as a failure.
+        if action == "compacted" and not attempt.degraded:
+            if not attempt.holds_breaker:
+                self._failures = 0
+        elif action == "failed" or attempt.degraded:
+            self._failures += 1
+        decision = Decision(
+            action=action, trigger=attempt.trigger, levels=attempt.levels,
+            reason="; ".join(attempt.reasons), tokens_before=attempt.before, tokens_after=after,
+            threshold=attempt.threshold, changed=swapped, summary_calls=attempt.calls,
+            duration_s=time.perf_counter() - attempt.started, cost=attempt.cost,
+            failures=self._failures, breaker_open=self.breaker_open, focus=attempt.focus,
+            summary=attempt.summary if swapped else None,
+        )
+        self.decisions.append(decision)
+        self.events.emit(Compacted(decision))
+        return decision

@@ -1,0 +1,140 @@
+"""One event stream per session. Every hook is a small frozen dataclass sent on it; a
+subscriber is any callable taking one event (`agent.events.subscribe(print)`). The
+archive, the meter and the chat display are subscribers like any user code.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._decision import Decision, Trigger
+from ._thresholds import ContextState
+
+logger = logging.getLogger("nbagent")
+
+
+@dataclass(frozen=True)
+class MessageAdded:
+    """A message joined the history (the archive's write-ahead record)."""
+
+    message: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    call_id: str
+    name: str
+    ok: bool
+    chars: int  # what the model sees
+    full_chars: int  # what the tool returned (more when capped on arrival)
+    preview: str = ""  # the start of what the model sees
+
+
+@dataclass(frozen=True)
+class OutputStored:
+    """A tool output too long for the context was kept whole for `read_output`."""
+
+    ref: str
+    text: str
+
+
+@dataclass(frozen=True)
+class CompactionStarted:
+    """A compaction is about to run (nothing touched yet)."""
+
+    trigger: Trigger
+    tokens: int
+    threshold: int
+    focus: str | None
+
+
+@dataclass(frozen=True)
+class Rewriting:
+    """A compaction's result, validated, just before it replaces the history: the
+    archive writes it to disk first (write-ahead)."""
+
+    messages: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """A compaction attempt ended (compacted or failed); its decision record."""
+
+    decision: Decision
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """A model call failed transiently and will be retried after `wait_s` seconds."""
+
+    attempt: int
+    wait_s: float
+    error: str
+
+
+@dataclass(frozen=True)
+class Status:
+    """What the agent is doing now, in a few words ("thinking…", "running describe…")."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ContextChanged:
+    """The context state after anything that moved it: a reply, tool results, a compaction."""
+
+    state: ContextState
+    cost: float  # the session's cost so far, in USD (0 when unknown)
+
+
+Event = (
+    MessageAdded | ToolStarted | ToolFinished | OutputStored | CompactionStarted | Rewriting
+    | Compacted | Retrying | Status | ContextChanged
+)
+Subscriber = Callable[[Event], Any]
+
+
+class EventStream:
+    """Subscribers in the order they subscribed; `emit` tells each one.
+
+    A subscriber that raises is logged and skipped: a broken display never breaks a
+    chat. `critical` subscribers (the archive's write-ahead) propagate their errors.
+    """
+
+    def __init__(self) -> None:
+        self._subscribers: list[tuple[Subscriber, bool]] = []
+
+    def subscribe(self, subscriber: Subscriber, *, critical: bool = False) -> Subscriber:
+        """Add `subscriber` (returned, so this works as a decorator)."""
+        self._subscribers.append((subscriber, critical))
+        return subscriber
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        # `==`, not `is`: each `obj.method` access makes a new (equal) bound method
+        self._subscribers = [(s, c) for s, c in self._subscribers if s != subscriber]
+
+    def __contains__(self, subscriber: object) -> bool:
+        return any(s == subscriber for s, _ in self._subscribers)
+
+    def subscribers(self) -> list[Subscriber]:
+        return [s for s, _ in self._subscribers]
+
+    def emit(self, event: Event) -> None:
+        for subscriber, critical in list(self._subscribers):
+            if critical:
+                subscriber(event)
+                continue
+            try:
+                subscriber(event)
+            except Exception:
+                logger.exception("an nbagent event subscriber failed on %s", type(event).__name__)

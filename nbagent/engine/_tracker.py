@@ -1,0 +1,194 @@
+"""`TokenTracker`: how many tokens the next request will occupy, cheaply.
+
+Context size = the last real usage a provider reported + the counts of everything
+appended since. Counts come from the model's exact tokenizer when the session has one
+(`count_text`, see `nbagent.agent.models._counters`), else from the estimator; either way real usage
+recalibrates them per model. A usage recorded before the history was rewritten
+(compacted) is stale and never reused: the tracker falls back to its calibrated counts.
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._history import History, Message
+from ._tokens import (
+    REPLY_PRIMING,
+    TextCounter,
+    Usage,
+    count_message_tokens,
+    count_tools_tokens,
+    estimate_tokens,
+)
+
+_MIN_CALIBRATION_TOKENS = 50  # smaller requests are too noisy to learn a ratio from
+_RATIO_BOUNDS = (0.4, 3.0)  # a usage further off than this from our count is not believed
+
+
+@dataclass(frozen=True)
+class _Anchor:
+    history: weakref.ref[History]
+    model: str
+    generation: int
+    covered: int  # messages the usage covered
+    estimate: int  # our raw count of that request (history part + tools)
+    real: int  # what the provider said it occupied
+
+
+@dataclass
+class _Counts:
+    """One history's per-message counts with the tracker's own counter."""
+
+    generation: int
+    messages: list[Message] = field(default_factory=list)  # kept so their ids stay valid
+    counts: list[int] = field(default_factory=list)
+    total: int = 0
+
+
+class TokenTracker:
+    """Tracks one session's context size against real provider usage.
+
+    `count_text` is the model's exact text counter (`nbagent.agent.models._counters.counter_for`);
+    without one, the history's cached estimates are used. Each message is counted once:
+    every method is O(1) in the history length, plus the messages appended since the
+    last call, the tools and the pending messages passed in.
+    """
+
+    def __init__(self, count_text: TextCounter | None = None) -> None:
+        self.count_text = count_text
+        # One stable object, so a History can be told to count with it and share counts.
+        self.count_message: Callable[[Mapping[str, Any]], int] = functools.partial(
+            count_message_tokens, count_text=count_text or estimate_tokens
+        )
+        self._ratios: dict[str, float] = {}
+        self._anchor: _Anchor | None = None
+        self._tools_key: tuple[int, ...] = ()
+        self._tools_tokens = 0
+        self._counts: weakref.WeakKeyDictionary[History, _Counts] = weakref.WeakKeyDictionary()
+
+    @property
+    def last_usage(self) -> int | None:
+        """The context tokens the provider reported for the last response, if any."""
+        return self._anchor.real if self._anchor is not None else None
+
+    def ratio(self, model: str) -> float:
+        """Real tokens per counted token for `model`, learnt from usage (1.0 until then)."""
+        return self._ratios.get(model, 1.0)
+
+    def message_tokens(self, history: History, index: int) -> int:
+        """The count of message `index` of `history` (cached; uncalibrated)."""
+        if not self._own_counts(history):
+            return history.message_tokens(index)
+        return self._counts_of(history).counts[index]
+
+    def history_tokens(self, history: History) -> int:
+        """The sum of the per-message counts of `history` (cached; uncalibrated)."""
+        if not self._own_counts(history):
+            return history.estimated_tokens
+        return self._counts_of(history).total
+
+    def _own_counts(self, history: History) -> bool:
+        """Whether this tracker keeps its own counts (the history's are estimates)."""
+        shared = getattr(history, "count_message", None) is self.count_message
+        return self.count_text is not None and not shared
+
+    def _counts_of(self, history: History) -> _Counts:
+        cached = self._counts.get(history)
+        if cached is not None and cached.generation == history.generation:
+            done = len(cached.messages)
+            if done <= len(history) and (not done or history[done - 1] is cached.messages[-1]):
+                for index in range(done, len(history)):
+                    self._add(cached, history[index], self.count_message(history[index]))
+                return cached
+        # Rewritten (compacted): reuse the counts of every message carried over unchanged.
+        known = {
+            id(message): n
+            for counts in self._counts.values()
+            for message, n in zip(counts.messages, counts.counts, strict=True)
+        }
+        fresh = _Counts(history.generation)
+        for message in history:
+            tokens = known.get(id(message))
+            self._add(fresh, message, self.count_message(message) if tokens is None else tokens)
+        self._counts[history] = fresh
+        return fresh
+
+    @staticmethod
+    def _add(counts: _Counts, message: Message, tokens: int) -> None:
+        counts.messages.append(message)
+        counts.counts.append(tokens)
+        counts.total += tokens
+
+    def _tools_count(self, tools: Sequence[Mapping[str, Any]]) -> int:
+        key = tuple(map(id, tools))
+        if key != self._tools_key:
+            self._tools_key = key
+            self._tools_tokens = count_tools_tokens(tools, self.count_text or estimate_tokens)
+        return self._tools_tokens
+
+    def _history_count(self, history: History, covered: int) -> int:
+        """The count of the first `covered` messages."""
+        if not self._own_counts(history):
+            after = sum(history.message_tokens(i) for i in range(covered, len(history)))
+            return history.estimated_tokens - after
+        counts = self._counts_of(history)
+        return counts.total - sum(counts.counts[covered:])
+
+    def record_usage(
+        self,
+        history: History,
+        usage: Usage,
+        *,
+        model: str,
+        tools: Sequence[Mapping[str, Any]] = (),
+        covered: int | None = None,
+    ) -> None:
+        """Record a response's real usage against the messages it covered.
+
+        `covered` is how many messages of `history` were sent (default: all of
+        them, i.e. call this before appending the reply). Pass only usage the
+        provider reported, never a client-side estimate. A usage that disagrees with
+        our own count by more than a factor of 2.5 either way is not believed.
+        """
+        covered = len(history) if covered is None else covered
+        counted = self._history_count(history, covered) + self._tools_count(tools) + REPLY_PRIMING
+        real = usage.context_tokens
+        if real <= 0:
+            return
+        observed = real / counted
+        if counted >= _MIN_CALIBRATION_TOKENS:
+            if not _RATIO_BOUNDS[0] <= observed <= _RATIO_BOUNDS[1]:
+                return
+            previous = self._ratios.get(model)
+            self._ratios[model] = observed if previous is None else (previous + observed) / 2
+        self._anchor = _Anchor(
+            weakref.ref(history), model, history.generation, covered, counted, real
+        )
+
+    def count(
+        self,
+        history: History,
+        *,
+        model: str,
+        tools: Sequence[Mapping[str, Any]] = (),
+        pending: Sequence[Mapping[str, Any]] = (),
+    ) -> int:
+        """Tokens the next request would occupy: history, tool schemas and pending turn."""
+        ratio = self.ratio(model)
+        extra = sum(self.count_message(message) for message in pending)
+        counted = self.history_tokens(history) + self._tools_count(tools) + REPLY_PRIMING
+        anchor = self._anchor
+        if (
+            anchor is not None
+            and anchor.history() is history
+            and anchor.model == model
+            and anchor.generation == history.generation
+            and anchor.covered <= len(history)
+        ):
+            appended = counted - anchor.estimate
+            return max(0, anchor.real + round(ratio * (appended + extra)))
+        return round(ratio * (counted + extra))

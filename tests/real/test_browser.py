@@ -1,0 +1,410 @@
+"""The notebook parts in real JupyterLab 4, rendered by headless Chromium (Debian's, driven
+by Playwright): the meter in the light and dark themes and in a reopened notebook, a
+reply that streams, copy buttons, re-run cells and interrupts. JupyterLab runs on
+127.0.0.1 with a token; the tests start and stop it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+pytestmark = pytest.mark.real
+ROOT = Path(__file__).parents[2]
+CHROMIUM = "/usr/bin/chromium"
+SCREENSHOT = ROOT / "docs" / "meter-in-jupyterlab.png"
+SCREENSHOT_DARK = ROOT / "docs" / "meter-in-jupyterlab-dark.png"
+WAIT_MS = 120_000
+WIDGET = ".nbagent-meter"  # the meter drawn by the widget's own code (not a fallback copy)
+
+SLOW_MODEL = '''\
+import time
+import nbagent
+from nbagent.testing import ScriptedModel, reply
+
+class SlowModel(ScriptedModel):
+    """Streams each word 20 ms apart, as a provider does; "slowly" makes it think 60 s."""
+    def complete(self, messages, tools, *, on_text, tool_choice=None):
+        if "slowly" in str(messages[-1].get("content")):
+            time.sleep(60)
+        def drip(delta):
+            time.sleep(0.02)
+            on_text(delta)
+        return super().complete(messages, tools, on_text=drip if on_text else None,
+                                tool_choice=tool_choice)
+
+ANSWER = " ".join(f"w{i}" for i in range(150)) + "\\n\\n```python\\nprint('copied')\\n```\\n"
+agent = nbagent.new_session(model=SlowModel(default=reply(ANSWER)),
+                            settings=nbagent.Settings(max_context_tokens=8192))
+'''
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def notebook(path: Path, *sources: str) -> None:
+    cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    made = nbformat.v4.new_notebook(cells=cells)
+    made.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                   "language": "python"}
+    nbformat.write(made, path)
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    """Debian's Chromium (Playwright cannot download its own browser here): installed
+    with apt when missing, as root or through sudo."""
+    if not Path(CHROMIUM).exists():
+        sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        for command in (
+            ["apt-get", "update", "-qq"],
+            ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium"],
+        ):
+            done = subprocess.run([*sudo, *command], env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                pytest.fail(
+                    f"Chromium is needed at {CHROMIUM} and could not be installed "
+                    f"({' '.join(command)}: {done.stderr.strip()[-300:]}). Install it with: "
+                    "sudo apt-get install chromium"
+                )
+    return CHROMIUM
+
+
+class Lab:
+    def __init__(self, base: str, token: str, root: Path) -> None:
+        self.base, self.token, self.root = base, token, root
+
+    def url(self, name: str, workspace: str) -> str:
+        return f"{self.base}/lab/workspaces/{workspace}/tree/{name}?reset&token={self.token}"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    root = tmp_path_factory.mktemp("lab")
+    shutil.copy(ROOT / "examples" / "quickstart.ipynb", root)
+    notebook(root / "stream.ipynb", "%load_ext nbagent", SLOW_MODEL, "%%chat\nstream please",
+             "from nbagent.widgets import MeterLine\ndisplay(MeterLine.follow(agent))")
+    notebook(
+        root / "cells.ipynb",
+        "%load_ext nbagent",
+        SLOW_MODEL,
+        "%%chat\nhello",
+        "%%chat\nanswer slowly",
+        "%%chat\nafter the interrupt",
+        'print("hello asked", [m["content"] for m in nbagent.current().history\n'
+        '                      if m["role"] == "user"].count("hello"), "times")',
+    )
+    settings = tmp_path_factory.mktemp("lab-settings")
+    for plugin, values in {
+        "@jupyterlab/apputils-extension/notification": {"fetchNews": "false",
+                                                        "checkForUpdates": False},
+        # Save the widgets' state with the notebook, so a reopened one can draw them.
+        "@jupyter-widgets/jupyterlab-manager/plugin": {"saveState": True},
+    }.items():
+        path = settings / f"{plugin}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+    port, token = free_port(), secrets.token_hex(16)
+    server = subprocess.Popen(
+        [
+            sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
+            f"--port={port}", f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}", "--allow-root",
+            f"--LabApp.user_settings_dir={settings}",
+            f"--LabApp.workspaces_dir={tmp_path_factory.mktemp('lab-workspaces')}",
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError("JupyterLab did not start") from None
+                time.sleep(0.5)
+        yield Lab(base, token, root)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+@pytest.fixture(scope="module")
+def browser(chromium: str) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=chromium,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--no-first-run"],
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def open_notebook(browser: Any, lab: Lab, name: str, workspace: str) -> Any:
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=lab.base)
+    page = context.new_page()
+    page.goto(lab.url(name, workspace))
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=WAIT_MS)
+    idle(page)
+    return page
+
+
+def idle(page: Any) -> None:
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
+        timeout=WAIT_MS)
+
+
+def menu(page: Any, top: str, *items: str) -> None:
+    page.locator(".lm-MenuBar-itemLabel", has_text=top).first.click()
+    for item in items:
+        page.locator(".lm-Menu-itemLabel", has_text=item).first.click()
+
+
+PROMPT_JS = ("(index) => document.querySelectorAll('.jp-Notebook .jp-Cell')[index]"
+             ".querySelector('.jp-InputPrompt').textContent")
+
+
+def run_cell(page: Any, index: int, *, wait: bool = True) -> Any:
+    """Run one cell (Ctrl+Enter, again if the key was lost) and, with `wait`, until its
+    prompt shows a new execution count."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
+    cell.scroll_into_view_if_needed()
+    before = page.evaluate(PROMPT_JS, index)
+    started = f"(index) => {{ const p = ({PROMPT_JS})(index); return p !== {json.dumps(before)}" \
+              " && /\\[(\\d+|\\*)\\]/.test(p); }"
+    for attempt in range(3):
+        dialog = page.locator(".jp-Dialog")
+        assert not dialog.count(), f"JupyterLab shows a dialog: {dialog.first.inner_text()}"
+        cell.locator(".jp-InputArea-editor").click()
+        page.keyboard.press("Control+Enter")
+        try:
+            page.wait_for_function(started, arg=index, timeout=15_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+    if wait:
+        page.wait_for_function(f"(index) => /\\[\\d+\\]/.test(({PROMPT_JS})(index))",
+                               arg=index, timeout=WAIT_MS)
+        idle(page)
+    return cell
+
+
+def _rgba(colour: str) -> tuple[float, float, float, float]:
+    parts = [float(x) for x in re.findall(r"[\d.]+", colour)]
+    return parts[0], parts[1], parts[2], parts[3] if len(parts) > 3 else 1.0
+
+
+def _luminance(rgb: tuple[float, float, float]) -> float:
+    def channel(value: float) -> float:
+        value /= 255
+        return value / 12.92 if value <= 0.04045 else ((value + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(v) for v in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(foreground: str, background: str) -> float:
+    """WCAG contrast of a (possibly translucent) text colour over its background."""
+    fr, fg, fb, alpha = _rgba(foreground)
+    br, bg, bb, _ = _rgba(background)
+    blended = (fr * alpha + br * (1 - alpha), fg * alpha + bg * (1 - alpha),
+               fb * alpha + bb * (1 - alpha))
+    light, dark = sorted((_luminance(blended), _luminance((br, bg, bb))), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+COLOURS_JS = """(el) => {
+  let node = el, background = null;
+  while (node && !background) {
+    const colour = getComputedStyle(node).backgroundColor;
+    if (colour && colour !== "transparent" && !/rgba\\(.*, 0\\)$/.test(colour)) background = colour;
+    node = node.parentElement;
+  }
+  return [getComputedStyle(el).color, background || "rgb(255, 255, 255)"];
+}"""
+
+
+def text_contrasts(page: Any, scope: str) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for part in (".nbagent-meter-text", ".nbagent-meter-status", ".nbagent-meter-detail"):
+        element = page.locator(f"{scope} {part}").first
+        foreground, background = element.evaluate(COLOURS_JS)
+        found[part] = contrast(foreground, background)
+    return found
+
+
+def test_the_meter_in_jupyterlab_light_and_dark_then_reopened(browser: Any, lab: Lab) -> None:
+    page = open_notebook(browser, lab, "quickstart.ipynb", "meter")
+    source = nbformat.read(ROOT / "examples" / "quickstart.ipynb", as_version=4)
+    compact_cell = next(i for i, c in enumerate(source.cells) if c.source.startswith("%compact"))
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    cells.nth(compact_cell).scroll_into_view_if_needed()
+    cells.nth(compact_cell).click()
+    menu(page, "Run", "Run All Above Selected Cell")
+    page.locator(".nbagent-tool").nth(1).wait_for(timeout=WAIT_MS)
+    meter = page.locator(f"{WIDGET} .nbagent-meter-body").last
+    meter.wait_for(timeout=WAIT_MS)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.nbagent-meter .nbagent-meter-body')]"
+        ".every(e => !e.textContent.includes('0 / 0 tokens'))", timeout=WAIT_MS)
+    idle(page)
+    before = meter.inner_text()
+    assert "context left" in before and re.search(r"\d+% context left", before)
+    level = meter.get_attribute("data-level")
+    words = {"ok": "ok", "warning": "warning", "error": "compacting soon",
+             "compact": "compacting", "blocking": "blocked"}[level]
+    assert words in meter.locator(".nbagent-meter-status").inner_text()
+    assert "last compaction" not in before
+    # The plain-HTML copy shown with the widget is hidden where the widget draws.
+    fallback = page.locator(".nbagent-meter-fallback").last
+    assert fallback.count() == 1 and not fallback.is_visible()
+
+    cells.nth(compact_cell).scroll_into_view_if_needed()
+    cells.nth(compact_cell).click()
+    menu(page, "Run", "Run Selected Cell and All Below")
+    page.locator(".nbagent-compaction").first.wait_for(timeout=WAIT_MS)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.nbagent-meter .nbagent-meter-body')]"
+        ".some(e => e.textContent.includes('last compaction'))", timeout=WAIT_MS)
+    idle(page)
+    meter = page.locator(f"{WIDGET} .nbagent-meter-body").last
+    after = meter.inner_text()
+    assert after != before and "last compaction L" in after  # e.g. "L2 memory: 1,778 → 1,241"
+    assert "compacted (L" in page.locator(".nbagent-compaction").first.inner_text()
+    light = text_contrasts(page, WIDGET)
+    assert min(light.values()) >= 4.5, light
+    top = cells.nth(compact_cell - 2)  # the second chat, its tool lines and its meter
+    top.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.screenshot(path=str(SCREENSHOT))
+
+    menu(page, "Settings", "Theme", "JupyterLab Dark")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'",
+                           timeout=WAIT_MS)
+    page.wait_for_timeout(500)  # the theme's stylesheet applies
+    dark = text_contrasts(page, WIDGET)
+    assert min(dark.values()) >= 4.5, dark
+    track = page.locator(f"{WIDGET} .nbagent-meter-track").last.evaluate(
+        "e => getComputedStyle(e).backgroundColor")
+    assert _luminance(_rgba(track)[:3]) < 0.2  # a dark track, not a glaring light one
+    top.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.screenshot(path=str(SCREENSHOT_DARK))
+    menu(page, "Settings", "Theme", "JupyterLab Light")
+
+    # Save (with the widgets' state), stop the kernel, and reopen copies of the notebook.
+    page.keyboard.press("Control+s")
+    saved = lab.root / "quickstart.ipynb"
+    deadline = time.monotonic() + 60
+    while "widgets" not in json.loads(saved.read_text()).get("metadata", {}):
+        assert time.monotonic() < deadline, "the notebook was not saved with widget state"
+        time.sleep(0.5)
+    menu(page, "Kernel", "Shut Down Kernel")
+    page.context.close()
+    shown = after.splitlines()[0]
+    data = json.loads(saved.read_text())
+    (lab.root / "reopened.ipynb").write_text(json.dumps(data))
+    data["metadata"].pop("widgets")
+    (lab.root / "stripped.ipynb").write_text(json.dumps(data))
+
+    reopened = open_notebook(browser, lab, "reopened.ipynb", "reopened")
+    drawn = reopened.locator(f"{WIDGET} .nbagent-meter-body").last
+    drawn.wait_for(timeout=WAIT_MS)  # drawn from the saved traits: no kernel has this model
+    assert "last compaction L" in drawn.inner_text()
+    assert drawn.inner_text().splitlines()[0] == shown
+    assert "model not found" not in reopened.locator(".jp-Notebook").inner_text()
+    reopened.context.close()
+
+    stripped = open_notebook(browser, lab, "stripped.ipynb", "stripped")
+    copy = stripped.locator(".nbagent-meter-fallback").last
+    copy.wait_for(timeout=WAIT_MS)
+    assert copy.is_visible() and "last compaction L" in copy.inner_text()
+    stripped.context.close()
+
+    exported = subprocess.run(
+        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--stdout",
+         str(lab.root / "stripped.ipynb")], capture_output=True, text=True, check=True).stdout
+    assert "context left" in exported  # what nbviewer and GitHub show: each meter once
+    assert exported.count("nbagent-meter-body") == exported.count("nbagent-meter-fallback") > 0
+
+
+def test_a_reply_streams_before_it_ends_and_its_code_can_be_copied(
+    browser: Any, lab: Lab
+) -> None:
+    page = open_notebook(browser, lab, "stream.ipynb", "stream")
+    run_cell(page, 0)
+    run_cell(page, 1)
+    run_cell(page, 2, wait=False)
+    partial = page.wait_for_function(
+        "() => { const t = document.querySelector('.jp-Notebook').innerText;"
+        " return t.includes('w20') ? t : null; }", timeout=WAIT_MS, polling=50).json_value()
+    assert "w149" not in partial  # text showed while the reply was still arriving
+    page.wait_for_function(
+        "() => document.querySelector('.jp-Notebook').innerText.includes('w149')",
+        timeout=WAIT_MS)
+    idle(page)
+    button = page.locator(".nbagent-copy").first
+    button.click()
+    page.wait_for_function("() => document.querySelector('.nbagent-copy').textContent "
+                           "=== 'copied'", timeout=10_000)
+    assert page.evaluate("navigator.clipboard.readText()") == "print('copied')"
+    assert not page.locator(".nbagent-status").filter(has_text="thinking").is_visible()
+    line = run_cell(page, 3).locator(".nbagent-meter-body")  # the one-line meter, plain HTML
+    assert re.match(r"\d+% context left ● ok [\d,]+ / 6,841 tokens$", " ".join(
+        line.inner_text().split()))
+    assert min(text_contrasts(page, ".jp-Cell:nth-child(4)").values()) >= 4.5
+    page.context.close()
+
+
+def test_a_rerun_cell_keeps_one_exchange_and_an_interrupt_leaves_one_line(
+    browser: Any, lab: Lab
+) -> None:
+    page = open_notebook(browser, lab, "cells.ipynb", "cells")
+    for index in (0, 1, 2, 2):  # the "hello" cell twice
+        run_cell(page, index)
+    slow = run_cell(page, 3, wait=False)
+    slow.locator(".nbagent-status").first.wait_for(timeout=WAIT_MS)  # "thinking…"
+    menu(page, "Kernel", "Interrupt Kernel")
+    idle(page)
+    output = slow.locator(".jp-OutputArea").inner_text()
+    assert "interrupted — the session is intact" in output
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output
+    assert len([line for line in output.splitlines() if line.strip()]) == 1
+    after = run_cell(page, 4)
+    assert "w149" in after.locator(".jp-OutputArea").inner_text()  # the session still works
+    count = run_cell(page, 5)
+    assert "hello asked 1 times" in count.locator(".jp-OutputArea").inner_text()
+    page.context.close()

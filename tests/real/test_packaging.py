@@ -1,0 +1,80 @@
+"""widgets/ ships as nbagent.widgets, from an editable install and from a built wheel."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_nbagent_widgets_imports_from_the_source_folder_in_this_install() -> None:
+    import nbagent.widgets
+
+    assert Path(nbagent.widgets.__file__).resolve() == ROOT / "widgets" / "__init__.py"
+
+
+def test_there_is_no_top_level_widgets_module() -> None:
+    code = "import importlib.util as u; print(u.find_spec('widgets'))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/"
+    )
+    assert out.stdout.strip() == "None"
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--wheel-dir",
+            str(out),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (built,) = out.glob("jupyter_nbagent-*.whl")
+    return built
+
+
+@pytest.mark.real
+def test_the_wheel_ships_widgets_inside_the_package(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "nbagent/widgets/__init__.py" in names
+    assert not [n for n in names if n.startswith("widgets/")]
+
+
+@pytest.mark.real
+def test_nbagent_widgets_imports_from_the_installed_wheel(wheel: Path, tmp_path: Path) -> None:
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--target", str(target), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    code = (
+        "import nbagent, nbagent.widgets; print(nbagent.__file__); print(nbagent.widgets.__file__)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
+    )
+    package_file, widgets_file = out.stdout.split()
+    assert Path(package_file).is_relative_to(target)
+    assert Path(widgets_file) == target / "nbagent" / "widgets" / "__init__.py"
+    assert not (target / "widgets").exists()
