@@ -14,6 +14,7 @@ from .agent._agent import Agent
 from .agent._current import current, new_session, reset, set_current
 from .agent._loop import ChatResult
 from .agent._session import Session
+from .agent._settings import Settings
 from .agent.models._llm import LiteLLMModel, RetryPolicy
 from .agent.providers._errors import classify_error, is_context_overflow
 from .agent.tools._tool import Tool, tool
@@ -33,9 +34,9 @@ from .engine._exceptions import (
 )
 from .engine._history import History, validate_messages
 from .engine._ladder import Level, levels_for
-from .engine._settings import Settings
 from .engine._thresholds import ContextState, Thresholds, context_state, thresholds
-from .engine._tokens import Usage, estimate_message_tokens, estimate_tokens
+from .engine._tokens import estimate_message_tokens, estimate_tokens
+from .engine._usage import Usage
 from .engine._window import WindowInfo, resolve_window
 from .engine.compaction._limits import parse_token_limits
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .engine._events import (
     Compacted,
+    CellProposed,
     CompactionStarted,
     ContextChanged,
     Event,
@@ -21,6 +22,7 @@ from .engine._events import (
 
 __all__ = [
     "Compacted",
+    "CellProposed",
     "CompactionStarted",
     "ContextChanged",
     "Event",

@@ -18,12 +18,12 @@ from ..engine._controller import CompactionController
 from ..engine._decision import Decision
 from ..engine._events import ContextChanged, EventStream, Status
 from ..engine._history import History
-from ..engine._settings import ENV_PREFIX, Settings
 from ..engine._thresholds import ContextState, thresholds
 from ..engine._window import WindowInfo, resolve_window
 from ..engine.compaction import Summarizer, with_notebook_state
 from ._loop import ChatResult, run_chat
 from ._session import Session
+from ._settings import ENV_PREFIX, Settings
 from .archive import _archive
 from .archive._redact import redact
 from .models._llm import ChatModel, LiteLLMModel, RetryPolicy, model_info, summarizer

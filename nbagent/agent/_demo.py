@@ -135,7 +135,7 @@ def describe_decision(decision: Decision) -> str:
 
 def make_agent(window: int, offline: bool) -> Agent:
     if offline:
-        from ..engine._settings import Settings
+        from ._settings import Settings
         from .models._scripted import offline_analyst
 
         return Agent(model=offline_analyst(), system=SYSTEM, tools=sales_tools(),

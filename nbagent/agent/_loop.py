@@ -18,10 +18,10 @@ from ..engine._events import Status, ToolFinished, ToolStarted
 from ..engine._exceptions import ModelCallError, NbagentError
 from ..engine._markers import is_plain_user
 from ..engine._output import output_cap
-from ..engine._settings import Settings
 from ..engine._tokens import count_tools_tokens, estimate_tokens
 from ..engine.compaction._limits import parse_token_limits
 from ._session import Session
+from ._settings import Settings
 from .archive._redact import redact
 from .models._llm import ChatModel, Completion, RetryPolicy, call_model
 from .providers._errors import auth_hint, classify_error, is_stop_reason_overflow

@@ -23,11 +23,11 @@ from ..engine._events import (
 )
 from ..engine._exceptions import BusyError
 from ..engine._history import History
-from ..engine._settings import Settings
 from ..engine._thresholds import ContextState
 from ..engine._tracker import TokenTracker
 from ..engine._window import WindowInfo
 from ..engine.compaction import Summarizer, pins_of, with_pins
+from ._settings import Settings
 from .archive import _archive
 from .archive._archive import Archive, Replay
 from .tools._tool import OutputStore

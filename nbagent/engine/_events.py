@@ -90,6 +90,13 @@ class Status:
 
 
 @dataclass(frozen=True)
+class CellProposed:
+    """The model proposed code for a new notebook cell (never run without the user)."""
+
+    code: str
+
+
+@dataclass(frozen=True)
 class ContextChanged:
     """The context state after anything that moved it: a reply, tool results, a compaction."""
 
@@ -99,7 +106,7 @@ class ContextChanged:
 
 Event = (
     MessageAdded | ToolStarted | ToolFinished | OutputStored | CompactionStarted | Rewriting
-    | Compacted | Retrying | Status | ContextChanged
+    | Compacted | Retrying | Status | CellProposed | ContextChanged
 )
 Subscriber = Callable[[Event], Any]
 

@@ -19,11 +19,11 @@ from ._history import History, Message
 from ._tokens import (
     REPLY_PRIMING,
     TextCounter,
-    Usage,
     count_message_tokens,
     count_tools_tokens,
     estimate_tokens,
 )
+from ._usage import Usage
 
 _MIN_CALIBRATION_TOKENS = 50  # smaller requests are too noisy to learn a ratio from
 _RATIO_BOUNDS = (0.4, 3.0)  # a usage further off than this from our count is not believed

@@ -48,7 +48,7 @@ _FIELDS: dict[str, tuple[tuple[str, type], ...]] = {  # what each kind must carr
 
 def data_dir() -> Path:
     """Where sessions are kept: NBAGENT_DATA_DIR, else the user's data directory."""
-    from ...engine._settings import Settings
+    from .._settings import Settings
 
     configured = Settings.from_env().data_dir
     if configured:

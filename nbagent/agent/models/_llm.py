@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ...engine._events import EventStream, Retrying
 from ...engine._exceptions import CompactionFailed
-from ...engine._tokens import Usage
+from ...engine._usage import Usage
 from ...engine.compaction import SummaryReply
 from ..providers._errors import retry_after_seconds, should_retry
 from ._litellm import litellm

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ...engine._exceptions import LocalModelError
-from ...engine._tokens import Usage
+from ...engine._usage import Usage
 from ._llm import Completion, LiteLLMModel
 
 INSTALL = "python -m pip install 'jupyter-nbagent[local]'"

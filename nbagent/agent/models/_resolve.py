@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...engine._settings import Settings
 from ...engine._window import small_model_for
+from .._settings import Settings
 from ._llm import ChatModel, Completion, LiteLLMModel, Message, TextCallback
 
 LOCAL_NAMES = ("local", "local/smollm2")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...engine._markers import is_plain_user
-from ...engine._tokens import Usage
+from ...engine._usage import Usage
 from ...engine.compaction import SummaryReply
 
 Reply = str | SummaryReply | BaseException | Callable[[list[dict[str, Any]]], str]

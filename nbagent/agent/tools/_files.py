@@ -49,7 +49,7 @@ def secret_file_reason(path: Path) -> str | None:
 
 def read_roots() -> list[Path]:
     """The folders the file tools may read: the working directory and NBAGENT_READ_ROOTS."""
-    from ...engine._settings import Settings
+    from .._settings import Settings
 
     roots = [Path.cwd()]
     configured = Settings.from_env().read_roots or ""
