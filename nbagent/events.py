@@ -4,8 +4,8 @@ stream itself. Re-exported from the engine, where they live."""
 from __future__ import annotations
 
 from .engine._events import (
-    Compacted,
     CellProposed,
+    Compacted,
     CompactionStarted,
     ContextChanged,
     Event,
@@ -21,8 +21,8 @@ from .engine._events import (
 )
 
 __all__ = [
-    "Compacted",
     "CellProposed",
+    "Compacted",
     "CompactionStarted",
     "ContextChanged",
     "Event",
