@@ -1,0 +1,155 @@
+"""The embedded model as a chat model: a GGUF on llama.cpp's OpenAI-compatible server,
+reached through litellm, with messages adapted to its chat template, its tool rounds
+bounded, and its exact token counts taken in process (`PromptCounter`). The server
+process itself is `_local_server`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ...engine._exceptions import LocalModelError
+from ...engine._usage import Usage
+from ._chat_format import TOOL_CALLING_FORMAT
+from ._llm import Completion, LiteLLMModel
+from ._local_messages import Message, adapt_messages, tool_rounds_this_turn
+from ._prompt_counter import PromptCounter
+
+REPLY_TOKENS = 512  # Settings.local_max_tokens' default: room for a chat answer
+SUMMARY_TOKENS = 320
+TOOL_ROUNDS_SMALL = 1  # a 135M model makes one useful call, then loops on made-up ones
+TOOL_ROUNDS = 4
+
+
+@dataclass
+class LocalModel(LiteLLMModel):
+    """A model on the embedded server: messages adapted to its chat template, tools shown
+    to it (`tool_choice="auto"` unless the caller says otherwise), its window, reply cap and
+    exact token counts known.
+
+    Tool use follows the chat handler: with chatml-function-calling the model itself chooses
+    between its tools and an answer; after `tool_rounds` rounds of calls in one turn it
+    answers from what the tools returned.
+    """
+
+    counter: PromptCounter | None = field(default=None, repr=False, compare=False)
+    tool_rounds: int = TOOL_ROUNDS
+    _counts: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+
+    def count_text(self) -> Callable[[str], int] | None:
+        """The model's own text counter (its GGUF's tokenizer, in this process), for the
+        session's per-message counts; None if this model was made without it."""
+        return self.counter.count_text if self.counter is not None else None
+
+    @property
+    def calls_tools_itself(self) -> bool:
+        """True when the server turns the model's own choice into tool calls."""
+        return self.counter is not None and self.counter.chat_format == TOOL_CALLING_FORMAT
+
+    def choose_tools(self, messages: list[Message], tools: list[dict[str, Any]],
+                     tool_choice: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
+        """The `tool_choice` sent for a request (None when no tools are offered)."""
+        if not tools:
+            return None
+        if tool_choice is None:
+            spent = tool_rounds_this_turn(messages) >= self.tool_rounds
+            return "none" if spent else "auto"
+        return "auto" if tool_choice == "required" else tool_choice  # the handler knows no
+        # "required"; its automatic choice is the closest
+
+    def complete(self, messages: list[Message], tools: list[dict[str, Any]], *,
+                 on_text: Callable[[str], None] | None,
+                 tool_choice: str | dict[str, Any] | None = None) -> Completion:
+        choice = self.choose_tools(messages, tools, tool_choice)
+        adapted = adapt_messages(messages)
+        if choice != "auto" or not self.calls_tools_itself:
+            return self._send(adapted, tools, choice, on_text)
+        # The handler cannot stream an automatic choice (it fails once a tool is chosen),
+        # and when the model chooses to answer, its grammar lets the answer be nothing:
+        # ask for the choice whole, then for the answer with the tools put away.
+        decided = self._send(adapted, tools, "auto", None)
+        if decided.message.get("tool_calls"):
+            return decided
+        answer = self._send(adapted, tools, "none", on_text)
+        usage = None  # the request that carried the tools is the one the window must hold
+        if decided.usage is not None:
+            usage = Usage(input_tokens=decided.usage.input_tokens,
+                          output_tokens=answer.usage.output_tokens if answer.usage else 0)
+        return replace(answer, usage=usage)
+
+    def _send(self, adapted: list[Message], tools: list[dict[str, Any]],
+              choice: str | dict[str, Any] | None,
+              on_text: Callable[[str], None] | None) -> Completion:
+        shown = tools if choice not in (None, "none") else []
+        if on_text is not None and not self._fits(adapted, shown, choice):
+            # The server checks the prompt's size only once a stream has begun: its error
+            # then just ends the stream, which reads as an empty answer. Unstreamed, the same
+            # request gets the real "context length exceeded" error.
+            on_text = None
+        completion = super().complete(adapted, shown, on_text=on_text, tool_choice=choice)
+        if on_text is None:
+            return completion
+        if completion.finish_reason is None and not completion.message.get("content") and not (
+                completion.message.get("tool_calls")):
+            # a stream cut short by a server-side error: ask again to hear the error itself
+            return super().complete(adapted, shown, on_text=None, tool_choice=choice)
+        # llama-cpp-python's server streams no usage; what litellm puts there is its own
+        # estimate (tiktoken's count of the messages), not the server's
+        return replace(completion, usage=None)
+
+    def _fits(self, adapted: list[Message], shown: list[dict[str, Any]],
+              choice: str | dict[str, Any] | None) -> bool:
+        if self.counter is None or not self.context_window:
+            return True
+        return self.counter.count_prompt(adapted, shown, choice) < self.context_window
+
+    # -- counting --------------------------------------------------------------------------
+
+    def count_request(self, messages: list[Message], tools: Sequence[dict[str, Any]] = (),
+                      tool_choice: str | dict[str, Any] | None = None) -> int:
+        """The prompt tokens the server will count for `complete(messages, tools, ...)`:
+        the chat template's framing of every message, the tool prompt the handler puts in
+        the system message, all through the model's own tokenizer. No network call."""
+        offered = list(tools)
+        choice = self.choose_tools(messages, offered, tool_choice)
+        shown = offered if choice not in (None, "none") else []
+        return self._counter().count_prompt(adapt_messages(messages), shown, choice)
+
+    def message_tokens(self, message: Message) -> int:
+        """What one message adds to a request (its framing included) — for a per-message
+        cache. A tool result is counted as the user message it is sent as."""
+        key = json.dumps(message, sort_keys=True, default=str)
+        cache = self._cache()
+        if key not in cache:
+            base = [{"role": "system", "content": ""}]
+            shown = message if message["role"] != "tool" else {
+                "role": "user", "content": f"Result of the tool:\n{message.get('content') or ''}"}
+            with_it = self.count_request([*base, shown], [], "none")
+            cache[key] = with_it - self.count_request(base, [], "none")
+        return cache[key]
+
+    def tools_tokens(self, tools: list[dict[str, Any]]) -> int:
+        """What offering `tools` adds to a request (the handler's tool prompt), within a
+        token (the tokenizer may merge across the system message's end)."""
+        if not tools:
+            return 0
+        key = hashlib.sha1(json.dumps(tools, sort_keys=True, default=str).encode()).hexdigest()
+        cache = self._cache()
+        if key not in cache:
+            base = [{"role": "system", "content": "You help."}, {"role": "user", "content": "Hi"}]
+            cache[key] = self.count_request(base, tools, "auto") - self.count_request(
+                base, [], "none")
+        return cache[key]
+
+    def _cache(self) -> dict[str, int]:
+        if len(self._counts) > 8192:
+            self._counts.clear()
+        return self._counts
+
+    def _counter(self) -> PromptCounter:
+        if self.counter is None:
+            raise LocalModelError("this local model was made without its GGUF's tokenizer")
+        return self.counter

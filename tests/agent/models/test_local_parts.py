@@ -1,0 +1,42 @@
+"""The embedded model's parts: one concept per module, each small, every public name
+still reachable from `nbagent.agent.models._local` (what `nbagent.local` re-exports)."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from nbagent.agent.models import _local
+
+MODELS = Path(_local.__file__).parent
+HOMES = {
+    "adapt_messages": "_local_messages", "tool_rounds_this_turn": "_local_messages",
+    "chat_format_for": "_chat_format", "TOOL_CALLING_FORMAT": "_chat_format",
+    "gguf_path": "_gguf", "INSTALL": "_gguf",
+    "PromptCounter": "_prompt_counter", "prompt_counter": "_prompt_counter",
+    "LocalModel": "_local_model", "REPLY_TOKENS": "_local_model",
+    "SUMMARY_TOKENS": "_local_model", "TOOL_ROUNDS": "_local_model",
+    "TOOL_ROUNDS_SMALL": "_local_model",
+    "LocalServer": "_local_server", "server": "_local_server", "local_model": "_local_server",
+    "CACHE_BYTES": "_local_server",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOMES), ids=str)
+def test_each_public_name_lives_in_its_own_concept_and_is_re_exported(name: str) -> None:
+    home = importlib.import_module(f"nbagent.agent.models.{HOMES[name]}")
+    assert getattr(_local, name) is getattr(home, name)
+
+
+def test_the_facade_exports_exactly_the_names_it_gathers() -> None:
+    assert sorted(_local.__all__) == sorted(HOMES)
+    import nbagent.local
+
+    assert set(HOMES) <= set(dir(nbagent.local))
+
+
+@pytest.mark.parametrize("path", sorted(MODELS.glob("*.py")), ids=lambda p: p.name)
+def test_no_module_of_the_models_folder_is_over_350_lines(path: Path) -> None:
+    assert len(path.read_text(encoding="utf-8").splitlines()) < 350
