@@ -23,6 +23,7 @@ from typing import Any
 from nbagent import CompactionController, History, Settings, thresholds
 from nbagent.compaction import SECTIONS
 from nbagent.engine._output import cap_output, output_cap
+from nbagent.engine._questions import Standalone
 
 BUDGET = 98_400
 FIRST_REQUEST = "Refactor the provider layer."
@@ -161,13 +162,11 @@ def window_for(trigger: int) -> int:
 
 def run(turns: int, knobs: dict[str, Any] | None = None, trigger: int = BUDGET) -> Result:
     settings = Settings(max_context_tokens=window_for(trigger), **(knobs or {}))
-    controller = CompactionController(
-        summarize=summarize,
-        window=MODEL,
-        count=lambda history: request_tokens(history, MODEL),
-        settings=settings,
-        summarizer_window=None,
-    )
+    class Answers(Standalone):
+        def count(self, history: History) -> int:
+            return request_tokens(history, MODEL)
+
+    controller = CompactionController(Answers(summarize, MODEL, None, settings))
     limits = thresholds(MODEL, settings=settings, model_info=None)
     cap = output_cap(settings.tool_output_max_chars, limits.scale)  # as the agent does
     history = History([SYSTEM, {"role": "user", "content": FIRST_REQUEST}])

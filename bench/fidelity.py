@@ -298,9 +298,20 @@ def run_controller(session: Session, summarize: Callable[[list[Message]], Any], 
     refresh = ((lambda messages: with_notebook_state(messages, current["state"]))
                if state else None)
     refresh_here = False
-    if "window" in inspect.signature(CompactionController).parameters:
-        controller = CompactionController(summarize=summarize, window=MODEL, settings=settings,
-                                          summarizer_window=window, refresh=refresh)
+    params = inspect.signature(CompactionController).parameters
+    if "model" in params or "window" in params:
+        if "model" in params:  # one object answers the model questions
+            from nbagent.engine._questions import Standalone
+
+            class Answers(Standalone):
+                def refresh(self, messages: list[Message]) -> list[Message]:
+                    return refresh(messages) if refresh is not None else messages
+
+            controller = CompactionController(Answers(summarize, MODEL, window, settings))
+        else:  # the controller of issue 10's redesign (callables for each answer)
+            controller = CompactionController(summarize=summarize, window=MODEL,
+                                              settings=settings, summarizer_window=window,
+                                              refresh=refresh)
         auto, midloop = controller.maybe_compact, controller.on_tool_result
         manual, count = controller.compact_now, controller.count
         trigger = controller.thresholds().auto_compact

@@ -18,24 +18,22 @@ from ..engine._controller import CompactionController
 from ..engine._decision import Decision
 from ..engine._events import ContextChanged, EventStream, Status
 from ..engine._history import History
-from ..engine._thresholds import ContextState, thresholds
-from ..engine._window import WindowInfo, resolve_window
-from ..engine.compaction import Summarizer, with_notebook_state
+from ..engine._thresholds import ContextState
+from ..engine._window import WindowInfo
+from ..engine.compaction import Summarizer
 from ._loop import ChatResult, run_chat
+from ._model_side import AgentModel
 from ._session import Session
 from ._settings import ENV_PREFIX, Settings
 from .archive import _archive
 from .archive._redact import redact
-from .models._llm import ChatModel, LiteLLMModel, RetryPolicy, model_info, summarizer
+from .models._llm import ChatModel, RetryPolicy
 from .models._resolve import (
     LOCAL_MODEL,
     EmbeddedModel,
     chat_model,
-    compact_model,
     is_local,
-    request_counter,
 )
-from .models._server_info import probe_window
 from .tools._builtin import notebook_tools
 from .tools._namespace import expand_cell_references, notebook_state
 from .tools._tool import Tool, as_tool
@@ -100,16 +98,13 @@ class Agent:
         self.model: ChatModel = self._announced(chat_model(model, current))
         self.notice: str | None = (NOTICE if model is None and current.model is None
                                    and not current.local_model_path else None)
-        self._compact_spec = compact_model
-        self._summarize = summarize
         self.system = system
         self.namespace = namespace if namespace is not None else vars(__main__)
         self.builtin_tools = builtin_tools
         self.extra_tools = [as_tool(t) for t in tools]
         self.retry = retry or RetryPolicy()
         self.tools: dict[str, Tool] = {}
-        self._request_count: tuple[Any, int] = (None, 0)
-        self._probed: set[int] = set()
+        self._answers = AgentModel(self, compact_spec=compact_model, summarize=summarize)
         self.session: Session
         self._new_session(session_id, archive)
 
@@ -141,8 +136,7 @@ class Agent:
         if "enable_python" in overrides:
             self._offer_tools()
         if "compact_model" in overrides:
-            self._compact_spec = overrides["compact_model"] or None
-            self._rewire_summarizer()
+            self._answers.use_compact_model(overrides["compact_model"] or None)
         if model is not None:
             self.overrides["model"] = model
             self.use_model(model)
@@ -168,10 +162,8 @@ class Agent:
     def use_model(self, model: str | ChatModel) -> ChatModel:
         """Chat with `model` from now on, in the same session (`"local"`: the embedded one)."""
         self.model = self._announced(chat_model(model, self.settings()))
-        self.session.learned_window = None
-        self.session.count_with(self._count_text())
-        self._rewire_summarizer()
-        self.session.announce_state()
+        self._answers.model_changed()
+        self.session.model_changed()
         return self.model
 
     def _announced(self, model: ChatModel) -> ChatModel:
@@ -197,90 +189,26 @@ class Agent:
         ) if self.builtin_tools else []
         self.tools = {t.name: t for t in [*offered, *self.extra_tools]}
 
-    def _summarizing(self) -> tuple[Summarizer, int | None]:
-        """The summarizer and the input window of the model behind it (None when the user
-        passed their own summarizer)."""
-        if self._summarize is not None:
-            return self._summarize, None
-        writer = compact_model(self._compact_spec, self.model, self.settings())
-        window = thresholds(resolve_window(
-            writer.name, settings=self.settings(), model_info=model_info,
-            reported=(writer.context_window, writer.max_output))).effective_window
-        return summarizer(writer, self.retry, timeout=lambda: min(
-            self.settings().summary_timeout_s, self.settings().max_chat_seconds)), window
-
-    def _rewire_summarizer(self) -> None:
-        """After the chat or the compaction model changed: summaries from the new one."""
-        controller = self.session.controller
-        controller.summarize, controller.summarizer_window = self._summarizing()
-
-    def window(self, learned: int | None = None) -> WindowInfo:
-        """The current model's context window, and where the number came from. A model on
-        a local OpenAI-compatible server is asked for its real window once."""
-        model = self.model
-        if (isinstance(model, LiteLLMModel) and model.api_base and model.context_window is None
-                and id(model) not in self._probed):
-            self._probed.add(id(model))
-            found = probe_window(model.api_base, model.name)
-            if found is not None:
-                model.context_window = found[0]
-        return resolve_window(self.model.name, settings=self.settings(), model_info=model_info,
-                              reported=(self.model.context_window, self.model.max_output),
-                              learned=learned)
+    def window(self) -> WindowInfo:
+        """The current model's context window, and where the number came from (the
+        session's: it may have learnt the provider's real limit)."""
+        return self.session.window()
 
     # -- sessions --------------------------------------------------------------------------
 
     def _new_session(self, session_id: str | None, archive: bool) -> Session:
-        summarize, summarizer_window = self._summarizing()
         data = self.settings().data_dir
-        session = Session(
-            system=self.system,
-            window=self.window,
-            count=self._count,
-            settings=self.settings,
-            summarize=summarize,
-            summarizer_window=summarizer_window,
-            session_id=session_id,
-            archive=archive,
-            data_dir=Path(data).expanduser() if data else None,
-            model_name=lambda: self.model.name,
-            refresh=self._with_notebook_state,
-            count_text=self._count_text(),
-        )
-        self.session = session
+        self.session = Session(self._answers, system=self.system, session_id=session_id,
+                               archive=archive,
+                               data_dir=Path(data).expanduser() if data else None)
         self._offer_tools()
-        return session
-
-    def _count(self, history: History) -> int:
-        """Tokens the next request would occupy: the model's own count of the whole request
-        where it has one (cached per history state), else the tracker's."""
-        exact = request_counter(self.model)
-        if exact is None:
-            return self.session.tracker.count(history, model=self.model.name,
-                                              tools=self.tool_schemas())
-        key = (id(history), history.generation, len(history), tuple(self.tools), id(self.model))
-        if self._request_count[0] != key:
-            last = history[-1]
-            # a finished turn: the next request opens a new one, with the tools shown
-            done = last["role"] == "assistant" and not last.get("tool_calls")
-            count = exact(history.messages, self.tool_schemas(), "auto" if done else None)
-            self._request_count = (key, int(count))
-        return self._request_count[1]
-
-    def _count_text(self) -> Callable[[str], int] | None:
-        """The model's own tokenizer, when it has one (else the estimator counts)."""
-        exact = getattr(self.model, "count_text", None)
-        return exact() if callable(exact) else None
+        return self.session
 
     def notebook_state(self) -> str | None:
         """The bounded listing of the namespace's variables (None when there are none)."""
         budget = max(100, self.session.controller.thresholds().scaled(NOTEBOOK_STATE_TOKENS))
         state = notebook_state(self.namespace, max_tokens=budget)
         return redact(state) if state is not None else None  # it goes to the provider
-
-    def _with_notebook_state(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """After a compaction: one fresh notebook-state block replaces the previous one."""
-        return with_notebook_state(messages, self.notebook_state())
 
     def new_session(self, session_id: str | None = None, *, archive: bool = True) -> Session:
         """Start a fresh conversation with the same configuration. The old session's
@@ -356,7 +284,7 @@ class Agent:
             agent.session.add({"role": "tool", "tool_call_id": call_id,
                                "content": "Interrupted: the session ended before this tool "
                                           "call finished."})
-        state = agent._with_notebook_state(agent.history.messages)
+        state = agent._answers.refresh(agent.history.messages)
         if state != agent.history.messages:  # the live kernel is the ground truth
             agent.session.rewrite(state)
         return agent
@@ -413,11 +341,13 @@ class Agent:
         `BusyError` while another chat runs. Whatever ends a turn early, even an
         interrupt, leaves a valid history.
         """
+        self._answers.probe()
         return run_chat(self, self.session, text, on_text=on_text, tool_choice=tool_choice,
                         exchange=exchange)
 
     def compact(self, focus: str | None = None) -> Decision:
         """Compact now (what `%compact` does), with optional focus instructions."""
+        self._answers.probe()
         with self.session.turn():
             return self.session.controller.compact_now(self.history, focus=focus)
 

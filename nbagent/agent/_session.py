@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..engine._controller import CompactionController
 from ..engine._events import (
@@ -24,6 +24,7 @@ from ..engine._events import (
 from ..engine._exceptions import BusyError
 from ..engine._history import History
 from ..engine._thresholds import ContextState
+from ..engine._tokens import TextCounter
 from ..engine._tracker import TokenTracker
 from ..engine._window import WindowInfo
 from ..engine.compaction import Summarizer, pins_of, with_pins
@@ -35,15 +36,37 @@ from .tools._tool import OutputStore
 Message = dict[str, Any]
 
 
+class SessionModel(Protocol):
+    """What a session asks about the model it chats with: one object (the agent's),
+    asked each time, so a changed model or setting takes effect at once."""
+
+    def settings(self) -> Settings: ...
+
+    def name(self) -> str: ...
+
+    def resolve_window(self, learned: int | None) -> WindowInfo:
+        """The model's window, given a limit the provider stated (no I/O)."""
+        ...
+
+    def count(self, history: History, tracker: TokenTracker) -> int:
+        """Tokens `history` occupies in a request, tools included."""
+        ...
+
+    def count_text(self) -> TextCounter | None: ...
+
+    def summarizer(self) -> tuple[Summarizer | None, int | None]: ...
+
+    def refresh(self, messages: list[Message]) -> list[Message]: ...
+
+
 class Session:
     """One conversation's state. Built by `Agent`; see its docstring for the options.
+    It answers the controller's model questions itself (`ModelQuestions`), from the one
+    `SessionModel` it was given; it is the one place that says which window applies.
 
     Args:
+        model: what the session asks about the model (the agent answers).
         system: the system prompt (the history's first message, never edited).
-        window: the model's window now, given a limit learned from the provider.
-        count: tokens a history occupies for the current model and tools.
-        settings: the current settings.
-        summarize: the compaction summarizer (None: deterministic compaction only).
         session_id: names the archive file; `archive=False` keeps none.
         data_dir: where the archive goes (default: `NBAGENT_DATA_DIR` or the user's data
             folder).
@@ -51,24 +74,17 @@ class Session:
 
     def __init__(
         self,
+        model: SessionModel,
         *,
         system: str,
-        window: Callable[[int | None], WindowInfo],
-        count: Callable[[History], int],
-        settings: Callable[[], Settings],
-        summarize: Summarizer | None,
-        summarizer_window: int | None = None,
         session_id: str | None = None,
         archive: bool = True,
-        refresh: Callable[[list[Message]], list[Message]] | None = None,
         data_dir: Path | None = None,
-        model_name: Callable[[], str] = lambda: "",
-        count_text: Callable[[str], int] | None = None,
     ) -> None:
         self.id = session_id or _archive.new_session_id()
-        self.model_name = model_name
+        self.model = model
         self.events = EventStream()
-        self.tracker = TokenTracker(count_text)
+        self.tracker = TokenTracker(model.count_text())
         self.history = History([{"role": "system", "content": system}],
                                count_message=self.tracker.count_message)
         self.store = OutputStore(events=self.events)
@@ -77,22 +93,31 @@ class Session:
         self.pins: list[str] = []
         self._exchanges: dict[str, Message] = {}  # a cell's key → the user message it sent
         self._unsynced = False  # a message joined the history but its announcement broke
-        self._window = window
-        self.controller = CompactionController(
-            summarize=summarize,
-            window=lambda: window(self.learned_window),
-            summarizer_window=summarizer_window,
-            tracker=self.tracker,
-            count=count,
-            settings=settings,
-            events=self.events,
-            refresh=refresh,
-        )
+        self.controller = CompactionController(self, tracker=self.tracker, events=self.events)
         self.events.subscribe(self._on_compacted)
         self.archive: Archive | None = None
         if archive:
             self.attach_archive(lambda: Archive(self.id, data_dir))
         self._turn = threading.Lock()
+
+    # -- the model questions (what the controller asks) ----------------------------------
+
+    def settings(self) -> Settings:
+        return self.model.settings()
+
+    def window(self) -> WindowInfo:
+        """The window this session's requests must fit: the model's, or the limit the
+        provider stated (source "learned")."""
+        return self.model.resolve_window(self.learned_window)
+
+    def count(self, history: History) -> int:
+        return self.model.count(history, self.tracker)
+
+    def summarizer(self) -> tuple[Summarizer | None, int | None]:
+        return self.model.summarizer()
+
+    def refresh(self, messages: list[Message]) -> list[Message]:
+        return self.model.refresh(messages)
 
     # -- the archive ---------------------------------------------------------------------
 
@@ -107,7 +132,7 @@ class Session:
         if isinstance(open_archive, Archive):
             self.archive = open_archive
             self.store.loader = open_archive.output
-            open_archive.write_session(self.model_name(), self.id)
+            open_archive.write_session(self.model.name(), self.id)
 
         def record(event: Event) -> None:
             if not isinstance(event, (MessageAdded, OutputStored, Rewriting, Compacted)):
@@ -117,7 +142,7 @@ class Session:
                 assert opener is not None
                 archive = self.archive = opener()
                 self.store.loader = archive.output
-                archive.write_session(self.model_name(), self.id)
+                archive.write_session(self.model.name(), self.id)
                 for message in pending:
                     archive.write_message(message)
             if isinstance(event, MessageAdded):
@@ -199,20 +224,20 @@ class Session:
         """Hold the session for one chat turn: a second one at the same time fails at once."""
         return _Turn(self._turn)
 
-    def count_with(self, count_text: Callable[[str], int] | None) -> None:
-        """Count with another tokenizer from now on (the model changed): every message once."""
-        if count_text is self.tracker.count_text:
-            return
-        self.tracker = self.controller.tracker = TokenTracker(count_text)
-        self.history.recount(self.tracker.count_message)
+    def model_changed(self) -> None:
+        """The agent switched models: forget the old one's stated limit and count with the
+        new one's tokenizer from now on (every message once)."""
+        self.learned_window = None
+        count_text = self.model.count_text()
+        if count_text is not self.tracker.count_text:
+            self.tracker.use_counter(count_text)
+            self.history.recount(self.tracker.count_message)
+        self.announce_state()
 
     def learn_window(self, limit: int | None) -> None:
         """The provider stated its real limit: use it from now on (source "learned")."""
         if limit is not None and limit > 0 and limit != self.learned_window:
             self.learned_window = limit
-
-    def window(self) -> WindowInfo:
-        return self._window(self.learned_window)
 
     def context_state(self) -> ContextState:
         return self.controller.state(self.history)

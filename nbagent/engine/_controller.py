@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,10 +15,11 @@ from ._events import Compacted, CompactionStarted, EventStream, Rewriting
 from ._exceptions import CompactionFailed, NbagentError
 from ._history import History, validate_messages
 from ._ladder import Level, floor_level, levels_for
+from ._questions import ModelQuestions, Standalone
 from ._settings import Settings
 from ._thresholds import ContextState, Thresholds, context_state, thresholds
 from ._tracker import TokenTracker
-from ._window import WindowInfo, resolve_window
+from ._window import WindowInfo
 from .compaction import Summarizer
 from .compaction._common import add_costs
 
@@ -57,39 +57,38 @@ class CompactionController:
         decision.action, decision.tokens_before, decision.tokens_after
 
     Args:
+        model: the one object that answers the model questions (settings, window, count,
+            summarizer, refresh) each time; a session passes itself. Without one, the
+            options below give fixed answers:
         summarize: the model seam that writes memories and summaries; without one,
             compaction is deterministic only (snips and the floor).
-        window: the window it serves: a `WindowInfo`, a function returning the current
-            one (the session's, which can learn the real limit), or a model name
-            resolved from the built-in table.
+        window: the window it serves: a `WindowInfo`, or a model name resolved from the
+            built-in table.
         summarizer_window: the summarizing model's input window, if known.
+        settings: fixed settings; by default read from the environment at each use.
         tracker: the session's token tracker (real usage + estimate).
-        count: how many tokens a history occupies; by default the tracker's count.
-        settings: fixed settings, or a function returning the current ones; by default
-            read from the environment at each use.
         events: the session's event stream (compaction started, rewriting, compacted).
     """
 
     def __init__(
         self,
+        model: ModelQuestions | None = None,
         *,
         summarize: Summarizer | None = None,
-        window: WindowInfo | Callable[[], WindowInfo] | str = "default",
+        window: WindowInfo | str = "default",
         summarizer_window: int | None = None,
+        settings: Settings | None = None,
         tracker: TokenTracker | None = None,
-        count: Callable[[History], int] | None = None,
-        settings: Settings | Callable[[], Settings] | None = None,
         events: EventStream | None = None,
-        refresh: Callable[[list[Message]], list[Message]] | None = None,
     ) -> None:
-        self.summarize = summarize
-        self.summarizer_window = summarizer_window
         self.tracker = tracker if tracker is not None else TokenTracker()
         self.events = events if events is not None else EventStream()
-        self._window = window
-        self._count = count
-        self._settings = settings
-        self._refresh = refresh  # e.g. the fresh notebook-state block after each compaction
+        if model is not None and (summarize is not None or window != "default"
+                                  or summarizer_window is not None or settings is not None):
+            raise ValueError("Give either `model` (one object answering the model questions) "
+                             "or the fixed answers (summarize, window, settings), not both.")
+        self.model: ModelQuestions = model if model is not None else Standalone(
+            summarize, window, summarizer_window, settings, self.tracker)
         self._failures = 0
         self._undo: tuple[list[Message], int, int] | None = None
         self.decisions: deque[Decision] = deque(maxlen=100)  # the archive keeps them all
@@ -97,24 +96,26 @@ class CompactionController:
     # -- state ---------------------------------------------------------------------------
 
     def settings(self) -> Settings:
-        if isinstance(self._settings, Settings):
-            return self._settings
-        return self._settings() if self._settings is not None else Settings.from_env()
+        return self.model.settings()
 
     def window(self) -> WindowInfo:
-        if isinstance(self._window, WindowInfo):
-            return self._window
-        if isinstance(self._window, str):
-            return resolve_window(self._window, settings=self.settings())
-        return self._window()
+        return self.model.window()
+
+    @property
+    def summarize(self) -> Summarizer | None:
+        """The summarizer compactions call now (asked of the model each time)."""
+        return self.model.summarizer()[0]
+
+    @property
+    def summarizer_window(self) -> int | None:
+        """The summarizing model's input window, if known."""
+        return self.model.summarizer()[1]
 
     def thresholds(self) -> Thresholds:
         return thresholds(self.window(), settings=self.settings())
 
     def count(self, history: History) -> int:
-        if self._count is not None:
-            return self._count(history)
-        return self.tracker.count(history, model=self.window().model)
+        return self.model.count(history)
 
     def state(self, history: History) -> ContextState:
         """The context state (percent left, level, armed) of `history` right now."""
@@ -197,8 +198,9 @@ class CompactionController:
     # -- machinery -------------------------------------------------------------------------
 
     def _levels(self, trigger: Trigger, limits: Thresholds, **options: Any) -> list[Level]:
+        summarize, summarizer_window = self.model.summarizer()
         return levels_for(trigger, settings=self.settings(), limits=limits,
-                          summarize=self.summarize, summarizer_window=self.summarizer_window,
+                          summarize=summarize, summarizer_window=summarizer_window,
                           breaker_open=self.breaker_open, **options)
 
     def _hold(self, trigger: Trigger, tokens: int, threshold: int, limits: Thresholds
@@ -266,8 +268,8 @@ class CompactionController:
                 target = round(limits.auto_compact * self.settings().compact_target_ratio)
             work = self._run_levels(trigger, history, levels, attempt, limits.auto_compact,
                                     target)
-            if attempt.levels and self._refresh is not None:
-                work = self._refresh(work)
+            if attempt.levels:
+                work = self.model.refresh(work)
             self._check(original, work, history)
         except CompactionFailed as failure:
             attempt.reasons.append(failure.reason)

@@ -59,6 +59,11 @@ class TokenTracker:
     """
 
     def __init__(self, count_text: TextCounter | None = None) -> None:
+        self.use_counter(count_text)
+
+    def use_counter(self, count_text: TextCounter | None) -> None:
+        """Count with another text counter from now on (the model changed): what was
+        learnt from the old model's usage no longer applies."""
         self.count_text = count_text
         # One stable object, so a History can be told to count with it and share counts.
         self.count_message: Callable[[Mapping[str, Any]], int] = functools.partial(

@@ -10,6 +10,7 @@ import pytest
 from nbagent import CompactionController, Decision, History, Settings, WindowInfo
 from nbagent.compaction import SummaryReply
 from nbagent.engine._markers import MEMORY_HEADER, STATE_HEADER, SUMMARY_HEADER, is_snipped
+from nbagent.engine._questions import Standalone
 from nbagent.events import Compacted, CompactionStarted, Rewriting
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import nine_sections, session, tool_round
@@ -139,12 +140,12 @@ def test_a_failed_compaction_leaves_the_history_byte_for_byte() -> None:
     history = over()
     before = copy.deepcopy(history.messages)
 
-    def broken_refresh(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return messages[1:]  # loses the system prompt: the result must be refused
+    class BrokenRefresh(Standalone):
+        def refresh(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return messages[1:]  # loses the system prompt: the result must be refused
 
-    ctl = CompactionController(summarize=ScriptedSummarizer(default=NOTES), window=MODEL,
-                               settings=Settings(max_context_tokens=WINDOW),
-                               refresh=broken_refresh)
+    ctl = CompactionController(BrokenRefresh(ScriptedSummarizer(default=NOTES), MODEL,
+                                             fixed_settings=Settings(max_context_tokens=WINDOW)))
     decision = ctl.maybe_compact(history)
     assert decision.action == "failed" and "changed the system prompt" in decision.reason
     assert history.messages == before and history.generation == 0 and not decision.changed
@@ -367,8 +368,13 @@ def test_settings_and_window_are_read_at_each_use(monkeypatch: pytest.MonkeyPatc
 
 def test_a_window_function_is_asked_each_time_so_a_learned_limit_takes_effect() -> None:
     current = [WindowInfo(MODEL, 200_000, "table", None, None)]
-    ctl = CompactionController(summarize=ScriptedSummarizer(default=NOTES),
-                               window=lambda: current[0], settings=Settings())
+
+    class Moving(Standalone):
+        def window(self) -> WindowInfo:
+            return current[0]
+
+    ctl = CompactionController(Moving(ScriptedSummarizer(default=NOTES),
+                                      fixed_settings=Settings()))
     history = over()
     assert ctl.maybe_compact(history).action == "none"
     current[0] = WindowInfo(MODEL, WINDOW, "learned", None, None)
@@ -377,9 +383,12 @@ def test_a_window_function_is_asked_each_time_so_a_learned_limit_takes_effect() 
 
 
 def test_a_custom_count_is_what_the_triggers_see() -> None:
-    ctl = CompactionController(summarize=ScriptedSummarizer(), window=MODEL,
-                               settings=Settings(max_context_tokens=WINDOW),
-                               count=lambda history: 10 * len(history))
+    class Counting(Standalone):
+        def count(self, history: History) -> int:
+            return 10 * len(history)
+
+    ctl = CompactionController(Counting(ScriptedSummarizer(), MODEL,
+                                        fixed_settings=Settings(max_context_tokens=WINDOW)))
     history = History(session(2))
     assert ctl.count(history) == 90 and ctl.state(history).tokens == 90
 
@@ -388,12 +397,13 @@ def test_refresh_runs_after_a_compaction_and_not_when_nothing_ran() -> None:
     state = {"role": "user", "content": f"{STATE_HEADER}\nsales_df: DataFrame (3, 2)"}
     calls: list[int] = []
 
-    def refresh(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        calls.append(len(messages))
-        return [messages[0], state, *messages[1:]]
+    class Refreshing(Standalone):
+        def refresh(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            calls.append(len(messages))
+            return [messages[0], state, *messages[1:]]
 
-    ctl = CompactionController(summarize=ScriptedSummarizer(default=NOTES), window=MODEL,
-                               settings=Settings(max_context_tokens=WINDOW), refresh=refresh)
+    ctl = CompactionController(Refreshing(ScriptedSummarizer(default=NOTES), MODEL,
+                                          fixed_settings=Settings(max_context_tokens=WINDOW)))
     ctl.maybe_compact(History(session(2)))
     assert calls == []
     history = over()
