@@ -23,16 +23,14 @@ from ..engine._window import WindowInfo
 from ..engine.compaction import Summarizer
 from ._loop import ChatResult, run_chat
 from ._model_side import AgentModel
+from ._resume import resume
 from ._session import Session
 from ._settings import ENV_PREFIX, Settings
-from .archive import _archive
 from .archive._redact import redact
 from .models._llm import ChatModel, RetryPolicy
 from .models._resolve import (
-    LOCAL_MODEL,
     EmbeddedModel,
     chat_model,
-    is_local,
 )
 from .tools._builtin import notebook_tools
 from .tools._namespace import expand_cell_references, notebook_state
@@ -262,32 +260,7 @@ class Agent:
         last stood, the full tool outputs, and the breaker's failure count. `session` is a
         session id or an archive file's path (later records go to that same file);
         `options` go to `Agent` (e.g. `model=`)."""
-        path = Path(session)
-        settings = options.get("settings")
-        data = settings.get("data_dir") if isinstance(settings, dict) else (
-            settings.data_dir if isinstance(settings, Settings) else None)
-        archive = (_archive.Archive.at(path) if path.suffix == ".jsonl" or path.is_file()
-                   else _archive.Archive(str(session), Path(data).expanduser() if data else None))
-        try:
-            replay = _archive.replay(archive.path)
-            if replay.model is not None and "model" not in options:
-                options["model"] = LOCAL_MODEL if is_local(replay.model) else replay.model
-            options.setdefault("system", replay.messages[0]["content"])
-            agent = cls(session_id=replay.session_id or archive.path.stem, archive=False,
-                        **options)
-        except BaseException:
-            archive.close()
-            raise
-        agent.session.restore(replay)
-        agent.session.attach_archive(archive, include_current=False)
-        for call_id in agent.history.pending_tool_calls:  # the process died mid-tool
-            agent.session.add({"role": "tool", "tool_call_id": call_id,
-                               "content": "Interrupted: the session ended before this tool "
-                                          "call finished."})
-        state = agent._answers.refresh(agent.history.messages)
-        if state != agent.history.messages:  # the live kernel is the ground truth
-            agent.session.rewrite(state)
-        return agent
+        return resume(cls, session, options)
 
     # -- the session, for convenience -------------------------------------------------------
 

@@ -1,0 +1,60 @@
+"""Resuming a session from its archive after a kernel restart: which archive a session id
+or path means, the agent rebuilt with the model and system prompt it had, and the
+session taking over the replayed history, outputs, breaker count and archive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from ._session import Session
+from ._settings import Settings
+from .archive import _archive
+from .models._resolve import LOCAL_MODEL, is_local
+
+INTERRUPTED = "Interrupted: the session ended before this tool call finished."
+
+
+class Resumable(Protocol):
+    session: Session
+
+
+A = TypeVar("A", bound=Resumable)
+
+
+def archive_for(session: str | Path, options: dict[str, Any]) -> _archive.Archive:
+    """The archive a session id (in the data folder the options name) or a file's path
+    means; later records go to that same file."""
+    path = Path(session)
+    settings = options.get("settings")
+    data = settings.get("data_dir") if isinstance(settings, dict) else (
+        settings.data_dir if isinstance(settings, Settings) else None)
+    if path.suffix == ".jsonl" or path.is_file():
+        return _archive.Archive.at(path)
+    return _archive.Archive(str(session), Path(data).expanduser() if data else None)
+
+
+def resume(build: Callable[..., A], session: str | Path, options: dict[str, Any]) -> A:
+    """`build(**options)` an agent for the archived session and hand it the archive."""
+    archive = archive_for(session, options)
+    try:
+        replay = _archive.replay(archive.path)
+        if replay.model is not None and "model" not in options:
+            options["model"] = LOCAL_MODEL if is_local(replay.model) else replay.model
+        options.setdefault("system", replay.messages[0]["content"])
+        agent = build(session_id=replay.session_id or archive.path.stem, archive=False,
+                      **options)
+    except BaseException:
+        archive.close()
+        raise
+    live = agent.session
+    live.restore(replay)
+    live.attach_archive(archive, include_current=False)
+    for call_id in live.history.pending_tool_calls:  # the process died mid-tool
+        live.add({"role": "tool", "tool_call_id": call_id, "content": INTERRUPTED})
+    state = live.refresh(live.history.messages)
+    if state != live.history.messages:  # the live kernel is the ground truth
+        live.rewrite(state)
+    return agent
