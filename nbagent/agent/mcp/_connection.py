@@ -1,0 +1,161 @@
+"""One live session with one MCP server, on the MCP loop: an owner task enters the SDK's
+`Client` (which starts the stdio process or opens the HTTP connection), lists the
+tools, and holds the session open until `stop()`; calls run beside it. Leaving the
+`Client` is what stops the server's process (stdin closed, then SIGTERM, then SIGKILL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from contextlib import AsyncExitStack
+from typing import IO, Any
+
+try:
+    import mcp_types as types
+    from mcp import Client, StdioServerParameters, stdio_client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp.shared.exceptions import MCPError
+except ImportError as missing:  # the optional extra
+    raise ImportError("MCP servers need the mcp package: pip install "
+                      "'jupyter-nbagent[mcp]'") from missing
+
+from ._config import HttpServer, ServerSpec
+
+_LIST_PAGES = 100  # a server that pages forever cannot hang the listing
+_STDERR_TAIL = 300  # characters of a failed server's stderr shown in its error
+
+
+def failure_text(error: BaseException) -> str:
+    """A short reason for a failure, from inside the exception groups anyio raises."""
+    while isinstance(inner := getattr(error, "exceptions", None), tuple) and inner:
+        error = inner[0]  # an exception group (a builtin from Python 3.11)
+    if isinstance(error, MCPError):
+        if error.code == types.CONNECTION_CLOSED:
+            return "the server closed the connection (it exited?)"
+        return error.error.message
+    if isinstance(error, FileNotFoundError):
+        return f"{error.filename or 'the command'} was not found"
+    if isinstance(error, TimeoutError):
+        return str(error) or "it did not answer in time"
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+
+
+class Connection:
+    """One server's session; made and used only on the MCP loop."""
+
+    def __init__(self, name: str, spec: ServerSpec) -> None:
+        self.name = name
+        self.spec = spec
+        self.tools: list[types.Tool] = []
+        self._client: Client | None = None
+        self._stop = asyncio.Event()
+        self._ready: asyncio.Future[list[types.Tool]] = asyncio.get_running_loop().create_future()
+        self._owner: asyncio.Task[None] | None = None
+        self._stderr: IO[str] | None = None
+
+    async def open(self, timeout: float) -> list[types.Tool]:
+        """Start the server (or connect to it) and list its tools; on any failure the
+        session is stopped again and the error raised."""
+        self._owner = asyncio.get_running_loop().create_task(self._hold(), name=self.name)
+        try:
+            self.tools = await asyncio.wait_for(asyncio.shield(self._ready), timeout)
+        except BaseException as error:
+            problem = self._with_stderr(error)
+            await self.stop()
+            raise problem from None
+        return self.tools
+
+    @property
+    def alive(self) -> bool:
+        """Whether the session can still carry a call (its server has not gone away)."""
+        if self._client is None or self._owner is None or self._owner.done():
+            return False
+        # The SDK marks the dispatcher closed once the transport ends (the process exited,
+        # the HTTP session was dropped); no public flag says so. Without it, the call
+        # itself reports the closed connection.
+        dispatcher = getattr(self._client.session, "_dispatcher", None)
+        return not getattr(dispatcher, "_closed", False)
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        if self._client is None:
+            raise MCPError(-32000, "Connection closed")
+        return await self._client.call_tool(tool, arguments)
+
+    async def stop(self) -> None:
+        """End the session and stop the server's process; waits until it is gone."""
+        self._stop.set()
+        if self._owner is not None and not self._owner.done():
+            try:
+                await asyncio.shield(self._owner)
+            except BaseException:  # the owner records its own failure; stopping goes on
+                pass
+        if self._stderr is not None:
+            self._stderr.close()
+
+    def stop_soon(self) -> asyncio.Task[None]:
+        """End the session without waiting for it (a hung server takes seconds to stop)."""
+        self._stop.set()
+        return asyncio.get_running_loop().create_task(self.stop())
+
+    async def _hold(self) -> None:
+        try:
+            async with AsyncExitStack() as stack:
+                client = await stack.enter_async_context(self._client_for(stack))
+                tools = await self._list(client)
+                self._client = client
+                if not self._ready.done():
+                    self._ready.set_result(tools)
+                await self._stop.wait()
+        except BaseException as error:
+            if not self._ready.done():
+                self._ready.set_exception(error)
+            if not isinstance(error, Exception):
+                raise
+        finally:
+            self._client = None
+            if not self._ready.done():
+                self._ready.set_exception(ConnectionError("the session ended"))
+
+    def _client_for(self, stack: AsyncExitStack) -> Client:
+        spec = self.spec
+        if isinstance(spec, HttpServer):
+            http = create_mcp_http_client(headers=dict(spec.headers) or None)
+            stack.push_async_callback(http.aclose)
+            return Client(streamable_http_client(spec.url, http_client=http), cache=None)
+        # the server's own messages go to a file, not the notebook; its tail explains a failure
+        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+        params = StdioServerParameters(command=spec.command, args=list(spec.args),
+                                       env=dict(spec.env) or None, cwd=spec.cwd)
+        return Client(stdio_client(params, errlog=self._stderr), cache=None)
+
+    async def _list(self, client: Client) -> list[types.Tool]:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        for _ in range(_LIST_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return tools
+
+    def stderr_tail(self) -> str:
+        """The last lines the server wrote to stderr (empty for HTTP servers)."""
+        if self._stderr is None or self._stderr.closed:
+            return ""
+        try:
+            self._stderr.flush()
+            self._stderr.seek(0)
+            text = self._stderr.read()
+        except (OSError, ValueError):
+            return ""
+        lines = [line for line in text.strip().splitlines() if line.strip()]
+        return "\n".join(lines[-3:])[-_STDERR_TAIL:]
+
+    def _with_stderr(self, error: BaseException) -> Exception:
+        reason = failure_text(error)
+        tail = self.stderr_tail()
+        return ConnectionError(f"{reason} (its last output: {tail})" if tail else reason)

@@ -1,0 +1,262 @@
+"""`McpServers`: the MCP servers a session uses, and their tools as nbagent `Tool`s.
+
+Every session runs on one event loop of its own (a daemon thread), so a call works the
+same from ipykernel, plain Python or a worker thread. A server that cannot start, dies
+or stops answering never ends a chat: the call returns an error the model can read,
+`on_status` gets one line for the user, and the next call starts the server again.
+`close()` (and interpreter exit) stops every process the object started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import threading
+import weakref
+from collections.abc import Callable, Collection, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ._config import ServerSpec, load_mcp_config, server_spec, server_specs
+from ._connection import Connection, failure_text
+from ._content import result_text
+from ._loop_thread import LoopThread
+from ._tools import McpTool, make_tool, tool_names
+
+CALL_TIMEOUT_S = 60.0
+START_TIMEOUT_S = 30.0
+_MARGIN_S = 5.0  # the waiting thread's backstop beyond the loop's own timeouts
+_LIVE: weakref.WeakSet[McpServers] = weakref.WeakSet()
+
+
+class McpServers:
+    """MCP servers by name, their tools for an `Agent`, and their processes' lifetime.
+
+        servers = McpServers({"files": {"command": "npx", "args": [
+            "-y", "@modelcontextprotocol/server-filesystem", "."]}})
+        for t in servers.tools(reserved=agent.tools):
+            agent.add_tool(t)
+        ...
+        servers.close()
+
+    Args:
+        servers: name → spec: `{"command", "args", "env", "cwd"}` (stdio) or
+            `{"url", "headers"}` (streamable HTTP), or `StdioServer`/`HttpServer`.
+        config: a JSON file with an `mcpServers` object (as other MCP clients use);
+            its servers come first, `servers` add to or replace them.
+        call_timeout: seconds a tool call may take before its server counts as hung
+            (it is then stopped, and started again on the next call).
+        start_timeout: seconds a server may take to start and list its tools.
+        on_status: receives one line for the user when a server starts, fails or restarts.
+    """
+
+    def __init__(
+        self,
+        servers: Mapping[str, ServerSpec | Mapping[str, Any]] | None = None,
+        *,
+        config: str | Path | None = None,
+        call_timeout: float = CALL_TIMEOUT_S,
+        start_timeout: float = START_TIMEOUT_S,
+        on_status: Callable[[str], None] | None = None,
+    ) -> None:
+        specs = load_mcp_config(config) if config is not None else {}
+        specs.update(server_specs(servers or {}))
+        self.specs: dict[str, ServerSpec] = specs
+        self.call_timeout = call_timeout
+        self.start_timeout = start_timeout
+        self.on_status = on_status
+        self._loop = LoopThread()
+        self._connections: dict[str, Connection] = {}
+        self._listed: dict[str, list[Any]] = {}  # server → its mcp_types.Tool list
+        self._problems: dict[str, str] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._stopping: set[asyncio.Task[None]] = set()
+        self._guard = threading.Lock()
+        self._closed = False
+        _LIVE.add(self)
+
+    # -- configuration ---------------------------------------------------------------
+
+    def add(self, name: str, spec: ServerSpec | Mapping[str, Any]) -> None:
+        """Add a server (or replace one of the same name; its old process is stopped)."""
+        checked = server_spec(name, spec)
+        if name in self.specs:
+            self.remove(name)
+        self.specs[name] = checked
+        self._closed = False
+
+    def remove(self, name: str) -> None:
+        """Forget a server and stop its process; unknown names raise `KeyError`."""
+        if name not in self.specs:
+            known = ", ".join(self.specs) or "none"
+            raise KeyError(f"no MCP server named {name!r}; known: {known}")
+        del self.specs[name]
+        self._listed.pop(name, None)
+        self._problems.pop(name, None)
+        connection = self._connections.pop(name, None)
+        if connection is not None:
+            self._loop.run(connection.stop(), timeout=self.start_timeout + _MARGIN_S)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.specs)
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    def describe(self) -> list[str]:
+        """One line per server: name, where it is, and its state (for a listing)."""
+        lines = []
+        for name, spec in self.specs.items():
+            connection = self._connections.get(name)
+            if name in self._problems:
+                state = f"failed: {self._problems[name]}"
+            elif connection is not None and connection.alive:
+                state = f"running, {len(self._listed.get(name, []))} tools"
+            elif name in self._listed:
+                state = f"stopped, {len(self._listed[name])} tools (starts on the next call)"
+            else:
+                state = "not started"
+            lines.append(f"{name} ({spec.type}: {spec.describe()}): {state}")
+        return lines
+
+    # -- tools ------------------------------------------------------------------------
+
+    def tools(self, reserved: Collection[str] = ()) -> list[McpTool]:
+        """Every server's tools, starting the servers not yet listed (at once, in
+        parallel). A server that fails is reported on `on_status` and left out (asked
+        again on the next `tools()`). Names in `reserved` (the agent's other tools) are
+        never reused: a clashing MCP tool is offered as `server__tool`."""
+        pending = [name for name in self.specs if name not in self._listed]
+        if pending:
+            self._loop.run(self._list_all(pending),
+                           timeout=self.start_timeout * 2 + _MARGIN_S)
+        listing = {name: self._listed[name] for name in self.specs if name in self._listed}
+        names = tool_names({server: [t.name for t in tools] for server, tools in listing.items()},
+                           reserved)
+        return [make_tool(names[(server, remote.name)], server, remote, self.call)
+                for server, tools in listing.items() for remote in tools]
+
+    async def _list_all(self, names: list[str]) -> None:
+        await asyncio.gather(*(self._connected(name) for name in names), return_exceptions=True)
+
+    def call(self, server: str, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        """Call `tool` on `server`; returns (text for the model, whether it is an error).
+        Never raises for the server's failures."""
+        if server not in self.specs:
+            return f"there is no MCP server named {server!r} any more", True
+        try:
+            return self._loop.run(self._call(server, tool, arguments),
+                                  timeout=self.start_timeout + self.call_timeout + _MARGIN_S)
+        except TimeoutError:
+            return (f"the MCP server {server!r} did not answer {tool} in time; it will be "
+                    "started again on the next call"), True
+
+    async def _call(self, server: str, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        try:
+            connection = await self._connected(server)
+        except ConnectionError as error:
+            return (f"the MCP server {server!r} could not start ({error}); it will be tried "
+                    "again on the next call"), True
+        try:
+            result = await asyncio.wait_for(connection.call(tool, arguments), self.call_timeout)
+        except TimeoutError:
+            self._drop(server, connection)
+            self._status(f"MCP server {server!r}: {tool} did not finish within "
+                         f"{self.call_timeout:g} s; the server was stopped and starts again on "
+                         "the next call")
+            return (f"{tool} did not finish within {self.call_timeout:g} s; the MCP server "
+                    f"{server!r} was stopped and will be started again on the next call"), True
+        except Exception as error:
+            if connection.alive:  # the server answered with a protocol error
+                return f"the MCP server {server!r} refused {tool}: {failure_text(error)}", True
+            self._drop(server, connection)
+            reason = failure_text(error)
+            tail = connection.stderr_tail()
+            self._status(f"MCP server {server!r} stopped during {tool} ({reason}); it starts "
+                         "again on the next call")
+            return (f"the MCP server {server!r} stopped during {tool} ({reason}"
+                    f"{'; its last output: ' + tail if tail else ''}); it will be started "
+                    "again on the next call"), True
+        return result_text(result), result.is_error
+
+    async def _connected(self, name: str) -> Connection:
+        """The server's live session, starting (or restarting) it when needed."""
+        lock = self._locks.setdefault(name, asyncio.Lock())
+        async with lock:
+            connection = self._connections.get(name)
+            if connection is not None and connection.alive:
+                return connection
+            restarting = connection is not None or name in self._listed
+            if connection is not None:
+                self._drop(name, connection)
+            self._status(f"{'restarting' if restarting else 'starting'} MCP server {name!r}…")
+            fresh = Connection(name, self.specs[name])
+            try:
+                tools = await fresh.open(self.start_timeout)
+            except ConnectionError as error:
+                self._problems[name] = str(error)
+                self._status(f"MCP server {name!r} could not start: {error}")
+                raise
+            except TimeoutError:
+                problem = f"it did not start within {self.start_timeout:g} s"
+                self._problems[name] = problem
+                self._status(f"MCP server {name!r} could not start: {problem}")
+                raise ConnectionError(problem) from None
+            self._problems.pop(name, None)
+            self._connections[name] = fresh
+            self._listed[name] = tools
+            return fresh
+
+    def _drop(self, name: str, connection: Connection) -> None:
+        """Stop a broken session in the background; the next call starts a new one."""
+        if self._connections.get(name) is connection:
+            del self._connections[name]
+        stopping = connection.stop_soon()
+        self._stopping.add(stopping)
+        stopping.add_done_callback(self._stopping.discard)
+
+    def _status(self, text: str) -> None:
+        if self.on_status is not None:
+            try:
+                self.on_status(text)
+            except Exception:  # a broken hook must not break the call
+                pass
+
+    # -- lifetime ---------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stop every server process this object started (idempotent; done at exit too).
+        The servers start again if a tool is called after this."""
+        with self._guard:
+            if self._closed and not self._connections:
+                return
+            self._closed = True
+            if self._connections or self._stopping:
+                try:
+                    self._loop.run(self._stop_all(), timeout=self.start_timeout + _MARGIN_S)
+                except (TimeoutError, RuntimeError):
+                    pass
+            self._locks.clear()
+            self._loop.stop()
+
+    async def _stop_all(self) -> None:
+        connections = list(self._connections.values())
+        self._connections.clear()
+        await asyncio.gather(*(c.stop() for c in connections), *list(self._stopping),
+                             return_exceptions=True)
+        self._stopping.clear()
+
+    def __enter__(self) -> McpServers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"McpServers({', '.join(self.specs) or 'none'})"
+
+
+@atexit.register
+def _close_all() -> None:
+    for servers in list(_LIVE):
+        servers.close()

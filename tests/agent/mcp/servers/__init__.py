@@ -1,0 +1,1 @@
+"""MCP servers the tests start as real processes, and how to start them."""
