@@ -6,22 +6,26 @@ Thin by design: rendering only, fed by the session's events.
 
 from __future__ import annotations
 
-from ._chat import (
-    ChatDisplay,
+from ._chat import ChatDisplay
+from ._meter import ContextMeter, MeterLine, MeterReading
+from ._report import (
+    ProgressLine,
     decision_words,
     show_breakdown,
     show_decision,
     show_error,
     show_interrupted,
 )
-from ._meter import ContextMeter, MeterLine, MeterReading
+from ._texts import notebook_words
 
 __all__ = [
     "ChatDisplay",
     "ContextMeter",
     "MeterLine",
     "MeterReading",
+    "ProgressLine",
     "decision_words",
+    "notebook_words",
     "show_breakdown",
     "show_decision",
     "show_error",

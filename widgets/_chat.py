@@ -15,7 +15,7 @@ from typing import Any
 
 from IPython.display import display
 
-from nbagent import Breakdown, ChatResult, Decision
+from nbagent import ChatResult
 from nbagent.events import (
     Compacted,
     CompactionStarted,
@@ -25,19 +25,15 @@ from nbagent.events import (
     ToolStarted,
 )
 
+from ._bundles import Bundle, clean_cut, error_bundle, inline_code, line, plain_line, status_bundle
+from ._report import decision_bundle, error_parts
+from ._texts import INTERRUPTED, REPLACED, notebook_words
+
 UPDATE_EVERY_S = 0.1  # redraw the streaming reply at most this often, and at least this often
-CUT = "… [cut]"
-INTERRUPTED = "interrupted — the session is intact"
 CONTINUE_HINT = (
     "the reply was cut at the model's output limit — send `%chat continue` for the rest"
 )
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})")
-
-Bundle = dict[str, str]
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def _short(arguments: str, limit: int = 60) -> str:
@@ -51,18 +47,6 @@ def _short(arguments: str, limit: int = 60) -> str:
     except json.JSONDecodeError:
         text = arguments
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def clean_cut(text: str, limit: int | None = None) -> str:
-    """`text` cut at `limit` (or as given) on a word boundary when one is near, with a
-    visible marker that something follows."""
-    if limit is not None and len(text) <= limit:
-        return text
-    head = text if limit is None else text[:limit]
-    space = max(head.rfind(" "), head.rfind("\n"))
-    if space >= len(head) - 30 and space > 0:
-        head = head[:space]
-    return head.rstrip() + CUT
 
 
 def _copy_button(code: str) -> str:
@@ -88,37 +72,21 @@ def with_copy_buttons(markdown: str) -> str:
     out: list[str] = []
     fence: tuple[str, str] | None = None  # (indent, fence) of the open block
     code: list[str] = []
-    for line in markdown.split("\n"):
-        out.append(line)
+    for row in markdown.split("\n"):
+        out.append(row)
         if fence is None:
-            opened = _FENCE.match(line)
+            opened = _FENCE.match(row)
             if opened:
                 fence, code = (opened.group(1), opened.group(2)), []
             continue
         indent, marker = fence
-        closing = line.strip()
+        closing = row.strip()
         if closing and set(closing) == {marker[0]} and len(closing) >= len(marker):
             out += [indent + _copy_button("\n".join(code)), ""]
             fence = None
         else:
-            code.append(line[len(indent):] if line.startswith(indent) else line)
+            code.append(row[len(indent):] if row.startswith(indent) else row)
     return "\n".join(out)
-
-
-def _line(css_class: str, html_text: str, plain: str) -> Bundle:
-    return {
-        "text/plain": plain,
-        "text/html": f'<div class="{css_class}" style="color:var(--jp-content-font-color1,'
-                     f'#1a1a1a)">{html_text}</div>',
-    }
-
-
-def _status_bundle(text: str) -> Bundle:
-    if not text:
-        return {"text/plain": ""}
-    return _line("nbagent-status",
-                 f'<i style="color:var(--jp-content-font-color2,#555)">{html.escape(text)}</i>',
-                 text)
 
 
 def _reply_bundle(text: str) -> Bundle:
@@ -164,7 +132,7 @@ class ChatDisplay:
         else:
             handle = display(bundle, raw=True, display_id=True)
         if self._status:
-            self._slot = display(_status_bundle(self._status), raw=True, display_id=True)
+            self._slot = display(status_bundle(self._status), raw=True, display_id=True)
         return handle
 
     def status(self, text: str) -> None:
@@ -174,9 +142,9 @@ class ChatDisplay:
             return
         self._status = text
         if self._slot is not None:
-            self._slot.update(_status_bundle(text), raw=True)
+            self._slot.update(status_bundle(text), raw=True)
         elif text:
-            self._slot = display(_status_bundle(text), raw=True, display_id=True)
+            self._slot = display(status_bundle(text), raw=True, display_id=True)
 
     def on_text(self, delta: str) -> None:
         """Streamed reply text: shown at once, then redrawn every `every_s` while it flows."""
@@ -205,7 +173,7 @@ class ChatDisplay:
     def __call__(self, event: object) -> None:
         """A subscriber: status lines, tool lines and compaction lines from events."""
         if isinstance(event, Status):
-            self.status(event.text)
+            self.status(notebook_words(event.text))
         elif isinstance(event, Retrying):
             if self.text and self._block is not None:  # the stream broke: it starts again
                 self.text, self._drawn_at = "", None
@@ -217,11 +185,10 @@ class ChatDisplay:
         elif isinstance(event, Compacted):
             self._status = ""  # compaction is over; the line below takes the status's place
             if event.decision.action in ("compacted", "failed"):
-                words = decision_words(event.decision)
                 self._flush()
-                self._append(_line("nbagent-compaction", html.escape(words), words))
+                self._append(decision_bundle(event.decision))
             elif self._slot is not None:
-                self._slot.update(_status_bundle(""), raw=True)
+                self._slot.update(status_bundle(""), raw=True)
         elif isinstance(event, ToolStarted):
             self._flush()
             self._calls[event.call_id] = (event.name, event.arguments)
@@ -235,12 +202,12 @@ class ChatDisplay:
     def error(self, message: str) -> None:
         """The chat failed: what streamed stays, then the error in one line."""
         self._end()
-        self._append(_error_bundle(message))
+        self._append(error_bundle(*error_parts(message)))
 
     def interrupted(self, text: str = INTERRUPTED) -> None:
         """The user interrupted: what streamed stays, then one line instead of a traceback."""
         self._end()
-        self._append(_line("nbagent-interrupted", f"<i>{html.escape(text)}</i>", text))
+        self._append(line("nbagent-interrupted", f"<i>{html.escape(text)}</i>", text))
 
     def _end(self) -> None:
         self._flush()
@@ -255,16 +222,19 @@ class ChatDisplay:
             self._append(_reply_bundle(result.text))
         self.status("")
         if getattr(result, "truncated", False):
-            self._append(_line("nbagent-truncated", "⋯ " + _inline_code(CONTINUE_HINT),
+            self._append(line("nbagent-truncated", "⋯ " + inline_code(CONTINUE_HINT),
                                f"⋯ {CONTINUE_HINT}"))
         if result.stop_message:
-            self._append(_line("nbagent-stop", f"<i>{html.escape(result.stop_message)}</i>",
-                               result.stop_message))
+            stop = notebook_words(result.stop_message)
+            self._append(line("nbagent-stop", f"<i>{html.escape(stop)}</i>", stop))
+        if getattr(result, "replaced", False):
+            self._append(plain_line("nbagent-replaced", REPLACED))
+        if result.cost:
+            self._append(plain_line("nbagent-cost", f"this cell cost ${result.cost:.4f}"))
 
-
-def _inline_code(text: str) -> str:
-    parts = html.escape(text).split("`")
-    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+    def note(self, text: str, css_class: str = "nbagent-note") -> None:
+        """One more line under the chat (a proposed cell, a footer), in notebook words."""
+        self._append(plain_line(css_class, notebook_words(text)))
 
 
 def _tool_bundle(event: ToolFinished, name: str, arguments: str) -> Bundle:
@@ -279,91 +249,18 @@ def _tool_bundle(event: ToolFinished, name: str, arguments: str) -> Bundle:
         "text/plain": head,
         "text/html": (
             f'<details class="nbagent-tool"><summary><code>{html.escape(call)}</code> → '
-            f"{event.chars:,} chars{cut}{status}</summary><pre>{html.escape(arguments)}\n\n"
+            f"{event.chars:,} chars{cut}{status}</summary><pre>{_arguments_block(arguments)}"
             f"{html.escape(preview)}</pre></details>"
         ),
     }
 
 
-def decision_words(decision: Decision) -> str:
-    """One line for a compaction: "compacted (L2 memory): 1,972 → 1,463 tokens, 1 summarizer
-    call"; or why nothing was compacted, or why it failed."""
-    levels = " → ".join(decision.levels)
-    if decision.action == "compacted":
-        calls = _plural(decision.summary_calls, "summarizer call")
-        return (f"compacted ({levels}): {decision.tokens_before:,} → "
-                f"{decision.tokens_after:,} tokens, {calls}")
-    if decision.action == "failed":
-        return (f"compaction failed: {decision.reason} — the history is unchanged "
-                f"({decision.tokens_before:,} tokens)")
-    return f"nothing compacted: {decision.reason} ({decision.tokens_before:,} tokens)"
-
-
-def show_decision(decision: Decision) -> None:
-    """`%compact`'s answer: one line, and the summary it wrote behind a disclosure."""
-    words = decision_words(decision)
-    summary = (
-        f"<details><summary>summary</summary><pre>{html.escape(decision.summary)}</pre></details>"
-        if decision.summary
-        else ""
-    )
-    bundle = _line("nbagent-compaction", html.escape(words) + summary, words)
-    display(bundle, raw=True)
-
-
-def _error_bundle(message: str) -> Bundle:
-    return {
-        "text/plain": f"nbagent: {message}",
-        "text/html": (
-            '<div class="nbagent-error" style="border-left:4px solid '
-            "var(--jp-error-color1,#d32f2f);padding:2px 8px;color:"
-            'var(--jp-content-font-color1,#1a1a1a)"><b>nbagent:</b> '
-            f"{html.escape(message, quote=False)}</div>"
-        ),
-    }
-
-
-def show_error(message: str) -> None:
-    """An error in one line (the message says the fix), on no red stderr."""
-    display(_error_bundle(message), raw=True)
-
-
-def show_interrupted(text: str = INTERRUPTED) -> None:
-    """The one line an interrupted chat leaves."""
-    display(_line("nbagent-interrupted", f"<i>{html.escape(text)}</i>", text), raw=True)
-
-
-def show_breakdown(breakdown: Breakdown, *, cost: float, breaker: str | None = None) -> None:
-    """`%context`: what fills the window, every threshold, the breaker and the cost.
-    `breaker` says how the circuit breaker stands (default: from the context state)."""
-    state = breakdown.state
-    if breaker is None:
-        breaker = "open" if getattr(state, "breaker_open", False) else "closed"
-    limits = state.thresholds
-    window = max(1, limits.effective_window)
-    rows = "".join(
-        f"<tr><td>{html.escape(kind)}</td><td style='text-align:right'>{tokens:,}</td>"
-        f"<td style='text-align:right'>{100 * tokens / window:.1f}%</td></tr>"
-        for kind, tokens in breakdown.parts.items()
-    )
-    armed = "armed" if state.auto_compact_armed else "off"
-    facts = [
-        f"{state.tokens:,} tokens of an effective window of {limits.effective_window:,} "
-        f"(window {limits.window.raw_window:,} from {state.window_source}; output reserve "
-        f"{limits.output_reserve:,}) · {state.percent_left:.0f}% left · level {state.level}",
-        f"thresholds: warning {limits.warning:,} · error {limits.error:,} · mid-loop "
-        f"{limits.midloop:,} · auto-compact {limits.auto_compact:,} ({armed}) · blocking "
-        f"{limits.blocking:,}",
-        f"circuit breaker: {breaker} · session cost ${cost:.4f}",
-    ]
-    note = getattr(state, "compaction_note", None)
-    if note:
-        facts.append(str(note))
-    plain = "\n".join(
-        [*(f"{kind:<20}{tokens:>10,}  {100 * tokens / window:5.1f}%"
-           for kind, tokens in breakdown.parts.items()), *facts]
-    )
-    paragraphs = "".join(f"<p>{html.escape(fact)}</p>" for fact in facts)
-    display({"text/plain": plain,
-             "text/html": f'<div class="nbagent-context"><table>{rows}</table>{paragraphs}</div>'},
-            raw=True)
+def _arguments_block(arguments: str) -> str:
+    """The call's arguments above its result; none (`{}` or blank) shows nothing."""
+    try:
+        parsed = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError:
+        parsed = arguments
+    if parsed in ({}, [], None, ""):
+        return ""
+    return html.escape(arguments) + "\n\n"

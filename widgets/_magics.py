@@ -1,6 +1,7 @@
-"""The IPython magics: parse the arguments, make one call into nbagent's public API,
+"""The IPython magics: read the line as typed, make one call into nbagent's public API,
 display the result. No chat logic and no settings live here. Loaded by
-`%load_ext nbagent`.
+`%load_ext nbagent`. Lines are never expanded by IPython (`{df}` and `$x` reach nbagent,
+whose own `{name}` expansion is the same in `%chat` and `%%chat`).
 """
 
 from __future__ import annotations
@@ -9,16 +10,16 @@ import shlex
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from IPython.display import display
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class, no_var_expand
 
 import nbagent
-from nbagent import Agent, NbagentError
+from nbagent import NbagentError
 
-INTERRUPTED = "interrupted — the session is intact; run the cell again to retry"
-SMALL_LOCAL = "local/smollm2"  # the embedded default model's name
-ERRORS: dict[int, str] = {}  # execution count → the error that cell raised (for Err[n])
+from . import _forms, _run
+from ._parse import CHAT_OPTIONS, COMPACT_OPTIONS, CONTEXT_OPTIONS, PIN_OPTIONS, parse_line
+from ._run import ERRORS, SMALL_LOCAL
+from ._texts import NOTHING_TO_SEND
+
 KEEP_ERRORS = 50
 
 
@@ -26,132 +27,126 @@ KEEP_ERRORS = 50
 class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
     """`%%chat`, `%chat`, `%compact`, `%context`, `%pin` and `%nbagent`."""
 
-    @magic_arguments()
-    @argument("--model", "-m", help="Use this model (a litellm name, or 'local') from now on.")
-    @argument("--new", action="store_true", help="Start a new session (a fresh history).")
-    @argument("--no-tools", action="store_true", help="Offer the model no tools in this session.")
-    @argument("--resume", nargs="?", const="latest", metavar="SESSION",
-              help="Resume a session from its archive after a kernel restart (default: the "
-              "latest).")
-    @argument("text", nargs="*", help="The message, for the one-line form %%chat ....")
+    @no_var_expand
     @line_cell_magic
     def chat(self, line: str, cell: str | None = None) -> None:
         """Chat with the agent: the cell body is your message; the reply streams in as Markdown.
 
-        %%chat [--model NAME] [--new] [--no-tools] [--resume [SESSION]]
+        %%chat [--model NAME] [--new] [--no-tools] [--resume [SESSION]] [--cell]
         your message... ({name} inserts a variable; In[3], Out[3], Err[3] name a cell)
 
-        %chat your one-line message
+        %chat [options] your one-line message, sent exactly as typed
+
+        Options go before the message; `--` ends them (%chat -- -1 is a number?).
+        --model NAME, -m NAME   use this model (a litellm name, or 'local') from now on
+        --new                   start a new session (a fresh history)
+        --no-tools              a new session that offers the model no tools
+        --resume [SESSION]      resume a session from its archive (default: the latest)
+        --cell                  ask for code: the reply's code becomes a new cell below
 
         Running the same cell again replaces its earlier exchange (the archive keeps it).
         A first line `/compact [focus]` compacts the conversation instead (the focus says
         what the summary must keep); `/context` shows what fills it.
         """
-        args = parse_argstring(self.chat, line)
-        text = (cell if cell is not None else " ".join(args.text)).strip()
-        agent = _shown(lambda: nbagent.current(
-            new=args.new or args.no_tools, model=args.model, resume=args.resume,
-            builtin_tools=False if args.no_tools else None))
+        args = parse_line(line, CHAT_OPTIONS, magic="chat")
+        if args.flag("help"):
+            return _run.show_help(self.chat)
+        text = (cell if cell is not None else args.text).strip()
+        resume = args.options.get("resume")
+        resume_id = None if resume is None else (resume if isinstance(resume, str) else "latest")
+        agent = _run.shown(lambda: nbagent.current(
+            new=args.flag("new") or args.flag("no_tools"), model=args.value("model"),
+            resume=resume_id, builtin_tools=False if args.flag("no_tools") else None))
         if agent is None:
             return
-        if args.resume:
-            _text(f"nbagent: resumed session {agent.session_id} ({len(agent.history)} messages)")
-        _notice(agent)
+        if resume_id:
+            _run.text(f"nbagent: resumed session {agent.session_id} "
+                      f"({len(agent.history)} messages)")
+        _run.notice(agent)
         command = text.splitlines()[0] if text else ""
         if command.startswith("/compact"):
-            _compact(agent, command.removeprefix("/compact").strip() or None)
+            _run.compact(agent, command.removeprefix("/compact").strip() or None)
             return
         if command.startswith("/context"):
-            _context(agent)
+            _run.context(agent)
             return
         if not text:
-            if args.resume:
+            if resume_id:
                 return
-            raise UsageError("Nothing to send: write your message in the cell (or after %chat).")
-        from . import ChatDisplay
+            raise UsageError(NOTHING_TO_SEND)
+        _run.chat(self.shell, agent, text, as_cell=args.flag("cell"),
+                  exchange=_cell_id(self.shell))
 
-        view = ChatDisplay()
-        agent.events.subscribe(view)
-        try:
-            message = agent.expand_references(text, errors=ERRORS)
-            result = agent.chat(message, on_text=view.on_text, exchange=_cell_id(self.shell))
-        except KeyboardInterrupt:
-            view.interrupted(INTERRUPTED)
-            return
-        except NbagentError as error:
-            view.error(str(error))
-            return
-        finally:
-            agent.events.unsubscribe(view)
-        view.finish(result)
-        if agent.model.name == SMALL_LOCAL and not agent.settings().local_model_path:
-            _text("answered by SmolLM2-135M, a very small local model: expect weak answers "
-                  "(%nbagent model=NAME for a stronger one)")
-        _meter(agent)
-
-    @magic_arguments()
-    @argument("--show", action="store_true", help="List this session's past compactions.")
-    @argument("--undo", action="store_true", help="Put back the history as it was before the "
-              "last compaction (only if nothing was added since).")
-    @argument("focus", nargs="*", help="What the summary must keep, e.g. the exact column names.")
+    @no_var_expand
     @line_magic
     def compact(self, line: str) -> None:
         """Compact the conversation now: %compact [focus instructions for the summary].
 
-        %compact --show lists past compactions; %compact --undo reverts the last one.
+        %compact --preview [focus]  what a compaction would do now, without doing it
+        %compact --show             past compactions (an undone one says so)
+        %compact --undo             put back the history as it was before the last one
+                                    (only if nothing was added since)
         """
-        args = parse_argstring(self.compact, line)
-        agent = _shown(nbagent.current)
+        args = parse_line(line, COMPACT_OPTIONS, magic="compact")
+        if args.flag("help"):
+            return _run.show_help(self.compact)
+        agent = _run.shown(nbagent.current)
         if agent is None:
             return
-        if args.show:
-            _compactions(agent)
-        elif args.undo:
-            if _shown(agent.undo_compaction, done=True) is not None:
-                _text(f"nbagent: the last compaction was undone; "
+        focus = args.text or None
+        if args.flag("show"):
+            _run.compactions(agent)
+        elif args.flag("undo"):
+            if _run.shown(agent.undo_compaction, done=True) is not None:
+                _run.text(f"nbagent: the last compaction was undone; "
                       f"{agent.context_state().tokens:,} tokens now")
-                _meter(agent)
+                _run.meter_line(agent)
+        elif args.flag("preview"):
+            preview = _forms._call(agent, "preview_compaction")
+            previewed = _run.shown(lambda: preview(focus))
+            if previewed is not None:
+                _run.text(previewed.text())
         else:
-            _compact(agent, " ".join(args.focus).strip() or None)
+            _run.compact(agent, focus)
 
-    @magic_arguments()
-    @argument("--compactions", action="store_true", help="List past compactions instead.")
+    @no_var_expand
     @line_magic
     def context(self, line: str) -> None:
         """Show what fills the context window: %context (or %context --compactions)."""
-        args = parse_argstring(self.context, line)
-        agent = _shown(nbagent.current)
+        args = parse_line(line, CONTEXT_OPTIONS, magic="context")
+        if args.flag("help"):
+            return _run.show_help(self.context)
+        if args.text:
+            raise UsageError(f"%context takes no text (got {args.text!r})")
+        agent = _run.shown(nbagent.current)
         if agent is not None:
-            (_compactions if args.compactions else _context)(agent)
+            (_run.compactions if args.flag("compactions") else _run.context)(agent)
 
-    @magic_arguments()
-    @argument("--list", action="store_true", help="List the pins.")
-    @argument("--remove", type=int, metavar="N", help="Remove pin N (as --list numbers them).")
-    @argument("text", nargs="*", help="The fact to keep verbatim through every compaction.")
+    @no_var_expand
     @line_magic
     def pin(self, line: str) -> None:
         """Keep a fact verbatim through every compaction: %pin the target column is churn_30d
 
-        %pin --list shows the pins; %pin --remove N removes one.
+        %pin --list shows the pins; %pin --remove N removes one. The text is kept as typed.
         """
-        args = parse_argstring(self.pin, line)
-        agent = _shown(nbagent.current)
+        args = parse_line(line, PIN_OPTIONS, magic="pin")
+        if args.flag("help"):
+            return _run.show_help(self.pin)
+        agent = _run.shown(nbagent.current)
         if agent is None:
             return
-        text = " ".join(args.text).strip()
+        remove = args.options.get("remove")
         try:
-            if args.remove is not None:
-                pins = agent.unpin(args.remove - 1)
-            elif text:
-                pins = agent.pin(text)
+            if isinstance(remove, int) and not isinstance(remove, bool):
+                pins = agent.unpin(remove - 1)
+            elif args.text and not args.flag("list"):
+                pins = agent.pin(args.text)
             else:
                 pins = agent.pins()
         except ValueError as error:
             raise UsageError(str(error)) from None
-        _text("\n".join(f"{n}. {p}" for n, p in enumerate(pins, 1)) or "nbagent: no pins")
+        _run.text("\n".join(f"{n}. {p}" for n, p in enumerate(pins, 1)) or "nbagent: no pins")
 
-    @magic_arguments()
-    @argument("words", nargs="*", help="key=value settings, 'reset' or 'meter'.")
     @line_magic
     def nbagent(self, line: str) -> None:
         """Show or change nbagent's configuration for this session.
@@ -160,90 +155,34 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         %nbagent model=NAME window=8192 enable_python=true ...
         %nbagent model=local           back to the embedded model
         %nbagent reset                 start over with the defaults
-        %nbagent meter                 show the context meter here
+        %nbagent meter                 show the interactive context meter here
+        %nbagent models                local models found on this machine
+        %nbagent mcp add NAME -- command args…   an MCP server started by a command
+        %nbagent mcp add NAME URL                an MCP server over HTTP
+        %nbagent mcp list · %nbagent mcp remove NAME
 
         Settable: any NBAGENT_* setting by its lower-case name (model, compact_model,
         window, auto_compact_window, disable_compact, enable_python, ...).
         """
+        first, _, rest = line.strip().partition(" ")
+        if first == "mcp":
+            agent = _run.shown(nbagent.current)
+            if agent is not None and (lines := _run.shown(lambda: _forms.mcp(agent, rest))):
+                _run.text(lines)
+            return
         words = shlex.split(line)
-        if words == ["meter"]:
-            agent = _shown(nbagent.current)
-            if agent is not None:
-                _meter(agent)
+        if words in (["meter"], ["reset"], ["models"]):
+            _run.nbagent_word(words[0])
             return
-        if words == ["reset"]:
-            agent = _shown(nbagent.reset)
-            if agent is not None:
-                _text(agent.describe())
-            return
-        changes: dict[str, str] = {}
-        for word in words:
-            key, sep, value = word.partition("=")
-            if not sep:
-                raise UsageError(f"Expected key=value, 'reset' or 'meter'; got {word!r}.")
-            changes[key] = value
-        agent = _shown(nbagent.current)
+        changes = _forms.settings_changes(words)
+        agent = _run.shown(nbagent.current)
         if agent is None:
             return
         try:
             agent.configure(**changes)
         except ValueError as error:
             raise UsageError(str(error)) from None
-        _text(agent.describe())
-
-
-def _shown(call: Any, *, done: bool = False) -> Any:
-    """Run `call`; an nbagent error is shown as one line instead of a traceback."""
-    try:
-        result = call()
-    except NbagentError as error:
-        from . import show_error
-
-        show_error(str(error))
-        return None
-    return True if done and result is None else result
-
-
-def _text(text: str) -> None:
-    display({"text/plain": text}, raw=True)
-
-
-def _notice(agent: Agent) -> None:
-    notice = agent.take_notice()
-    if notice:
-        _text(f"nbagent: {notice}")
-
-
-def _meter(agent: Agent) -> None:
-    """The session's one meter widget, shown again in this cell: every copy updates live."""
-    from . import ContextMeter
-
-    display(ContextMeter.follow(agent))
-
-
-def _compact(agent: Agent, focus: str | None) -> None:
-    from . import show_decision
-
-    decision = _shown(lambda: agent.compact(focus))
-    if decision is not None:
-        show_decision(decision)
-        _meter(agent)
-
-
-def _compactions(agent: Agent) -> None:
-    from . import show_decision
-
-    past = [d for d in agent.controller.decisions if d.action != "none"]
-    if not past:
-        _text("nbagent: no compaction yet in this session")
-    for decision in past:
-        show_decision(decision)
-
-
-def _context(agent: Agent) -> None:
-    from . import show_breakdown
-
-    show_breakdown(agent.breakdown(), cost=agent.cost)
+        _run.text(agent.describe())
 
 
 def _cell_id(shell: Any) -> str | None:
@@ -308,3 +247,17 @@ def load(shell: Any) -> None:
     shell.register_magic_function(magics.chat, "cell", "nbagent")
     if _record_error not in shell.events.callbacks["post_run_cell"]:
         shell.events.register("post_run_cell", _record_error)
+    warm_start()
+
+
+def warm_start() -> None:
+    """When the embedded model answers by default, start its server now, in the
+    background, so the first chat does not wait for it. Never fails the load: a model
+    that cannot start says so at the first chat."""
+    try:
+        agent = nbagent.current()
+        warm_up = getattr(agent, "warm_up", None)
+        if callable(warm_up) and agent.model.name == SMALL_LOCAL:
+            warm_up()
+    except NbagentError:
+        pass

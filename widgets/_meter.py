@@ -6,9 +6,8 @@ render the same words; their HTML and text fallbacks read well without a kernel.
 
 from __future__ import annotations
 
-import html
 import secrets
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import anywidget
@@ -18,135 +17,22 @@ from traitlets import Float, Int, List, TraitError, Unicode, validate
 from nbagent import ContextState
 from nbagent.events import Compacted, ContextChanged
 
-from ._meter_assets import MARK, METER_CSS, METER_ESM, level_colour
+from ._meter_assets import METER_CSS, METER_ESM
+from ._reading import (
+    LEVELS,
+    WORDS,
+    MeterReading,
+    billing_words,
+    compaction_text,
+    last_compaction,
+    percent,
+)
 
-LEVELS = ("ok", "warning", "error", "compact", "blocking")
-WORDS = {
-    "ok": "ok",
-    "warning": "warning",
-    "error": "compacting soon",
-    "compact": "compacting",
-    "blocking": "blocked",
-}
+__all__ = ["LEVELS", "WORDS", "ContextMeter", "MeterLine", "MeterReading", "billing_words",
+           "percent"]
+
 SPARK_POINTS = 120
 _Meter = TypeVar("_Meter", "ContextMeter", "MeterLine")
-
-
-@dataclass(frozen=True)
-class MeterReading:
-    """What both meters show, in words and numbers, computed once from a context state."""
-
-    percent_left: float
-    level: str  # one of LEVELS: the engine's level, raised to "warning" when space is low
-    label: str  # the level in words
-    note: str  # why automatic compaction is off ("" when it is armed)
-    tokens: int
-    threshold: int
-    window: int
-    window_source: str
-    cost: float = 0.0
-    last_compaction: str = ""
-
-    @classmethod
-    def of(cls, state: ContextState, *, cost: float = 0.0,
-           last_compaction: str = "") -> MeterReading:
-        limits = state.thresholds
-        level: str = state.level
-        if level == "ok" and state.breaker_open:  # summaries failing is worth a warning
-            level = "warning"
-        label = WORDS[level]
-        if level == "error" and not state.auto_compact_armed:
-            label = "nearly full"
-        note = "" if state.auto_compact_armed else _compaction_note(state)
-        return cls(
-            percent_left=state.percent_left,
-            level=level,
-            label=label,
-            note=note,
-            tokens=state.tokens,
-            threshold=limits.auto_compact if state.auto_compact_armed else limits.effective_window,
-            window=limits.context_window,
-            window_source=str(state.window_source),
-            cost=cost,
-            last_compaction=last_compaction,
-        )
-
-    @property
-    def headline(self) -> str:
-        return f"{int(self.percent_left + 0.5)}% context left"  # rounded as the browser does
-
-    @property
-    def status(self) -> str:
-        """The level in words, with why auto-compaction is off when it is."""
-        return f"{self.label} · {self.note}" if self.note else self.label
-
-    @property
-    def detail(self) -> str:
-        limit = "" if self.note else f" · auto-compact at {self.threshold:,}"
-        parts = [
-            f"{self.tokens:,} / {self.threshold:,} tokens{limit}",
-            f"window {self.window:,} ({self.window_source})",
-        ]
-        if self.last_compaction:
-            parts.append(f"last compaction {self.last_compaction}")
-        if self.cost:
-            parts.append(f"${self.cost:.4f}")
-        return " · ".join(parts)
-
-    def text(self) -> str:
-        return f"nbagent: {self.headline} ({self.status}) · {self.detail}"
-
-    def html(self, *, compact: bool = False) -> str:
-        """The meter as self-contained HTML: inline styles from JupyterLab's theme
-        variables with fallbacks, so it reads the same in a live notebook, nbviewer and
-        GitHub. `compact`: one row, the details in its tooltip."""
-        used = max(0.0, min(100.0, 100.0 - self.percent_left))
-        colour = level_colour(self.level)
-        track = (
-            '<span class="nbagent-meter-track" style="display:inline-block;width:120px;'
-            "height:10px;box-sizing:border-box;border-radius:5px;overflow:hidden;"
-            "background:var(--jp-layout-color3,#d0d0d0);border:1px solid "
-            f'var(--jp-border-color1,#8a8a8a)"><span class="nbagent-meter-bar" '
-            f'style="display:block;height:100%;width:{used:.1f}%;background:{colour}">'
-            "</span></span>"
-        )
-        muted = "color:var(--jp-content-font-color2,#555555)"
-        tokens = (
-            f'<span class="nbagent-meter-detail" style="{muted}">{self.tokens:,} / '
-            f"{self.threshold:,} tokens</span>" if compact else ""
-        )
-        row = (
-            '<div class="nbagent-meter-row" style="display:flex;align-items:center;'
-            f'flex-wrap:wrap;gap:2px 8px">{track}'
-            f'<b class="nbagent-meter-text">{html.escape(self.headline)}</b>'
-            f'<span class="nbagent-meter-level"><span class="nbagent-meter-mark" '
-            f'style="color:{colour}">{MARK}</span> <span class="nbagent-meter-status">'
-            f"{html.escape(self.status)}</span></span>{tokens}</div>"
-        )
-        detail = "" if compact else (
-            f'<div class="nbagent-meter-detail" style="{muted}">{html.escape(self.detail)}</div>'
-        )
-        tooltip = f' title="{html.escape(self.detail)}"' if compact else ""
-        return (
-            f'<div class="nbagent-meter-body" data-level="{self.level}"{tooltip} style="'
-            "font-size:var(--jp-ui-font-size1,13px);font-family:var(--jp-ui-font-family,"
-            'sans-serif);color:var(--jp-content-font-color1,#1a1a1a);line-height:1.6">'
-            f"{row}{detail}</div>"
-        )
-
-
-def _compaction_note(state: ContextState) -> str:
-    note = state.compaction_note
-    if note:
-        return note
-    if not state.thresholds.auto_compact_enabled:
-        return "auto-compact off (NBAGENT_DISABLE_COMPACT)"
-    return "auto-compact off: summaries failed 3× — %compact to retry"
-
-
-def compaction_text(event: Compacted) -> str:
-    decision = event.decision
-    return f"{' → '.join(decision.levels)}: {decision.tokens_before:,} → {decision.tokens_after:,}"
 
 
 class ContextMeter(anywidget.AnyWidget):  # type: ignore[misc]
@@ -186,6 +72,7 @@ class ContextMeter(anywidget.AnyWidget):  # type: ignore[misc]
         self._reading: MeterReading | None = None
         self._fallback_id = f"nbagent-meter-fallback-{secrets.token_hex(6)}"
         self._fallback_shown = False
+        self._agent: Any = None  # the agent followed: its undo marks and billing
 
     @classmethod
     def for_state(cls, state: ContextState, *, cost: float = 0.0) -> ContextMeter:
@@ -213,11 +100,12 @@ class ContextMeter(anywidget.AnyWidget):  # type: ignore[misc]
     def __call__(self, event: object) -> None:
         """A subscriber: follow the session's context changes and compactions."""
         if isinstance(event, ContextChanged):
-            self._show(MeterReading.of(event.state, cost=event.cost,
-                                       last_compaction=self.last_compaction))
+            reading = _read(event, self.last_compaction, self._agent)
+            self.last_compaction = reading.last_compaction
+            self._show(reading)
             self.usage = [*self.usage, event.state.tokens][-SPARK_POINTS:]
         elif isinstance(event, Compacted) and event.decision.changed:
-            self.last_compaction = compaction_text(event)
+            self.last_compaction = compaction_text(event.decision)
             self.compaction_marks = [*self.compaction_marks, len(self.usage)][-SPARK_POINTS:]
             if self._reading is not None:
                 self._show(replace(self._reading, last_compaction=self.last_compaction))
@@ -282,6 +170,7 @@ class MeterLine:
     def __init__(self, state: ContextState | None = None, *, cost: float = 0.0) -> None:
         self.display_id = f"nbagent-meter-{secrets.token_hex(6)}"
         self.last_compaction = ""
+        self._agent: Any = None  # the agent followed: its undo marks and billing
         self.reading: MeterReading | None = (
             MeterReading.of(state, cost=cost) if state is not None else None
         )
@@ -310,13 +199,13 @@ class MeterLine:
     def __call__(self, event: object) -> None:
         """A subscriber: redraw every shown line on a context change or a compaction."""
         if isinstance(event, Compacted) and event.decision.changed:
-            self.last_compaction = compaction_text(event)
+            self.last_compaction = compaction_text(event.decision)
             if self.reading is None:
                 return
             self.reading = replace(self.reading, last_compaction=self.last_compaction)
         elif isinstance(event, ContextChanged):
-            self.reading = MeterReading.of(event.state, cost=event.cost,
-                                           last_compaction=self.last_compaction)
+            self.reading = _read(event, self.last_compaction, self._agent)
+            self.last_compaction = self.reading.last_compaction
         else:
             return
         update_display(self._bundle(), raw=True, display_id=self.display_id)
@@ -330,6 +219,22 @@ def _follow(kind: type[_Meter], agent: Any) -> _Meter:
         if isinstance(subscriber, kind):  # (anywidget gives each instance its own subclass)
             return subscriber
     made = kind()
+    made._agent = agent
     made(ContextChanged(agent.context_state(), agent.cost))
     events.subscribe(made)
     return made
+
+
+def _read(event: ContextChanged, last: str, agent: Any) -> MeterReading:
+    """The reading for a context change: the last compaction as the agent's controller
+    has it now (so an undo shows), and the cache share from `agent.billing()`."""
+    cache = ""
+    if agent is not None:
+        last = last_compaction(agent) or last
+        billing = getattr(agent, "billing", None)
+        if callable(billing):
+            try:
+                cache = billing_words(billing())
+            except Exception:  # the meter never breaks a chat over a figure
+                cache = ""
+    return MeterReading.of(event.state, cost=event.cost, last_compaction=last, cache=cache)

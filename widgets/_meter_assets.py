@@ -83,7 +83,7 @@ function render({ model, el }) {
     const percent = model.get("percent_left");
     const colour = COLOURS[model.get("level")] || COLOURS.warning;
     body.dataset.level = model.get("level");
-    bar.style.width = `${Math.max(0, Math.min(100, 100 - percent)).toFixed(1)}%`;
+    bar.style.width = `${Math.max(0, Math.min(100, percent)).toFixed(1)}%`;  // what is left
     bar.style.background = colour;
     mark.style.color = colour;
     headline.textContent = `${Math.floor(percent + 0.5)}% context left`;

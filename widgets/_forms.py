@@ -1,0 +1,100 @@
+"""The forms of `%nbagent` beyond key=value settings: the MCP servers of the session
+(`mcp add NAME -- command args…`, `mcp add NAME URL`, `mcp list`, `mcp remove NAME`) and
+the local models found on this machine (`models`). Each form is one call into nbagent's
+public API; a call this version of nbagent does not have is said in one line.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from IPython.core.error import UsageError
+
+import nbagent
+
+MCP_USAGE = ("%nbagent mcp add NAME -- command args… · %nbagent mcp add NAME URL · "
+             "%nbagent mcp list · %nbagent mcp remove NAME")
+
+
+def _call(owner: Any, name: str) -> Any:
+    found = getattr(owner, name, None)
+    if not callable(found):
+        raise UsageError(f"this version of nbagent has no {name}(); upgrade jupyter-nbagent")
+    return found
+
+
+def mcp_spec(rest: str) -> tuple[str, dict[str, Any]]:
+    """`NAME -- command args…` or `NAME URL` as (name, the `mcpServers` entry)."""
+    name, _, after = rest.strip().partition(" ")
+    after = after.strip()
+    if not name or not after:
+        raise UsageError(f"Expected a server name and how to reach it: {MCP_USAGE}")
+    if after == "--" or after.startswith("-- "):
+        try:
+            command = shlex.split(after[2:])
+        except ValueError as error:
+            raise UsageError(f"%nbagent mcp add: {error}") from None
+        if not command:
+            raise UsageError(f"%nbagent mcp add {name} --: which command starts the server?")
+        return name, {"command": command[0], "args": command[1:]}
+    if " " in after or "://" not in after:
+        raise UsageError(f"%nbagent mcp add {name}: give a URL (http://…), or the command "
+                         f"after --: {MCP_USAGE}")
+    return name, {"url": after}
+
+
+def server_lines(agent: Any) -> str:
+    servers = list(_call(agent, "mcp_servers")())
+    if not servers:
+        return "nbagent: no MCP servers in this session (add one: %nbagent mcp add NAME …)"
+    lines = []
+    for name, status, tools in servers:
+        names = ", ".join(tools) if tools else "no tools"
+        lines.append(f"{name}: {status} · {names}")
+    return "\n".join(lines)
+
+
+def mcp(agent: Any, rest: str) -> str:
+    """Run one `%nbagent mcp …` form; returns the lines to show."""
+    verb, _, after = rest.strip().partition(" ")
+    if verb == "add":
+        name, spec = mcp_spec(after)
+        _call(agent, "add_mcp_server")(name, spec)
+        return server_lines(agent)
+    if verb == "remove":
+        name = after.strip()
+        if not name or " " in name:
+            raise UsageError(f"Expected one server name: {MCP_USAGE}")
+        _call(agent, "remove_mcp_server")(name)
+        return f"nbagent: MCP server {name} removed\n{server_lines(agent)}"
+    if verb == "list" and not after.strip():
+        return server_lines(agent)
+    raise UsageError(f"Expected one of: {MCP_USAGE}")
+
+
+def models() -> str:
+    """`%nbagent models`: the local models found, with their window, tool support and
+    the command that uses each."""
+    found = list(_call(nbagent, "find_local_models")())
+    if not found:
+        return ("nbagent: no local model server or model file found (Ollama, LM Studio, "
+                "llama.cpp, vLLM on their default ports; GGUF files in the usual caches)")
+    lines = []
+    for model in found:
+        window = getattr(model, "window", None)
+        size = f"window {window:,}" if isinstance(window, int) else "window unknown"
+        tools = "tool calls" if getattr(model, "tools", False) else "no tool calls"
+        lines.append(f"{model.name}: {size} · {tools} · %nbagent model={model.model}")
+    return "\n".join(lines)
+
+
+def settings_changes(words: list[str]) -> dict[str, str]:
+    changes: dict[str, str] = {}
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep:
+            raise UsageError(f"Expected key=value, 'reset', 'meter', 'models' or 'mcp …'; "
+                             f"got {word!r}.")
+        changes[key] = value
+    return changes

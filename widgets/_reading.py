@@ -1,0 +1,177 @@
+"""What a meter shows, computed once from a context state: the percent left, the level in
+words, the tokens, the last compaction (marked when undone), the cost and the cache share.
+Both meters (the widget and the plain line) and `%context` read the same `MeterReading`
+and round with the same `percent`, so their figures agree.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
+
+from nbagent import ContextState, Decision
+
+from ._meter_assets import MARK, level_colour
+from ._texts import notebook_words
+
+LEVELS = ("ok", "warning", "error", "compact", "blocking")
+WORDS = {
+    "ok": "ok",
+    "warning": "warning",
+    "error": "compacting soon",
+    "compact": "compacting",
+    "blocking": "blocked",
+}
+
+
+def percent(value: float) -> str:
+    """A percentage as every figure of the notebook shows it (one rounding: half up)."""
+    return f"{int(max(0.0, value) + 0.5)}%"
+
+
+def billing_words(billing: Any) -> str:
+    """"62% of input read from cache" from `agent.billing()` ("" when nothing is known)."""
+    share = getattr(billing, "cache_read_share", None)
+    if billing is None or share is None or not getattr(billing, "input_tokens", 0):
+        return ""
+    return f"{percent(100 * float(share))} of input read from cache"
+
+
+def compaction_text(decision: Decision) -> str:
+    """"L2 memory: 6,900 → 1,200", and "(undone)" once it was undone."""
+    text = (f"{' → '.join(decision.levels)}: {decision.tokens_before:,} → "
+            f"{decision.tokens_after:,}")
+    return f"{text} (undone)" if getattr(decision, "undone", False) else text
+
+
+def last_compaction(agent: Any) -> str | None:
+    """The agent's last compaction that changed the history, as the meter says it."""
+    controller = getattr(agent, "controller", None)
+    decisions = getattr(controller, "decisions", None) or []
+    changed = [d for d in decisions if getattr(d, "changed", False)]
+    return compaction_text(changed[-1]) if changed else None
+
+
+@dataclass(frozen=True)
+class MeterReading:
+    """What both meters show, in words and numbers, computed once from a context state."""
+
+    percent_left: float
+    level: str  # one of LEVELS: the engine's level, raised to "warning" when space is low
+    label: str  # the level in words
+    note: str  # why automatic compaction is off ("" when it is armed)
+    tokens: int
+    threshold: int
+    window: int
+    window_source: str
+    cost: float = 0.0
+    last_compaction: str = ""
+    cache: str = ""  # e.g. "62% of input read from cache"
+
+    @classmethod
+    def of(cls, state: ContextState, *, cost: float = 0.0, last_compaction: str = "",
+           cache: str = "") -> MeterReading:
+        limits = state.thresholds
+        level: str = state.level
+        if level == "ok" and state.breaker_open:  # summaries failing is worth a warning
+            level = "warning"
+        label = WORDS[level]
+        if level == "error" and not state.auto_compact_armed:
+            label = "nearly full"
+        note = "" if state.auto_compact_armed else _compaction_note(state)
+        return cls(
+            percent_left=state.percent_left,
+            level=level,
+            label=label,
+            note=note,
+            tokens=state.tokens,
+            threshold=limits.auto_compact if state.auto_compact_armed else limits.effective_window,
+            window=limits.context_window,
+            window_source=str(state.window_source),
+            cost=cost,
+            last_compaction=last_compaction,
+            cache=cache,
+        )
+
+    @property
+    def headline(self) -> str:
+        return f"{percent(self.percent_left)} context left"  # rounded as the browser does
+
+    @property
+    def status(self) -> str:
+        """The level in words, with why auto-compaction is off when it is."""
+        return f"{self.label} · {self.note}" if self.note else self.label
+
+    @property
+    def detail(self) -> str:
+        limit = "" if self.note else f" · auto-compact at {self.threshold:,}"
+        parts = [
+            f"{self.tokens:,} / {self.threshold:,} tokens{limit}",
+            f"window {self.window:,} ({self.window_source})",
+        ]
+        if self.last_compaction:
+            parts.append(f"last compaction {self.last_compaction}")
+        if self.cost:
+            parts.append(f"${self.cost:.4f}")
+        if self.cache:
+            parts.append(self.cache)
+        return " · ".join(parts)
+
+    def text(self) -> str:
+        return f"nbagent: {self.headline} ({self.status}) · {self.detail}"
+
+    def html(self, *, compact: bool = False) -> str:
+        """The meter as self-contained HTML: inline styles from JupyterLab's theme
+        variables with fallbacks, so it reads the same in a live notebook, nbviewer and
+        GitHub. The bar fills with what is left, as its words say. `compact`: one row,
+        the details in its tooltip."""
+        left = max(0.0, min(100.0, self.percent_left))
+        colour = level_colour(self.level)
+        track = (
+            '<span class="nbagent-meter-track" style="display:inline-block;width:120px;'
+            "height:10px;box-sizing:border-box;border-radius:5px;overflow:hidden;"
+            "background:var(--jp-layout-color3,#d0d0d0);border:1px solid "
+            f'var(--jp-border-color1,#8a8a8a)"><span class="nbagent-meter-bar" '
+            f'style="display:block;height:100%;width:{left:.1f}%;background:{colour}">'
+            "</span></span>"
+        )
+        muted = "color:var(--jp-content-font-color2,#555555)"
+        extras = [f"{self.tokens:,} / {self.threshold:,} tokens"]
+        if self.last_compaction:
+            extras.append(f"last compaction {self.last_compaction}")
+        if self.cost:
+            extras.append(f"${self.cost:.4f}")
+        if self.cache:
+            extras.append(self.cache)
+        tokens = (
+            f'<span class="nbagent-meter-detail" style="{muted}">'
+            f"{html.escape(' · '.join(extras))}</span>" if compact else ""
+        )
+        row = (
+            '<div class="nbagent-meter-row" style="display:flex;align-items:center;'
+            f'flex-wrap:wrap;gap:2px 8px">{track}'
+            f'<b class="nbagent-meter-text">{html.escape(self.headline)}</b>'
+            f'<span class="nbagent-meter-level"><span class="nbagent-meter-mark" '
+            f'style="color:{colour}">{MARK}</span> <span class="nbagent-meter-status">'
+            f"{html.escape(self.status)}</span></span>{tokens}</div>"
+        )
+        detail = "" if compact else (
+            f'<div class="nbagent-meter-detail" style="{muted}">{html.escape(self.detail)}</div>'
+        )
+        tooltip = f' title="{html.escape(self.detail)}"' if compact else ""
+        return (
+            f'<div class="nbagent-meter-body" data-level="{self.level}"{tooltip} style="'
+            "font-size:var(--jp-ui-font-size1,13px);font-family:var(--jp-ui-font-family,"
+            'sans-serif);color:var(--jp-content-font-color1,#1a1a1a);line-height:1.6">'
+            f"{row}{detail}</div>"
+        )
+
+
+def _compaction_note(state: ContextState) -> str:
+    note = state.compaction_note
+    if note:
+        return notebook_words(note)
+    if not state.thresholds.auto_compact_enabled:
+        return "auto-compact off (NBAGENT_DISABLE_COMPACT)"
+    return "auto-compact off: summaries failed 3× — %compact to retry"

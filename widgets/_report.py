@@ -1,0 +1,168 @@
+"""The one-off lines the magics show: a compaction (with what left the model's view and
+how to get it back), its progress while it runs, a preview, an error, an interrupt and
+the `%context` table. Every text the library wrote passes through `notebook_words`.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+from IPython.display import display
+
+from nbagent import Breakdown, Decision
+from nbagent.events import CompactionStarted, Status
+
+from ._bundles import error_bundle, line, plain_line, status_bundle
+from ._reading import MeterReading, billing_words, percent
+from ._texts import INTERRUPTED, first_line, notebook_words
+
+_RAW_TAIL = re.compile(r"\s*\((\w+(?:Error|Exception)\b[^()]*(?:\([^()]*\)[^()]*)*)\)\s*$")
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def decision_words(decision: Decision) -> str:
+    """One line for a compaction: "compacted (L2 memory): 1,972 → 1,463 tokens, 1 summarizer
+    call"; or why nothing was compacted, or why it failed. An undone one says so."""
+    levels = " → ".join(decision.levels)
+    if decision.action == "compacted":
+        calls = _plural(decision.summary_calls, "summarizer call")
+        undone = " — undone" if getattr(decision, "undone", False) else ""
+        return (f"compacted ({levels}): {decision.tokens_before:,} → "
+                f"{decision.tokens_after:,} tokens, {calls}{undone}")
+    if decision.action == "failed":
+        return (f"compaction failed: {decision.reason} — the history is unchanged "
+                f"({decision.tokens_before:,} tokens)")
+    return f"nothing compacted: {decision.reason} ({decision.tokens_before:,} tokens)"
+
+
+def left_view_words(decision: Decision) -> str:
+    """What left the model's view and how to bring it back (one line; "" when nothing did)."""
+    if not decision.changed or getattr(decision, "undone", False):
+        return ""
+    left = getattr(decision, "left_view", None)
+    return notebook_words(str(left)) if left else ""
+
+
+def decision_bundle(decision: Decision, *, summary: bool = False) -> dict[str, str]:
+    words = decision_words(decision)
+    left = left_view_words(decision)
+    parts = [html.escape(words)]
+    if left:
+        parts.append(f'<div class="nbagent-left-view">{html.escape(left)}</div>')
+    if summary and decision.summary:
+        parts.append(f"<details><summary>summary</summary><pre>"
+                     f"{html.escape(decision.summary)}</pre></details>")
+    return line("nbagent-compaction", "".join(parts), "\n".join(filter(None, [words, left])))
+
+
+def show_decision(decision: Decision) -> None:
+    """`%compact`'s answer: one line, what left the view, the summary behind a disclosure."""
+    display(decision_bundle(decision, summary=True), raw=True)
+
+
+def error_parts(message: str) -> tuple[str, str]:
+    """An error as the cell shows it: the first line in notebook words (what happened and
+    the fix), and the rest (the provider's raw text) as detail."""
+    head = first_line(message)
+    detail = message.strip()[len(head):].strip() if message.strip().startswith(head) else ""
+    raw = _RAW_TAIL.search(head)
+    if raw:
+        head, detail = head[:raw.start()].rstrip(), "\n".join(filter(None, [raw.group(1),
+                                                                           detail]))
+    return notebook_words(head), detail
+
+
+def show_error(message: str) -> None:
+    """An error in one line (the message says the fix), on no red stderr."""
+    display(error_bundle(*error_parts(message)), raw=True)
+
+
+def show_interrupted(text: str = INTERRUPTED) -> None:
+    """The one line an interrupted chat leaves."""
+    display(line("nbagent-interrupted", f"<i>{html.escape(text)}</i>", text), raw=True)
+
+
+def show_text(text: str, css_class: str = "nbagent-note") -> None:
+    """A notice or answer of the notebook, in notebook words, wrapping between words."""
+    display(plain_line(css_class, notebook_words(text)), raw=True)
+
+
+class ProgressLine:
+    """One status line while a compaction runs (subscribe it to the session's events):
+    updated in place by display id, cleared when done."""
+
+    def __init__(self) -> None:
+        self._handle: Any = None
+        self.shown: list[str] = []
+
+    def __call__(self, event: object) -> None:
+        if isinstance(event, Status):
+            self.show(event.text)
+        elif isinstance(event, CompactionStarted) and not self.shown:
+            self.show("compacting…")
+
+    def show(self, text: str) -> None:
+        text = notebook_words(text)
+        self.shown.append(text)
+        if self._handle is None:
+            self._handle = display(status_bundle(text), raw=True, display_id=True)
+        else:
+            self._handle.update(status_bundle(text), raw=True)
+
+    def clear(self) -> None:
+        if self._handle is not None:
+            self._handle.update(status_bundle(""), raw=True)
+
+
+def show_breakdown(breakdown: Breakdown, *, cost: float, breaker: str | None = None,
+                   billing: Any = None, last: Decision | None = None) -> None:
+    """`%context`: what fills the window, every threshold, the breaker and the cost. The
+    percentages share the meter's base (the auto-compact trigger, or the effective window
+    when it is off) and its rounding, so "free" here is the meter's "left"."""
+    state = breakdown.state
+    if breaker is None:
+        breaker = "open" if getattr(state, "breaker_open", False) else "closed"
+    reading = MeterReading.of(state, cost=cost)
+    limits = state.thresholds
+    base = max(1, reading.threshold)
+    parts = {**breakdown.parts, "free": max(0, reading.threshold - state.tokens)}
+    shares = {kind: percent(100 * tokens / base) for kind, tokens in parts.items()}
+    shares["free"] = percent(reading.percent_left)
+    headroom = limits.effective_window - reading.threshold
+    if headroom > 0:
+        parts["above the trigger"], shares["above the trigger"] = headroom, ""
+    rows = "".join(
+        f"<tr><td>{html.escape(kind)}</td><td style='text-align:right'>{tokens:,}</td>"
+        f"<td style='text-align:right'>{shares[kind]}</td></tr>"
+        for kind, tokens in parts.items()
+    )
+    armed = "armed" if state.auto_compact_armed else "off"
+    costs = f"session cost ${cost:.4f}"
+    paid = billing_words(billing)
+    facts = [
+        f"{state.tokens:,} tokens of an effective window of {limits.effective_window:,} "
+        f"(window {limits.window.raw_window:,} from {state.window_source}; output reserve "
+        f"{limits.output_reserve:,}) · {reading.headline} · level {state.level}",
+        f"thresholds: warning {limits.warning:,} · error {limits.error:,} · mid-loop "
+        f"{limits.midloop:,} · auto-compact {limits.auto_compact:,} ({armed}) · blocking "
+        f"{limits.blocking:,}",
+        f"circuit breaker: {breaker} · {costs}" + (f" · {paid}" if paid else ""),
+    ]
+    note = getattr(state, "compaction_note", None)
+    if note:
+        facts.append(notebook_words(str(note)))
+    if last is not None:
+        facts.append(f"last compaction: {decision_words(last)}")
+    plain = "\n".join(
+        [*(f"{kind:<20}{tokens:>10,}  {shares[kind]:>5}" for kind, tokens in parts.items()),
+         *facts]
+    )
+    paragraphs = "".join(f"<p>{html.escape(fact)}</p>" for fact in facts)
+    display({"text/plain": plain,
+             "text/html": f'<div class="nbagent-context"><table>{rows}</table>{paragraphs}</div>'},
+            raw=True)

@@ -1,0 +1,158 @@
+"""What each magic does once its line is read: one call into nbagent's public API and
+the lines it shows (the meter from a chat's first moment, the reply, proposed cells,
+compaction progress, `%context`). The magics module only parses and dispatches here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from IPython.display import display
+
+import nbagent
+from nbagent import Agent, NbagentError
+
+from . import _forms
+from ._texts import CELL_REQUEST, INTERRUPTED_RETRY, NO_CODE, PROPOSED, SMALL_MODEL_FOOTER
+
+SMALL_LOCAL = "local/smollm2"  # the embedded default model's name
+ERRORS: dict[int, str] = {}  # execution count → the error that cell raised (for Err[n])
+
+
+def nbagent_word(word: str) -> None:
+    if word == "models":
+        if (lines := shown(_forms.models)) is not None:
+            text(lines)
+        return
+    agent = shown(nbagent.reset if word == "reset" else nbagent.current)
+    if agent is None:
+        return
+    if word == "meter":
+        from . import ContextMeter
+
+        display(ContextMeter.follow(agent))  # the interactive widget, an extra
+    else:
+        text(agent.describe())
+
+
+def chat(shell: Any, agent: Agent, typed: str, *, as_cell: bool, exchange: str | None) -> None:
+    """One chat in this cell: the meter from the first moment, the reply as it streams,
+    proposed code into a new cell below, and what happened in one line each."""
+    from . import ChatDisplay
+    from ._cells import CellProposals, last_code_block
+
+    meter = meter_line(agent)
+    view = ChatDisplay()
+    proposals = CellProposals(shell)
+    for subscriber in (view, proposals):
+        agent.events.subscribe(subscriber)
+    try:
+        message = agent.expand_references(typed, errors=ERRORS)
+        result = agent.chat(message + (CELL_REQUEST if as_cell else ""), on_text=view.on_text,
+                            exchange=exchange)
+    except KeyboardInterrupt:
+        view.interrupted(INTERRUPTED_RETRY)
+        return
+    except NbagentError as error:
+        view.error(str(error))
+        return
+    finally:
+        for subscriber in (view, proposals):
+            agent.events.unsubscribe(subscriber)
+        _refresh(meter, agent)
+    view.finish(result)
+    if as_cell:
+        code = last_code_block(result.text)
+        if code is not None:
+            proposals.propose(code)
+        elif not proposals.codes:
+            view.note(NO_CODE)
+    if proposals.codes:
+        view.note(PROPOSED, "nbagent-proposed")
+    if agent.model.name == SMALL_LOCAL and not agent.settings().local_model_path:
+        view.note(SMALL_MODEL_FOOTER)
+
+
+def show_help(magic: Callable[..., Any]) -> None:
+    text(str(magic.__doc__ or "").strip())
+
+
+def shown(call: Any, *, done: bool = False) -> Any:
+    """Run `call`; an nbagent error is shown as one line instead of a traceback."""
+    try:
+        result = call()
+    except NbagentError as error:
+        from . import show_error
+
+        show_error(str(error))
+        return None
+    return True if done and result is None else result
+
+
+def text(words: str) -> None:
+    from ._report import show_text
+
+    show_text(words)
+
+
+def notice(agent: Agent) -> None:
+    taken = agent.take_notice()
+    if taken:
+        text(f"nbagent: {taken}")
+
+
+def meter_line(agent: Agent) -> Any:
+    """The session's meter line, shown in this cell: plain HTML and text updated in place
+    by display id (every copy of it, in every cell), so a saved notebook shows it as is."""
+    from . import MeterLine
+
+    meter = MeterLine.follow(agent)
+    meter.show()
+    return meter
+
+
+def _refresh(meter: Any, agent: Agent) -> None:
+    from nbagent.events import ContextChanged
+
+    meter(ContextChanged(agent.context_state(), agent.cost))
+
+
+def compact(agent: Agent, focus: str | None) -> None:
+    """Compact now, with the status lines of the compaction shown while it runs."""
+    from ._report import ProgressLine, show_decision
+
+    progress = ProgressLine()
+    agent.events.subscribe(progress)
+    try:
+        decision = shown(lambda: agent.compact(focus))
+    finally:
+        agent.events.unsubscribe(progress)
+        progress.clear()
+    if decision is not None:
+        show_decision(decision)
+        meter_line(agent)
+
+
+def last_decision(agent: Agent) -> Any:
+    past = [d for d in agent.controller.decisions if d.action != "none" and d.changed]
+    return past[-1] if past else None
+
+
+def compactions(agent: Agent) -> None:
+    from . import show_decision
+
+    past = [d for d in agent.controller.decisions if d.action != "none"]
+    if not past:
+        text("nbagent: no compaction yet in this session")
+    for decision in past:
+        show_decision(decision)
+
+
+def context(agent: Agent) -> None:
+    from . import show_breakdown
+
+    billing = getattr(agent, "billing", None)
+    show_breakdown(agent.breakdown(), cost=agent.cost,
+                   billing=billing() if callable(billing) else None,
+                   last=last_decision(agent))
