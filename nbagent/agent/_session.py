@@ -186,15 +186,16 @@ class Session:
             self.events.emit(Rewriting(self.history.messages))
             self._unsynced = False
 
-    def open_exchange(self, key: str | None, text: str) -> None:
+    def open_exchange(self, key: str | None, text: str) -> bool:
         """Add the user's message; with a `key` (a notebook cell), an earlier exchange of
         the same key leaves the history first (the archive keeps it): re-running a cell
-        replaces its exchange, as re-running code replaces its output."""
-        if key is not None:
-            self.forget_exchange(key)
+        replaces its exchange, as re-running code replaces its output. True when an
+        earlier exchange was replaced."""
+        replaced = self.forget_exchange(key) if key is not None else False
         self.add({"role": "user", "content": text})
         if key is not None:
             self._exchanges[key] = self.history[-1]
+        return replaced
 
     def forget_exchange(self, key: str) -> bool:
         """Remove the round that `key`'s message opened, if it is still in the history."""
