@@ -152,6 +152,10 @@ class Agent:
                      f"messages, tools {', '.join(self.tools) or 'none'}")
         return "\n".join(lines)
 
+    def add_notice(self, line: str) -> None:
+        """One more line for the next `take_notice`."""
+        self.notice = line if self.notice is None else f"{self.notice}\n{line}"
+
     def take_notice(self) -> str | None:
         """A one-time notice for the user (e.g. which model answers), then None."""
         notice, self.notice = self.notice, None

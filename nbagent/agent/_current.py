@@ -6,9 +6,13 @@ variables come from a running IPython shell, if one is already loaded (never imp
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Any
 
+from ..engine._exceptions import NbagentError, NbagentWarning
 from ._agent import Agent
+from ._notebook_link import link, linked_session, notebook_path
+from .models._llm import ChatModel
 
 _current: Agent | None = None
 
@@ -24,11 +28,13 @@ def user_namespace() -> dict[str, Any] | None:
 def current(
     *,
     new: bool = False,
-    model: str | None = None,
+    model: str | ChatModel | None = None,
     resume: str | None = None,
     builtin_tools: bool | None = None,
 ) -> Agent:
-    """The kernel's agent, created (with the default model) on first use.
+    """The kernel's agent, created (with the default model) on first use. In a notebook
+    the first use continues the conversation this notebook last had (its archive), with
+    a notice saying so; a new or resumed session becomes the notebook's conversation.
 
     Args:
         new: start a new agent and session (keeping the current model unless `model`).
@@ -37,6 +43,8 @@ def current(
         builtin_tools: for a new session, offer the built-in notebook tools or not.
     """
     global _current
+    namespace = user_namespace()
+    notebook = notebook_path(namespace)
     if resume is not None:
         from .archive._archive import latest_session
 
@@ -44,15 +52,61 @@ def current(
             _current.session.close()  # release its archive: it may be the one to resume
         session = latest_session() if resume == "latest" else resume
         chosen = {"model": model} if model else {}
-        _current = Agent.resume(session, namespace=user_namespace(), **chosen)
+        _current = Agent.resume(session, namespace=namespace, **chosen)
+        _follow(notebook, _current)
         return _current
     if new or _current is None:
+        if not new and notebook is not None:
+            continued = _continue(notebook, model, namespace)
+            if continued is not None:
+                _current = continued
+                return continued
         previous = _current.model if _current is not None and model is None else model
         options = {} if builtin_tools is None else {"builtin_tools": builtin_tools}
-        return new_session(previous, **options)
+        return _follow(notebook, new_session(previous, **options))
     if model:
         _current.use_model(model)
     return _current
+
+
+def _continue(notebook: str, model: str | ChatModel | None,
+              namespace: dict[str, Any] | None) -> Agent | None:
+    """The agent of the conversation `notebook` last had, resumed, or None (none yet,
+    its archive is gone, or another kernel holds it)."""
+    global _current
+    session_id = linked_session(notebook)
+    if session_id is None or not _archive_exists(session_id):
+        return None
+    try:
+        agent = Agent.resume(session_id, namespace=namespace,
+                             **({"model": model} if model else {}))
+    except NbagentError:
+        return None
+    turns = sum(1 for m in agent.history.messages if m["role"] == "user")
+    agent.add_notice(f"continuing this notebook's conversation ({turns} user messages, session "
+                     f"{agent.session_id}); start fresh with nbagent.new_session()")
+    return agent
+
+
+def _archive_exists(session_id: str) -> bool:
+    from .archive._archive import session_path
+
+    try:
+        return session_path(session_id).is_file()
+    except NbagentError:
+        return False
+
+
+def _follow(notebook: str | None, agent: Agent) -> Agent:
+    """Make `agent`'s session the conversation of `notebook` (if in one)."""
+    if notebook is not None:
+        try:
+            link(notebook, agent.session_id)
+        except OSError as error:  # a read-only data folder: chat on, unlinked
+            warnings.warn(f"nbagent could not remember this notebook's session ({error}); "
+                          "reopening it will start a new conversation", NbagentWarning,
+                          stacklevel=3)
+    return agent
 
 
 def new_session(model: Any = None, **options: Any) -> Agent:
@@ -73,5 +127,5 @@ def set_current(agent: Agent) -> Agent:
 
 
 def reset() -> Agent:
-    """Start over: a new agent with the default configuration (`%nbagent reset`)."""
+    """Start over: a new agent with the default configuration."""
     return new_session(None)
