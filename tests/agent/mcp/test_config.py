@@ -1,0 +1,97 @@
+"""MCP server specs and the mcpServers config file: what is accepted, what is refused
+(with the server and the field named), and that secrets stay out of reprs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nbagent.agent.mcp._config import (
+    HttpServer,
+    McpConfigError,
+    StdioServer,
+    load_mcp_config,
+    server_spec,
+    server_specs,
+)
+
+
+def test_a_claude_desktop_style_file_gives_stdio_and_http_specs(tmp_path: Path) -> None:
+    config = tmp_path / "claude_desktop_config.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "server-filesystem", "/data"],
+                  "env": {"API_KEY": "sk-secret-value"}},
+        "tracker": {"url": "https://mcp.example.com/mcp",
+                    "headers": {"Authorization": "Bearer tok-123"}},
+        "old": {"command": "old-server", "disabled": True},
+    }}))
+    specs = load_mcp_config(config)
+    assert list(specs) == ["files", "tracker"]
+    files, tracker = specs["files"], specs["tracker"]
+    assert isinstance(files, StdioServer) and files.args == ["-y", "server-filesystem", "/data"]
+    assert files.env == {"API_KEY": "sk-secret-value"}
+    assert isinstance(tracker, HttpServer) and tracker.headers["Authorization"] == "Bearer tok-123"
+    shown = repr(specs) + files.describe() + tracker.describe()
+    assert "sk-secret-value" not in shown and "tok-123" not in shown
+
+
+def test_vs_code_servers_object_and_type_fields_are_read(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"servers": {
+        "a": {"type": "stdio", "command": "a-server"},
+        "b": {"type": "http", "url": "http://127.0.0.1:9000/mcp"},
+    }}))
+    specs = load_mcp_config(config)
+    assert specs["a"].type == "stdio" and specs["b"].type == "http"
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ({"command": "x", "argz": []}, "MCP server 'db': argz: Extra inputs are not permitted"),
+    ({"command": ""}, "MCP server 'db': command: String should have at least 1 character"),
+    ({"args": ["x"]}, "MCP server 'db': needs 'command'"),
+    ({"command": "x", "url": "http://h/mcp"}, "not both"),
+    ({"url": "ftp://h/mcp"}, "is not an http:// or https:// address"),
+    ({"type": "sse", "url": "http://h/sse"}, "the SSE transport is not supported"),
+    ({"command": "x", "args": "not-a-list"}, "MCP server 'db': args: Input should be a valid list"),
+    ("npx server", "expected an object with 'command' or 'url', got str"),
+], ids=["extra-field", "empty-command", "neither", "both", "bad-url", "sse", "args-type",
+        "not-object"])
+def test_bad_specs_are_refused_naming_the_server_and_the_problem(raw: object,
+                                                                 expected: str) -> None:
+    with pytest.raises(McpConfigError) as caught:
+        server_specs({"db": raw})  # type: ignore[dict-item]
+    assert expected in str(caught.value)
+
+
+def test_environment_variables_are_expanded_and_a_missing_one_is_named(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRACKER_TOKEN", "tok-xyz")
+    spec = server_spec("t", {"url": "https://${HOST:-mcp.example.com}/mcp",
+                             "headers": {"Authorization": "Bearer ${TRACKER_TOKEN}"}})
+    assert isinstance(spec, HttpServer)
+    assert spec.url == "https://mcp.example.com/mcp"
+    assert spec.headers == {"Authorization": "Bearer tok-xyz"}
+    monkeypatch.delenv("TRACKER_TOKEN")
+    with pytest.raises(McpConfigError, match=r"MCP server 't' uses \$\{TRACKER_TOKEN\}"):
+        server_spec("t", {"url": "https://h/mcp", "headers": {"A": "${TRACKER_TOKEN}"}})
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (None, "cannot read the MCP config"),
+    ("{not json", r"is not valid JSON \(line 1"),
+    ('{"other": {}}', "has no 'mcpServers' object"),
+    ('[1, 2]', "has no 'mcpServers' object"),
+], ids=["missing", "invalid-json", "no-servers", "not-object"])
+def test_unusable_config_files_say_why(tmp_path: Path, text: str | None, expected: str) -> None:
+    config = tmp_path / "mcp.json"
+    if text is not None:
+        config.write_text(text)
+    with pytest.raises(McpConfigError, match=expected):
+        load_mcp_config(config)
+
+
+def test_credentials_in_an_http_url_are_not_shown() -> None:
+    spec = server_spec("t", {"url": "https://user:pa55word@mcp.example.com/mcp"})
+    assert spec.describe() == "https://mcp.example.com/mcp"
