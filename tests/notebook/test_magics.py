@@ -4,7 +4,6 @@ firing the agent's hooks and reading its traits."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -13,32 +12,11 @@ from IPython.utils.capture import capture_output
 from nbagent.widgets import ContextMeter
 
 import nbagent
-from nbagent import Agent, Settings, tool
+from nbagent import Agent, tool
 from nbagent.events import ToolStarted
 from nbagent.testing import ScriptedModel, ScriptedSummarizer, calls, provider_error, reply
 from tests.helpers import nine_sections
-
-
-@pytest.fixture
-def ip() -> Iterator[InteractiveShell]:
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "nbagent")
-    yield shell
-    nbagent.agent._current._current = None
-
-
-def session(
-    model: ScriptedModel, summarize: ScriptedSummarizer | None = None, **options: Any
-) -> Agent:
-    settings = options.pop("settings", Settings(max_context_tokens=8_192))
-    agent = Agent(
-        model=model,
-        settings=settings,
-        namespace={},
-        summarize=summarize or ScriptedSummarizer(default=nine_sections()),
-        **options,
-    )
-    return nbagent.set_current(agent)
+from tests.notebook.helpers import session
 
 
 def html_of(captured: Any) -> str:

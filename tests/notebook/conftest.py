@@ -1,0 +1,23 @@
+"""A real IPython shell with nbagent's magics loaded, and a scripted session for it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+import nbagent
+from nbagent import Agent
+from nbagent.testing import ScriptedModel
+
+
+@pytest.fixture
+def ip() -> Iterator[InteractiveShell]:
+    shell = InteractiveShell.instance()
+    # A scripted current session before the load: the warm start finds no embedded model.
+    nbagent.set_current(Agent(model=ScriptedModel(), namespace={}, archive=False))
+    shell.run_line_magic("load_ext", "nbagent")
+    yield shell
+    shell.rl_next_input = None
+    nbagent.agent._current._current = None
