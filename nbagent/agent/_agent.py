@@ -169,10 +169,17 @@ class Agent:
         return self.model
 
     def _announced(self, model: ChatModel) -> ChatModel:
-        """The embedded model says on the event stream when its server starts (slow)."""
+        """The embedded model says on the event stream what a chat waits for (its server
+        starting, with the seconds so far) and when its server had to be restarted."""
         if isinstance(model, EmbeddedModel):
-            model.on_start = lambda: self.events.emit(Status("starting the local model…"))
+            model.on_status = lambda text: self.events.emit(Status(text))
         return model
+
+    def warm_up(self) -> bool:
+        """Start the model's server in the background (the embedded model's), so the first
+        chat need not wait for it; True when a start began. Other models: nothing to do."""
+        start = getattr(self.model, "start_in_background", None)
+        return bool(start()) if callable(start) else False
 
     def add_tool(self, candidate: Tool | Callable[..., Any]) -> Tool:
         """Offer one more tool (a function or a `@tool`); a tool of the same name is replaced."""

@@ -192,3 +192,26 @@ def test_the_notebook_context_never_carries_a_secret() -> None:
     sent = model.requests[0][-1]["content"]
     assert "rows: int = 10" in sent and "openai_key" in sent
     assert "not-shaped-like-a-key" not in sent and "abcdefghijklmnopqrstuvwxyz0123" not in sent
+
+
+def test_warm_up_starts_a_model_that_can_start_in_the_background_and_nothing_else() -> None:
+    class Warmable(ScriptedModel):
+        starts = 0
+
+        def start_in_background(self) -> bool:
+            Warmable.starts += 1
+            return Warmable.starts == 1  # a second call finds the start under way
+
+    agent = Agent(model=Warmable(), archive=False)
+    assert agent.warm_up() is True and agent.warm_up() is False and Warmable.starts == 2
+    assert Agent(model=ScriptedModel(), archive=False).warm_up() is False
+
+
+def test_the_embedded_models_status_lines_reach_the_event_stream() -> None:
+    from nbagent.events import Status
+
+    agent = Agent(namespace={}, archive=False)  # the embedded model: nothing starts yet
+    seen: list[Any] = []
+    agent.events.subscribe(seen.append)
+    agent.model.on_status("starting the local model (SmolLM2-135M)… 3 s")  # type: ignore[attr-defined]
+    assert Status("starting the local model (SmolLM2-135M)… 3 s") in seen
