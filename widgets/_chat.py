@@ -38,7 +38,7 @@ _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})")
 
 def _short(arguments: str, limit: int = 60) -> str:
     try:
-        parsed = json.loads(arguments or "{}")
+        parsed = json.loads(arguments.strip() or "{}")
         text = (
             ", ".join(f"{k}={v!r}" for k, v in parsed.items())
             if isinstance(parsed, dict)

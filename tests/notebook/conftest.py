@@ -18,6 +18,7 @@ def ip() -> Iterator[InteractiveShell]:
     # A scripted current session before the load: the warm start finds no embedded model.
     nbagent.set_current(Agent(model=ScriptedModel(), namespace={}, archive=False))
     shell.run_line_magic("load_ext", "nbagent")
+    nbagent.agent._current._current = None  # each test starts with no session
     yield shell
     shell.rl_next_input = None
     nbagent.agent._current._current = None
