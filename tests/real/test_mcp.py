@@ -45,7 +45,8 @@ def server_pid(servers: McpServers, name: str = "demo") -> int:
 def test_tools_are_listed_with_the_servers_schemas_and_called_with_arguments(
         servers: McpServers, statuses: list[str]) -> None:
     tools = {t.name: t for t in servers.tools()}
-    assert set(tools) == {"add", "echo", "slow", "fail", "pid", "die", "picture", "report"}
+    assert set(tools) == {"add", "echo", "slow", "fail", "pid", "die", "header", "picture",
+                           "report"}
     assert tools["add"].schema["function"]["parameters"] == {
         "type": "object", "required": ["a"],
         "properties": {"a": {"type": "integer"}, "b": {"type": "integer", "default": 2}}}
@@ -119,7 +120,7 @@ def test_a_server_that_cannot_start_says_why_and_is_tried_again(statuses: list[s
         assert is_error and "missing DEMO_TOKEN" in text and "tried again on the next call" in text
         lines = servers.describe()
         assert lines[0].startswith("bad (stdio: ") and "failed: " in lines[0]
-        assert lines[2].endswith("running, 8 tools")
+        assert lines[2].endswith("running, 9 tools")
 
 
 def test_close_stops_every_process_is_idempotent_and_a_later_call_starts_again(
@@ -199,3 +200,43 @@ def test_processes_stop_at_interpreter_exit_and_when_the_python_process_is_kille
     killed.kill()  # like a kernel restart that had to kill: no atexit runs
     killed.wait(30)
     assert wait_gone(pid)  # the server saw its stdin close and exited
+
+
+def test_a_kernel_restart_leaves_no_server_process() -> None:
+    from jupyter_client.manager import KernelManager
+
+    manager = KernelManager(kernel_name="python3")
+    manager.start_kernel(cwd=str(DEMO.parents[4]))
+    client = manager.client()
+    client.start_channels()
+    outputs: list[str] = []
+
+    def keep(message: dict[str, Any]) -> None:
+        if message["msg_type"] == "stream":
+            outputs.append(message["content"]["text"])
+
+    try:
+        client.wait_for_ready(timeout=60)
+        client.execute_interactive(textwrap.dedent("""
+            from nbagent.agent.mcp._servers import McpServers
+            from tests.agent.mcp.servers.launch import stdio_spec
+            servers = McpServers({"demo": stdio_spec()})
+            print(servers.call("demo", "pid", {})[0])
+        """), output_hook=keep, timeout=120)
+        pid = int("".join(outputs).split()[0])
+        assert alive(pid)
+        manager.restart_kernel(now=True)  # what "Restart kernel" does when it must kill
+        assert wait_gone(pid)
+        outputs.clear()
+        client.wait_for_ready(timeout=60)
+        client.execute_interactive(
+            "from nbagent.agent.mcp._servers import McpServers\n"
+            "from tests.agent.mcp.servers.launch import stdio_spec\n"
+            "servers = McpServers({'demo': stdio_spec()})\n"
+            "print(servers.call('demo', 'pid', {})[0])", output_hook=keep, timeout=120)
+        pid = int("".join(outputs).split()[0])
+        manager.restart_kernel(now=False)  # a graceful restart: atexit closes the servers
+        assert wait_gone(pid)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)

@@ -10,7 +10,7 @@ import sys
 import time
 
 import mcp_types as types
-from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver import Context, Image, MCPServer
 
 server = MCPServer("demo")
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8  # 2,056 bytes
@@ -53,6 +53,12 @@ def pid() -> int:
 def die() -> str:
     """End this server's process at once, mid-call."""
     os._exit(3)
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The value of one HTTP request header ('' when absent or over stdio)."""
+    return (ctx.headers or {}).get(name.lower(), "")
 
 
 @server.tool()
