@@ -56,6 +56,15 @@ def test_the_wheel_ships_widgets_inside_the_package(wheel: Path) -> None:
 
 
 @pytest.mark.real
+def test_the_wheel_ships_every_module_of_every_room(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    sources = {path.relative_to(ROOT).as_posix() for path in (ROOT / "nbagent").rglob("*.py")}
+    sources |= {"nbagent/widgets/" + path.relative_to(ROOT / "widgets").as_posix()
+                for path in (ROOT / "widgets").rglob("*.py")}
+    assert sorted(sources - names) == []
+
+
+@pytest.mark.real
 def test_nbagent_widgets_imports_from_the_installed_wheel(wheel: Path, tmp_path: Path) -> None:
     target = tmp_path / "site"
     subprocess.run(
