@@ -117,3 +117,154 @@ def test_python_is_offered_only_when_enabled() -> None:
     namespace: dict[str, Any] = {"x": 2}
     assert tools(namespace, enable_python=True)["python"](code="y = x * 21\nprint(y)") == "42\n"
     assert namespace["y"] == 42
+
+
+# -- one table of plain functions over a small context -----------------------------------------
+
+
+def test_the_builtin_tools_are_one_table_of_plain_functions() -> None:
+    from nbagent.agent.tools import _builtin
+    from nbagent.agent.tools._builtin import BUILTIN_TOOLS
+    from nbagent.agent.tools._context import ToolContext
+
+    assert list(BUILTIN_TOOLS) == ["list_variables", "describe_variable", "read_file",
+                                   "read_output", "recall", "propose_cell", "python"]
+    assert [n for n, row in BUILTIN_TOOLS.items() if row.opt_in] == ["python"]
+    assert [n for n, row in BUILTIN_TOOLS.items() if row.paging] == [
+        "read_file", "read_output", "recall"]
+    for name, row in BUILTIN_TOOLS.items():  # each one a top-level function of its name
+        assert getattr(_builtin, name) is row.function
+    context = ToolContext({"n": 3})  # callable alone, with nothing but a context
+    assert _builtin.list_variables(context) == "n: int = 3"
+    assert _builtin.describe_variable(context, "n").startswith("n: int = 3")
+
+
+def test_notebook_tools_offers_the_table_with_schemas_without_the_context() -> None:
+    offered = notebook_tools({}, OutputStore())
+    assert [t.name for t in offered] == ["list_variables", "describe_variable", "read_file",
+                                         "read_output", "recall", "propose_cell"]
+    schemas = {t.name: t.schema["function"] for t in offered}
+    assert schemas["describe_variable"]["parameters"]["required"] == ["name"]
+    assert "context" not in schemas["read_file"]["parameters"]["properties"]
+    assert set(schemas["read_file"]["parameters"]["properties"]) == {
+        "path", "offset", "limit", "start"}
+    assert schemas["propose_cell"]["description"].startswith("Propose Python code as a new")
+    assert [t.name for t in offered if t.paging] == ["read_file", "read_output", "recall"]
+
+
+def test_a_new_builtin_tool_is_one_function_and_one_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    from nbagent.agent.tools._builtin import BUILTIN_TOOLS, BuiltinTool
+    from nbagent.agent.tools._context import ToolContext
+
+    def count_variables(context: ToolContext, prefix: str = "") -> str:
+        """Count the user's variables.
+
+        Args:
+            prefix: count only names starting with this.
+        """
+        return str(sum(1 for name in context.namespace if name.startswith(prefix)))
+
+    monkeypatch.setitem(BUILTIN_TOOLS, "count_variables", BuiltinTool(count_variables))
+    found = tools({"sales": 1, "sales_2024": 2, "x": 3})
+    assert found["count_variables"](prefix="sales") == "2"
+    assert found["count_variables"].schema["function"]["parameters"]["properties"] == {
+        "prefix": {"default": "", "description": "count only names starting with this.",
+                   "type": "string"}}
+
+
+# -- pages bounded whatever the limit asked --------------------------------------------------
+
+
+def test_read_output_clamps_any_limit_to_one_page() -> None:
+    store = OutputStore()
+    store.put("call_9", "row\n" * 2_000_000)
+    page = tools_over(store)["read_output"](ref="call_9", limit=10**9)
+    header, _, body = page.partition("\n")
+    assert header == "[characters 0–2,000 of 8,000,000; next offset 2000]"
+    assert body.count("\n") == 500  # the line bound
+    store.put("call_10", "\u00e9" * 100_000)
+    wide = tools_over(store)["read_output"](ref="call_10", offset=10, limit=10**9)
+    assert wide.startswith("[characters 10–16,010 of 100,000; next offset 16010]")
+    store.put("call_11", "\U0001f600" * 100_000)
+    emoji = tools_over(store)["read_output"](ref="call_11", limit=10**9)
+    assert emoji.startswith("[characters 0–8,000 of 100,000; next offset 8000]")
+    assert len(emoji.partition("\n")[2].encode()) == 32_000
+
+
+def tools_over(store: OutputStore) -> dict[str, Tool]:
+    return {t.name: t for t in notebook_tools({}, store)}
+
+
+def test_recall_pages_are_bounded(tmp_path: Path) -> None:
+    from nbagent.agent.archive._archive import Archive
+    from nbagent.agent.tools._paging import PageBounds
+
+    with Archive("recall-big", tmp_path) as archive:
+        archive.write("message", {"message": {"role": "user", "content": "\U0001f600" * 3_000}},
+                      sync=True)
+        small = PageBounds(chars=1_000, bytes=2_000, lines=20)
+        found = {t.name: t for t in notebook_tools({}, OutputStore(), archive=lambda: archive,
+                                                   page=small)}
+        page = found["recall"](message=0)
+        body, _, note = page.rpartition("\n")
+        assert len(body.encode()) <= 2_000 and body.startswith('{"role": "user"')
+        prefix = len('{"role": "user", "content": "')  # ASCII; then 4-byte characters
+        cut, total = prefix + (2_000 - prefix) // 4, prefix + 3_000 + 2
+        assert note == (f"[page cut at {cut:,} of {total:,} characters (at most 1,000 characters, "
+                        "2,000 bytes, 20 lines a page). Ask for fewer matches (limit) or page "
+                        "on with offset.]")
+
+
+# -- code proposed for a new cell ----------------------------------------------------------------
+
+
+def test_propose_cell_emits_the_cell_and_runs_nothing() -> None:
+    from nbagent.events import CellProposed, EventStream, MessageAdded
+
+    events = EventStream()
+    seen: list[object] = []
+    events.subscribe(seen.append)
+    namespace: dict[str, Any] = {}
+    propose = {t.name: t for t in notebook_tools(namespace, OutputStore(),
+                                                 events=events)}["propose_cell"]
+    events.emit(MessageAdded({"role": "user", "content": "plot it"}))
+    first = propose(code="ran = True\nprint('hello')", explanation="Say hello.")
+    assert first.startswith("Proposed a new code cell (3 lines) below the chat cell, for the "
+                            "user to review and run; nothing was run.")
+    assert namespace == {}  # never run
+    second = propose(code="df.plot()")
+    assert "only one new cell can be placed below a chat cell, so it now holds 2 proposals" \
+        in second
+    cells = [e.code for e in seen if isinstance(e, CellProposed)]
+    assert cells == ["# Say hello.\nran = True\nprint('hello')",
+                     "# Say hello.\nran = True\nprint('hello')\n\ndf.plot()"]
+    events.emit(MessageAdded({"role": "user", "content": "next question"}))  # a new chat cell
+    assert propose(code="x = 1").startswith("Proposed a new code cell (1 lines)")
+    assert [e.code for e in seen if isinstance(e, CellProposed)][-1] == "x = 1"
+
+
+def test_propose_cell_without_a_session_or_code_says_so() -> None:
+    propose = tools({})["propose_cell"]
+    assert propose(code="x = 1").startswith("No notebook cell can be added here")
+    assert propose(code="  \n") == "Nothing proposed: the code is empty."
+
+
+def test_the_model_proposes_cells_through_the_chat_loop() -> None:
+    from nbagent import Agent
+    from nbagent.events import CellProposed
+    from nbagent.testing import ScriptedModel, calls, reply
+
+    model = ScriptedModel([
+        calls(("propose_cell", {"code": "a = 1"}), ("propose_cell", {"code": "b = 2"})),
+        reply("Two steps, one cell."),
+        calls(("propose_cell", {"code": "c = 3"})), reply("Another cell."),
+    ])
+    namespace: dict[str, Any] = {}
+    agent = Agent(model=model, namespace=namespace, archive=False, builtin_tools=False)
+    for made in notebook_tools(namespace, agent.session.store, events=agent.events):
+        agent.add_tool(made)
+    cells: list[str] = []
+    agent.events.subscribe(lambda e: cells.append(e.code) if isinstance(e, CellProposed) else None)
+    agent.chat("set up a and b")
+    agent.chat("and c")
+    assert cells == ["a = 1", "a = 1\n\nb = 2", "c = 3"] and namespace == {}

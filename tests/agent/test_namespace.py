@@ -215,3 +215,39 @@ def test_bare_cell_references_attach_the_cell_below_the_message() -> None:
 def test_text_without_references_is_unchanged() -> None:
     text = "Plot {'a': 1} with f\"{x!r}\" and dict(In=[1]) — Inn[2] is no reference"
     assert expand_cell_references(text, {"x": 1}) == text
+
+
+# -- password-like names are hidden; long strings are redacted before they are cut --------------
+
+
+JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9l"
+       "IiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+
+
+@pytest.mark.parametrize("name", ["db_pass", "smtp_pw", "apiKey", "PASSPHRASE", "user_pin",
+                                  "DB_PASSWORD", "pwd", "github_token", "client_secret",
+                                  "awsSecretAccessKey", "APIKey", "auth", "my_credentials",
+                                  "pass2", "ldapPwd", "openai_key"])
+def test_password_like_names_hide_their_values(name: str) -> None:
+    for value in ("Hunter2-but-longer", b"raw-bytes-value", 482913):
+        state = notebook_state({name: value})
+        assert state is not None and f"{name}: {type(value).__name__} (hidden" in state
+        assert str(value)[2:8] not in state.split("\n", 1)[1]
+        described = describe_value(name, value)
+        assert "hidden" in described and str(value)[2:8] not in described
+
+
+@pytest.mark.parametrize("name", ["spin", "keyboard", "monkey", "pinned_rows", "tokenizer",
+                                  "passenger_count", "keys_seen_total", "compass", "author"])
+def test_names_that_only_contain_a_secret_word_keep_their_values(name: str) -> None:
+    assert notebook_state({name: "visible"}) == f"{STATE_TITLE}\n{name}: str = 'visible'"
+
+
+def test_long_strings_are_redacted_before_they_are_cut() -> None:
+    state = notebook_state({"header": "jwt " + JWT, "dsn_note": "x"})
+    assert state is not None
+    line = next(line for line in state.splitlines() if line.startswith("header"))
+    assert line == f"header: str ({len(JWT) + 4:,} chars) = 'jwt [redacted]'"
+    assert JWT[:12] not in state
+    described = describe_value("header", "jwt " + JWT)
+    assert JWT[:12] not in described and "[redacted]" in described

@@ -3,11 +3,16 @@ returned to the model as text, long outputs capped on arrival and read back."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 
 from nbagent import Settings, tool
+from nbagent.agent.tools._tool import OutputStore, run_tool
 from nbagent.events import ToolFinished
 from nbagent.testing import ScriptedModel, calls, reply
 from tests import helpers
@@ -20,9 +25,6 @@ add = tool(helpers.add)
 def explode(reason: str) -> str:
     """Always fails."""
     raise ValueError(reason)
-
-
-
 
 
 def test_the_tool_schema_comes_from_the_signature_and_docstring() -> None:
@@ -120,3 +122,141 @@ def test_the_python_tool_runs_in_the_namespace_when_enabled() -> None:
     agent.chat("compute")
     assert tool_results(agent) == ["42\n"] and namespace["y"] == 42
     assert "python" in [t["function"]["name"] for t in model.tools_seen[0]]
+
+
+class ToolsOwnStop(BaseException):
+    """A BaseException subclass of a tool's own (not an Exception)."""
+
+
+class StrRaises:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def __str__(self) -> str:
+        raise self.error
+
+    __repr__ = __str__
+
+
+def run(function: Any, timeout: float | None = 5.0) -> tuple[str, bool, int]:
+    made = tool(function)
+    return run_tool({made.name: made}, made.name, "{}", call_id="c1", store=OutputStore(),
+                    default_cap=16_000, timeout=timeout)
+
+
+@pytest.mark.parametrize(("error", "expected"), [
+    (asyncio.CancelledError("stopped"), "Error: broken raised CancelledError: stopped"),
+    (ToolsOwnStop("halt"), "Error: broken raised ToolsOwnStop: halt"),
+    (GeneratorExit(), "Error: broken raised GeneratorExit"),
+    (TimeoutError("the database did not answer"),
+     "Error: broken raised TimeoutError: the database did not answer"),
+    (LookupError("gone"), "Error: broken raised LookupError: gone"),
+], ids=["cancelled", "own-base-exception", "generator-exit", "own-timeout", "lookup-error"])
+def test_whatever_a_tool_raises_becomes_an_error_result(error: BaseException,
+                                                       expected: str) -> None:
+    def broken() -> str:
+        """Fails."""
+        raise error
+
+    text, ok, full = run(broken)
+    assert (text, ok, full) == (expected, False, 0)
+    assert "abandoned" not in text
+
+
+@pytest.mark.parametrize("error", [KeyError("k"), asyncio.CancelledError(), ToolsOwnStop("x"),
+                                   SystemExit(3), RuntimeError("no str")],
+                         ids=["key-error", "cancelled", "own-base-exception", "system-exit",
+                              "runtime-error"])
+def test_a_returned_value_whose_str_raises_becomes_an_error_result(error: BaseException) -> None:
+    def odd() -> Any:
+        """Returns something that cannot be shown."""
+        return StrRaises(error)
+
+    text, ok, _ = run(odd)
+    assert not ok and text.startswith(
+        f"Error: odd returned a StrRaises that cannot be shown as text ({type(error).__name__}")
+
+
+def test_a_keyboard_interrupt_in_a_tool_still_interrupts() -> None:
+    def interrupted() -> str:
+        """The user pressed stop."""
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run(interrupted)
+
+
+def test_only_the_runner_s_own_timeout_says_abandoned() -> None:
+    import threading
+
+    release = threading.Event()
+
+    def stuck() -> str:
+        """Never finishes in time."""
+        release.wait(10)
+        return "late"
+
+    try:
+        text, ok, _ = run(stuck, timeout=0.05)
+    finally:
+        release.set()
+    assert not ok and text == "Error: stuck did not finish within 0.05 s and was abandoned."
+
+
+def test_a_tool_whose_value_cannot_be_shown_does_not_end_the_chat() -> None:
+    @tool
+    def cancelling() -> Any:
+        """Returns a value whose str raises CancelledError."""
+        return StrRaises(asyncio.CancelledError())
+
+    @tool
+    def own_stop() -> str:
+        """Raises a BaseException subclass of its own."""
+        raise ToolsOwnStop("halt")
+
+    model = ScriptedModel([calls(("cancelling", {}), ("own_stop", {})), reply("still here")])
+    agent, _ = make_agent(model, tools=[cancelling, own_stop])
+    assert agent.chat("go").text == "still here"
+    shown, stopped = tool_results(agent)
+    assert shown.startswith("Error: cancelling returned a StrRaises that cannot be shown")
+    assert stopped == "Error: own_stop raised ToolsOwnStop: halt"
+
+
+def test_tables_returned_by_a_tool_reach_the_model_as_text_tables() -> None:
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.DataFrame({"region": ["north", "south"] * 500, "revenue": range(1_000)})
+    values = {"frame": frame, "series": frame["revenue"], "array": np.arange(12).reshape(3, 4),
+              "scalar": np.int64(7)}
+
+    @tool
+    def table(kind: str) -> Any:
+        """Return a table."""
+        return values[kind]
+
+    model = ScriptedModel([calls(*[("table", {"kind": kind}) for kind in values]),
+                           reply("seen")])
+    agent, _ = make_agent(model, tools=[table])
+    agent.chat("show me")
+    shown_frame, shown_series, shown_array, shown_scalar = tool_results(agent)
+    assert shown_frame.startswith("DataFrame, 1,000 rows x 2 columns:\n")
+    assert "\\n" not in shown_frame and not shown_frame.startswith('"')
+    lines = shown_frame.splitlines()
+    assert lines[1].split() == ["region", "revenue"] and lines[2].split() == ["0", "north", "0"]
+    assert len(lines) < 70 and "999  south      999" in shown_frame  # head, tail, bounded
+    assert shown_series.startswith("Series, 1,000 rows:\n0        0")
+    assert "Name: revenue, dtype: int64" in shown_series
+    assert shown_array == ("ndarray shape (3, 4) dtype int64:\n"
+                           "[[ 0  1  2  3]\n [ 4  5  6  7]\n [ 8  9 10 11]]")
+    assert shown_scalar == "7"
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(shown_frame)
+
+
+def test_the_tool_modules_import_neither_pandas_nor_numpy() -> None:
+    code = ("import sys, nbagent.agent.tools._builtin, nbagent.agent.tools._tool; "
+            "print(sorted(m for m in ('pandas', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,24 +1,184 @@
-"""The built-in tools for data science in a notebook: list the user's variables,
-describe one, read a file by page, read back a capped tool output, and — only
-when the user turns it on — run Python in the user's namespace.
+"""The built-in tools for data science in a notebook, each a plain function whose first
+parameter is the `ToolContext`, and `BUILTIN_TOOLS`, the one table that offers them
+(print it to see them all). A new built-in tool is one function here plus one row.
+The opt-in `python` tool is offered only when the user turns it on.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import io
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from ...engine._events import EventStream
+from .._settings import Settings
 from ..archive._archive import Archive
 from ..archive._archive import recall as recall_archived
+from ._cells import propose
+from ._context import ToolContext, no_archive
 from ._files import read_text_page
 from ._namespace import describe_value, variable_lines
+from ._paging import PAGE, PageBounds, bounded
 from ._tool import OutputStore, Tool, tool
 
 MAX_DESCRIBE_CHARS = 4_000
 MAX_LISTING_TOKENS = 2_000
+
+
+def list_variables(context: ToolContext) -> str:
+    """List the user's variables: DataFrames with shape, columns and dtypes; arrays
+    with shape and dtype; models with class; other values with type."""
+    lines = variable_lines(context.namespace, max_tokens=MAX_LISTING_TOKENS)
+    return "\n".join(lines) or "(no variables)"
+
+
+def describe_variable(context: ToolContext, name: str, rows: int = 5) -> str:
+    """Describe one variable: type, shape, dtypes, the first rows and summary statistics.
+
+    Args:
+        name: the variable's name in the notebook.
+        rows: how many rows of its head to show (at most 50).
+    """
+    if name not in context.namespace:
+        return f"No variable named {name!r}. Use list_variables to see what exists."
+    return describe_value(name, context.namespace[name], rows=max(1, min(rows, 50)),
+                          max_chars=MAX_DESCRIBE_CHARS)
+
+
+def read_file(context: ToolContext, path: str, offset: int = 0, limit: int = 200,
+              start: int = 0) -> str:
+    """Read a text file by lines, a page at a time (files under the working directory
+    and NBAGENT_READ_ROOTS only). A page holds at most 500 lines and 16,000 characters;
+    its header says how to read on.
+
+    Args:
+        path: the file's path.
+        offset: the first line to read (0-based).
+        limit: how many lines to read (at most 500).
+        start: begin this many bytes into line `offset` (a line longer than a page is
+            read in pieces: copy the value from the page header).
+    """
+    return read_text_page(path, offset, limit, start=start, bounds=context.page)
+
+
+def read_output(context: ToolContext, ref: str, offset: int = 0, limit: int = 4_000) -> str:
+    """Read back a tool output that was cut on arrival, a page at a time.
+
+    Args:
+        ref: the reference named in the cut marker (the tool call id).
+        offset: the first character to read.
+        limit: how many characters to read (at most 16,000).
+    """
+    return context.store.page(ref, offset, limit)
+
+
+def recall(context: ToolContext, query: str = "", message: int = -1, offset: int = 0,
+           limit: int = 5) -> str:
+    """Search the full session transcript (kept even after compaction) for a detail a
+    summary dropped, or fetch one archived message by its number.
+
+    Args:
+        query: words to look for (case-insensitive); empty lists the latest messages.
+        message: an archived message number to fetch whole (from a search result).
+        offset: skip this many matches (to page).
+        limit: how many matches to show (at most 10).
+    """
+    found = recall_archived(context.archive(), query, message, offset, limit)
+    return bounded(found, context.page, how_to_continue="Ask for fewer matches (limit) or "
+                   "page on with offset.")
+
+
+def propose_cell(context: ToolContext, code: str, explanation: str = "") -> str:
+    """Propose Python code as a new notebook cell below the chat cell, for the user to
+    review and run (it is never run for them). Use it for code the user should run or
+    keep; several proposals in one turn join into one cell.
+
+    Args:
+        code: the code for the new cell.
+        explanation: a short note on what the code does (placed above it as comments).
+    """
+    return propose(context.events, code, explanation)
+
+
+def python(context: ToolContext, code: str) -> str:
+    """Run Python code in the user's notebook namespace; returns what it printed.
+
+    Args:
+        code: the code to run; assign results to variables to keep them.
+    """
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            exec(compile(code, "<nbagent>", "exec"), context.namespace)
+    except Exception:
+        out.write(traceback.format_exc(limit=3))
+    return out.getvalue() or "(ran; printed nothing)"
+
+
+@dataclass(frozen=True)
+class BuiltinTool:
+    """One row of the table: the function, whether it returns pages itself (never capped),
+    and the setting that must be on to offer it (None: always offered)."""
+
+    function: Callable[..., str]
+    paging: bool = False
+    opt_in: str | None = None
+
+
+BUILTIN_TOOLS: dict[str, BuiltinTool] = {
+    "list_variables": BuiltinTool(list_variables),
+    "describe_variable": BuiltinTool(describe_variable),
+    "read_file": BuiltinTool(read_file, paging=True),
+    "read_output": BuiltinTool(read_output, paging=True),
+    "recall": BuiltinTool(recall, paging=True),
+    "propose_cell": BuiltinTool(propose_cell),
+    "python": BuiltinTool(python, opt_in="enable_python"),
+}
+
+
+def bind(function: Callable[..., str], context: ToolContext) -> Callable[..., str]:
+    """`function` with its context given: the signature the model sees lacks it."""
+    signature = inspect.signature(function)
+    shown = signature.replace(parameters=[
+        parameter.replace(annotation=_evaluated(parameter.annotation, function))
+        for parameter in list(signature.parameters.values())[1:]])
+
+    @functools.wraps(function)
+    def bound(**arguments: Any) -> str:
+        return function(context, **arguments)
+
+    bound.__signature__ = shown  # type: ignore[attr-defined]
+    return bound
+
+
+def _evaluated(annotation: Any, function: Callable[..., Any]) -> Any:
+    """A string annotation (`from __future__ import annotations`) as the type it names in
+    the function's module; left as written when it names nothing there."""
+    if not isinstance(annotation, str):
+        return annotation
+    try:
+        return eval(annotation, getattr(function, "__globals__", {}))  # noqa: S307
+    except Exception:
+        return annotation
+
+
+def builtin_tools(context: ToolContext, *, enabled: dict[str, bool] | None = None) -> list[Tool]:
+    """The table's tools over `context`; an opt-in row is offered when its setting is on
+    (`enabled` wins over the settings)."""
+    switches = enabled or {}
+    offered: list[Tool] = []
+    for name, row in BUILTIN_TOOLS.items():
+        if row.opt_in is not None:
+            on = switches.get(row.opt_in)
+            if not (on if on is not None else getattr(context.settings(), row.opt_in, False)):
+                continue
+        offered.append(tool(name=name, paging=row.paging)(bind(row.function, context)))
+    return offered
 
 
 def notebook_tools(
@@ -26,84 +186,13 @@ def notebook_tools(
     store: OutputStore,
     *,
     enable_python: bool = False,
-    archive: Callable[[], Archive | None] = lambda: None,
+    archive: Callable[[], Archive | None] = no_archive,
+    events: EventStream | None = None,
+    settings: Callable[[], Settings] | None = None,
+    page: PageBounds = PAGE,
 ) -> list[Tool]:
     """The built-in tools over `namespace` (the notebook's variables); `archive` gives
-    the session archive that `recall` searches."""
-
-    @tool
-    def list_variables() -> str:
-        """List the user's variables: DataFrames with shape, columns and dtypes; arrays
-        with shape and dtype; models with class; other values with type."""
-        lines = variable_lines(namespace, max_tokens=MAX_LISTING_TOKENS)
-        return "\n".join(lines) or "(no variables)"
-
-    @tool
-    def describe_variable(name: str, rows: int = 5) -> str:
-        """Describe one variable: type, shape, dtypes, the first rows and summary statistics.
-
-        Args:
-            name: the variable's name in the notebook.
-            rows: how many rows of its head to show (at most 50).
-        """
-        if name not in namespace:
-            return f"No variable named {name!r}. Use list_variables to see what exists."
-        return describe_value(name, namespace[name], rows=max(1, min(rows, 50)),
-                              max_chars=MAX_DESCRIBE_CHARS)
-
-    @tool(paging=True)
-    def read_file(path: str, offset: int = 0, limit: int = 200) -> str:
-        """Read a text file by lines, a page at a time (files under the working directory
-        and NBAGENT_READ_ROOTS only).
-
-        Args:
-            path: the file's path.
-            offset: the first line to read (0-based).
-            limit: how many lines to read (at most 500).
-        """
-        return read_text_page(path, offset, limit)
-
-    @tool(paging=True)
-    def read_output(ref: str, offset: int = 0, limit: int = 4_000) -> str:
-        """Read back a tool output that was cut on arrival, a page at a time.
-
-        Args:
-            ref: the reference named in the cut marker (the tool call id).
-            offset: the first character to read.
-            limit: how many characters to read.
-        """
-        return store.page(ref, offset, limit)
-
-    @tool(paging=True)
-    def recall(query: str = "", message: int = -1, offset: int = 0, limit: int = 5) -> str:
-        """Search the full session transcript (kept even after compaction) for a detail a
-        summary dropped, or fetch one archived message by its number.
-
-        Args:
-            query: words to look for (case-insensitive); empty lists the latest messages.
-            message: an archived message number to fetch whole (from a search result).
-            offset: skip this many matches (to page).
-            limit: how many matches to show (at most 10).
-        """
-        return recall_archived(archive(), query, message, offset, limit)
-
-    tools = [list_variables, describe_variable, read_file, read_output, recall]
-    if enable_python:
-
-        @tool
-        def python(code: str) -> str:
-            """Run Python code in the user's notebook namespace; returns what it printed.
-
-            Args:
-                code: the code to run; assign results to variables to keep them.
-            """
-            out = io.StringIO()
-            try:
-                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                    exec(compile(code, "<nbagent>", "exec"), namespace)
-            except Exception:
-                out.write(traceback.format_exc(limit=3))
-            return out.getvalue() or "(ran; printed nothing)"
-
-        tools.append(python)
-    return tools
+    the session archive that `recall` searches; `events` is the session's event stream
+    (`propose_cell` announces its cell there)."""
+    context = ToolContext(namespace, store, archive, settings or Settings.from_env, events, page)
+    return builtin_tools(context, enabled={"enable_python": enable_python})

@@ -15,6 +15,8 @@ from itertools import islice
 from typing import Any
 
 from ...engine._tokens import estimate_tokens
+from ..archive._redact import redact
+from ._secret_names import is_secret_name
 
 STATE_TITLE = "Notebook state (variables in the live kernel):"
 DEFAULT_MAX_TOKENS = 600
@@ -42,6 +44,8 @@ _MODEL_PACKAGES = frozenset({"xgboost", "lightgbm", "catboost"})
 _ARRAY_PACKAGES = frozenset({"numpy", "torch", "jax", "jaxlib", "tensorflow", "cupy", "dask",
                              "xarray", "scipy", "pandas", "polars", "pyarrow"})
 _SCALARS = (bool, int, float, complex, type(None))
+_HIDEABLE = (str, bytes, bytearray, int, float, complex)  # values a secret name hides
+_REDACT_CHARS = 16_384  # longer than any secret shape (a PEM block), far past what is shown
 _CONTAINERS = (list, tuple, set, frozenset, dict)
 
 
@@ -121,28 +125,33 @@ def _table_columns(value: object, limit: int) -> tuple[tuple[str, ...], int]:
     return shown, count
 
 
-_SECRET_NAME = re.compile(r"key|token|secret|passw|credential|auth", re.I)
+def _shown(text: str) -> str:
+    """A string as it may be shown: secrets redacted first, then cut (no part of a token
+    survives a cut). Only the start is redacted: nothing past it is shown."""
+    return redact(text[:_REDACT_CHARS])
 
 
 def _value_head(name: str, value: Any) -> str:
     """An exact built-in value: scalars and short strings with their value, containers
-    with their size (len() of a built-in is O(1) and runs no user code)."""
+    with their size (len() of a built-in is O(1) and runs no user code). A value whose
+    name says it is a secret is never shown."""
     kind = type(value).__name__
-    if _SECRET_NAME.search(name) and isinstance(value, (str, bytes)):
+    if is_secret_name(name) and isinstance(value, _HIDEABLE):
         return f"{name}: {kind} (hidden: the name says it is a secret)"
     if isinstance(value, _SCALARS):
         return f"{name}: {kind} = {_cut(repr(value), VALUE_CHARS)}"
     if type(value) is str:
+        shown = _shown(value)
         if len(value) <= VALUE_CHARS:
-            return f"{name}: str = {value!r}"
-        return f"{name}: str ({len(value):,} chars) = {_cut(repr(value), VALUE_CHARS)}"
+            return f"{name}: str = {shown!r}"
+        return f"{name}: str ({len(value):,} chars) = {_cut(repr(shown), VALUE_CHARS)}"
     if type(value) in (bytes, bytearray):
         return f"{name}: {kind} ({len(value):,} bytes)"
     if type(value) is dict:
         keys = [k for k in list(value)[:6] if type(k) is str]
-        shown = f": {', '.join(_cut(k, NAME_CHARS) for k in keys[:5])}" if keys else ""
+        shown_keys = f": {', '.join(_cut(k, NAME_CHARS) for k in keys[:5])}" if keys else ""
         more = ", …" if keys and len(value) > len(keys[:5]) else ""
-        return f"{name}: dict ({len(value):,} keys{shown}{more})"
+        return f"{name}: dict ({len(value):,} keys{shown_keys}{more})"
     return f"{name}: {kind} ({len(value):,} items)"
 
 
@@ -240,8 +249,13 @@ def describe_value(name: str, value: Any, *, rows: int = 5, max_chars: int = 4_0
         parts += _attempt("describe():", lambda: value.describe())
     else:
         parts = [entry.line(COLUMN_LIMITS[0]) if entry else f"{name}: {type(value).__name__}"]
-        parts += _attempt("value:", lambda: repr(value))
-    return _cut_text("\n".join(parts), max_chars)
+        if not (is_secret_name(name) and isinstance(value, _HIDEABLE)):
+            parts += _attempt("value:", lambda: repr(value))
+    text = "\n".join(parts)
+    shown = _shown(text)
+    if len(shown) <= max_chars and len(text) <= _REDACT_CHARS:
+        return shown
+    return f"{shown[:max_chars]}{CUT} ({len(text):,} chars in all)"
 
 
 def _attempt(label: str, make: Callable[[], object]) -> list[str]:

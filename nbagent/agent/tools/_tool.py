@@ -12,8 +12,7 @@ import inspect
 import json
 import re
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -21,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ...engine._events import EventStream, OutputStored
 from ...engine._output import cap_output
+from ._paging import MAX_PAGE_CHARS, PAGE, fitting_prefix
+from ._text import as_text
 
 _ARG_LINE = re.compile(r"^\s{2,}(\w+)\s*(?:\([^)]*\))?:\s*(.+)$")
 
@@ -130,25 +131,6 @@ def as_tool(candidate: Tool | Callable[..., Any]) -> Tool:
     return candidate if isinstance(candidate, Tool) else tool(candidate)
 
 
-def _as_text(value: Any) -> str:
-    """What a tool returned, as text for the model; never raises (a value whose repr
-    fails, or an absurdly nested one, is named by its type)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bytes):  # undecodable bytes stay visible as \x escapes
-        return value.decode("utf-8", errors="backslashreplace")
-    if value is None:
-        return "(no output)"
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
-        pass
-    try:
-        return repr(value)
-    except Exception as error:  # any failure of a user's __repr__
-        return f"(a {type(value).__name__} that cannot be shown: {type(error).__name__})"
-
-
 @dataclass
 class OutputStore:
     """Full tool outputs by reference (the tool call id), for `read_output` to page back.
@@ -176,13 +158,16 @@ class OutputStore:
             return self.outputs[ref]
         return self.loader(ref) if self.loader is not None else None
 
-    def page(self, ref: str, offset: int = 0, limit: int = 4_000) -> str:
+    def page(self, ref: str, offset: int = 0, limit: int = MAX_PAGE_CHARS) -> str:
+        """A page of a stored output: at most `limit` characters from `offset`, and never
+        more than one page (`PAGE`: characters, bytes and lines) whatever `limit` says."""
         text = self.get(ref)
         if text is None:
             known = ", ".join(list(self.outputs)[-5:]) or "none"
             return f"No stored output {ref!r} (recent: {known})."
-        offset = max(0, offset)
-        end = min(len(text), offset + max(1, limit))
+        offset = min(max(0, offset), len(text))
+        window = text[offset: offset + PAGE.clamp_chars(limit)]
+        end = offset + fitting_prefix(window, PAGE)
         more = f"; next offset {end}" if end < len(text) else "; end of output"
         return f"[characters {offset:,}–{end:,} of {len(text):,}{more}]\n{text[offset:end]}"
 
@@ -221,16 +206,20 @@ def run_tool(
         return f"Error: invalid arguments for {name}: {problems}.", False, 0
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"nbagent-{name}")
     try:
-        value = pool.submit(chosen.function, **dict(validated)).result(timeout=timeout)
-    except FutureTimeout:  # the thread cannot be killed; the chat moves on without it
-        return f"Error: {name} did not finish within {timeout:g} s and was abandoned.", False, 0
-    except Exception as error:  # the tool's failure is the model's information
-        return f"Error: {name} raised {type(error).__name__}: {error}", False, 0
-    except SystemExit as error:  # sys.exit or argparse inside a tool ends the tool, not the chat
-        return f"Error: {name} exited (SystemExit {error.code!r}).", False, 0
+        future = pool.submit(_call_and_show, chosen.function, dict(validated))
+        done, _ = wait([future], timeout=timeout)
+        if not done:  # the thread cannot be killed; the chat moves on without it
+            return (f"Error: {name} did not finish within {timeout:g} s and was abandoned.",
+                    False, 0)
+        failure = future.exception()
     finally:
         pool.shutdown(wait=False)
-    text = _as_text(value)
+    if failure is None:
+        text = future.result()
+    elif isinstance(failure, KeyboardInterrupt):  # the user's interrupt ends the turn
+        raise failure
+    else:
+        return _failure_text(name, failure), False, 0
     if chosen.paging:
         return text, True, len(text)
     cap = chosen.max_output_chars or default_cap
@@ -238,3 +227,43 @@ def run_tool(
         store.put(call_id, text)
         return cap_output(text, cap, ref=call_id), True, len(text)
     return text, True, len(text)
+
+
+class _ShowFailed(Exception):
+    """The tool returned a value whose conversion to text raised `cause`."""
+
+    def __init__(self, kind: str, cause: BaseException) -> None:
+        super().__init__(kind)
+        self.kind, self.cause = kind, cause
+
+
+def _call_and_show(function: Callable[..., Any], arguments: dict[str, Any]) -> str:
+    """Run the tool and turn its value into text, both in the tool's thread (a slow or
+    failing `__str__` is the tool's, under the same timeout)."""
+    value = function(**arguments)
+    try:
+        return as_text(value)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: B036 -- whatever the conversion raises
+        raise _ShowFailed(type(value).__name__, error) from error
+
+
+def _failure_text(name: str, failure: BaseException) -> str:
+    """The error result the model reads for a tool that raised or exited."""
+    if isinstance(failure, _ShowFailed):
+        cause = failure.cause
+        return (f"Error: {name} returned a {failure.kind} that cannot be shown as text "
+                f"({type(cause).__name__}: {_message(cause)}).")
+    if isinstance(failure, SystemExit):  # sys.exit or argparse ends the tool, not the chat
+        return f"Error: {name} exited (SystemExit {failure.code!r})."
+    message = _message(failure)
+    return f"Error: {name} raised {type(failure).__name__}" + (f": {message}" if message else "")
+
+
+def _message(error: BaseException) -> str:
+    """An exception's text; an exception whose own `__str__` raises is named by its type."""
+    try:
+        return str(error)
+    except BaseException:  # noqa: B036 -- a broken __str__ on the error itself
+        return f"(a {type(error).__name__} whose message cannot be shown)"

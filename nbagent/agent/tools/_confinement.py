@@ -1,0 +1,171 @@
+"""Which files the model's file tools may read: files under the working directory and
+the folders the user adds (`NBAGENT_READ_ROOTS`), never a protected one wherever the
+working directory is — well-known credential files and histories, dot-files and
+dot-folders under the home directory, Jupyter's runtime and config folders (server
+tokens, kernel keys), nbagent's own data folder (other sessions' archives) and the
+system's device and process folders. A root the user lists explicitly opts back in
+what lies inside it when the root itself sits in (or is) the protected place. The
+decision is made on the path's real location (links resolved); `_files` then opens
+exactly that location without following any link.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+# Secret files: by name wherever they are, by name pattern, and by the place they sit.
+_SECRET_NAMES = frozenset({
+    ".env", ".netrc", "_netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc", ".my.cnf",
+    ".s3cfg", ".boto", ".htpasswd", "credentials.json", "credentials.db", "access_tokens.db",
+    "application_default_credentials.json", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519",
+    "id_ecdsa_sk", "id_ed25519_sk", "master.key", "secrets.toml", ".yarnrc.yml",
+    ".dockercfg", ".vault-token", ".terraformrc", "credentials.tfrc.json", "history.sqlite",
+    "fish_history", ".rhistory", "authinfo", ".authinfo", ".authinfo.gpg",
+})
+_SECRET_PATTERNS = (".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
+                    "*.keychain", "*.keychain-db", "*.kdbx", "*.ppk", "service-account*.json",
+                    "*-credentials.json", "*.tfstate", ".*_history", ".*history", ".histfile",
+                    "jpserver-*.json", "jpserver-*.html", "nbserver-*.json", "kernel-*.json")
+_SECRET_PLACES = ("*/.ssh/*", "*/.gnupg/*", "*/.aws/*", "*/.azure/*", "*/.docker/config.json",
+                  "*/.kube/config", "*/.kube/*", "*/library/keychains/*", "*/.password-store/*",
+                  "*/.config/gcloud/*", "*/gcloud/credentials*", "*/.config/gh/hosts.yml",
+                  "*/huggingface/token", "*/.huggingface/token", "*/.databrickscfg",
+                  "*/.config/rclone/*", "*/.local/share/keyrings/*", "*/.mozilla/*",
+                  "*/.config/google-chrome/*", "*/.config/chromium/*", "/etc/shadow*",
+                  "/etc/gshadow*", "/etc/sudoers*", "/etc/ssl/private/*", "/proc/*/environ",
+                  "/proc/*/mem")
+_SYSTEM_FOLDERS = ("/proc", "/sys", "/dev", "/run")  # devices, processes, sockets
+_SAFE_NAMES = (".env.example", ".env.sample", ".env.template", ".env.dist", "*.pub")
+
+
+def secret_file_reason(path: Path) -> str | None:
+    """Why `path` is a well-known secret file, or None when it is not one."""
+    name = path.name.lower()
+    if any(fnmatch.fnmatchcase(name, pattern) for pattern in _SAFE_NAMES):
+        return None
+    if name in _SECRET_NAMES or any(fnmatch.fnmatchcase(name, p) for p in _SECRET_PATTERNS):
+        return f"{path.name} holds keys or credentials"
+    where = path.as_posix().lower()
+    place = next((p for p in _SECRET_PLACES if fnmatch.fnmatchcase(where, p)), None)
+    if place is not None:
+        return f"{place.strip('*/')} holds keys or credentials"
+    return None
+
+
+@dataclass(frozen=True)
+class Protected:
+    """A place the file tools refuse by default: `anchor` is the file or folder that
+    makes a path protected (a root at or inside it opts the path back in)."""
+
+    anchor: Path
+    reason: str
+
+
+def _real(path: Path) -> Path:
+    try:
+        return path.expanduser().resolve()
+    except (OSError, RuntimeError):
+        return path.expanduser().absolute()
+
+
+def _jupyter_folders() -> list[Path]:
+    """Jupyter's runtime (server and kernel connection files, with their tokens), config
+    and data folders, as jupyter_core names them, their environment variables, and the
+    defaults when jupyter_core is not installed."""
+    found = [os.environ.get(name, "") for name in
+             ("JUPYTER_RUNTIME_DIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR")]
+    try:
+        from jupyter_core import paths
+
+        found += [paths.jupyter_runtime_dir(), paths.jupyter_config_dir(),
+                  paths.jupyter_data_dir()]
+    except Exception:  # not installed, or an unreadable configuration
+        found += ["~/.jupyter", "~/.local/share/jupyter", "~/Library/Jupyter"]
+    return [_real(Path(folder)) for folder in found if folder.strip()]
+
+
+def _data_folder() -> Path:
+    from ..archive._archive import data_dir
+
+    return _real(data_dir())
+
+
+def protections(resolved: Path) -> list[Protected]:
+    """Every reason the real path `resolved` is protected (empty when it is not)."""
+    found: list[Protected] = []
+    reason = secret_file_reason(resolved)
+    if reason is not None:
+        found.append(Protected(resolved, f"it is a secret file ({reason})"))
+    home = _real(Path.home())
+    if resolved.is_relative_to(home) and resolved != home:
+        parts = resolved.relative_to(home).parts
+        hidden = next((i for i, part in enumerate(parts) if part.startswith(".")), None)
+        if hidden is not None:
+            anchor = home.joinpath(*parts[: hidden + 1])
+            found.append(Protected(anchor, f"it is hidden in the home folder ({anchor.name} "
+                                           "holds settings and tokens)"))
+    for folder in _jupyter_folders():
+        if resolved == folder or resolved.is_relative_to(folder):
+            found.append(Protected(folder, "it is in Jupyter's own folder (server tokens and "
+                                           "kernel keys)"))
+    for folder in map(Path, _SYSTEM_FOLDERS):
+        if resolved.is_relative_to(folder):
+            found.append(Protected(folder, f"it is in {folder}, the system's devices and "
+                                           "processes, not files"))
+    data = _data_folder()
+    if resolved == data or resolved.is_relative_to(data):
+        found.append(Protected(data, "it is in nbagent's data folder (session archives)"))
+    return found
+
+
+def explicit_roots() -> list[Path]:
+    """The folders (or files) the user listed in NBAGENT_READ_ROOTS."""
+    from .._settings import Settings
+
+    configured = Settings.from_env().read_roots or ""
+    return [Path(part).expanduser() for part in configured.split(os.pathsep) if part.strip()]
+
+
+def read_roots() -> list[Path]:
+    """The folders the file tools may read: the working directory and NBAGENT_READ_ROOTS."""
+    return [Path.cwd(), *explicit_roots()]
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or path.is_relative_to(root)
+
+
+def check_readable(path: str, roots: Sequence[Path] | None = None) -> tuple[Path | None, str]:
+    """(the file's real path, "") when the file tools may read `path`, else (None, the
+    one-line reason the model is given). `roots` replaces the default roots and counts
+    as listed explicitly (it may opt protected places back in)."""
+    chosen = [*explicit_roots()] if roots is None else list(roots)
+    explicit = [_real(Path(root)) for root in chosen]
+    allowed = explicit if roots is not None else [_real(Path.cwd()), *explicit]
+    given = Path(path).expanduser()
+    try:
+        resolved = (given if given.is_absolute() else Path.cwd() / given).resolve()
+    except (OSError, RuntimeError) as error:  # a symlink loop, a path too long
+        return None, f"Cannot read {path}: {error}"
+    named = secret_file_reason(given)  # a secret's own name, even through a link
+    if named is not None and _real(given) not in explicit:
+        return None, (f"Refused: {path} is a secret file ({named}); the file tools never "
+                      "read keys or credentials.")
+    if not any(_within(resolved, root) for root in allowed):
+        shown = ", ".join(str(root) for root in allowed)
+        return None, (f"Refused: {path} is outside the folders the file tools may read "
+                      f"({shown}); the user can add a folder to NBAGENT_READ_ROOTS.")
+    for protected in protections(resolved):
+        if any(_within(root, protected.anchor) and _within(resolved, root) for root in explicit):
+            continue  # the user listed this place (or a folder in it) on purpose
+        if protected.anchor == resolved and secret_file_reason(resolved) is not None:
+            return None, (f"Refused: {path} is a secret file "
+                          f"({secret_file_reason(resolved)}); the file tools never read keys "
+                          "or credentials.")
+        return None, (f"Refused: {path} is protected: {protected.reason}; the user can list "
+                      "it in NBAGENT_READ_ROOTS to allow it.")
+    return resolved, ""

@@ -1,0 +1,42 @@
+"""`ToolContext`: everything a built-in tool may use, in one small object — the
+notebook's namespace, the output store, the session's archive, the settings, the
+session's event stream and the page bounds. A built-in tool is a plain function whose
+first parameter is the context; `notebook_tools` binds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...engine._events import EventStream
+from .._settings import Settings
+from ..archive._archive import Archive
+from ._paging import PAGE, PageBounds
+from ._tool import OutputStore
+
+
+def no_archive() -> Archive | None:
+    return None
+
+
+@dataclass
+class ToolContext:
+    """What the built-in tools work on.
+
+    Args:
+        namespace: the notebook's variables (the user's namespace, never a copy).
+        store: full tool outputs that were cut on arrival, for `read_output`.
+        archive: gives the session's archive (None without one) when a tool runs.
+        settings: gives the settings in force when a tool runs.
+        events: the session's event stream (None outside a session: nothing is emitted).
+        page: how large one page of a paging tool may be.
+    """
+
+    namespace: dict[str, Any]
+    store: OutputStore = field(default_factory=OutputStore)
+    archive: Callable[[], Archive | None] = no_archive
+    settings: Callable[[], Settings] = Settings.from_env
+    events: EventStream | None = None
+    page: PageBounds = PAGE
