@@ -107,7 +107,8 @@ def main() -> None:
     sys.stdout.write(table + "\n")
     write_section(f"Overhead of one MCP tool call over the tool's own time, {CALLS} calls to "
                   f"an echo tool after {WARMUP} warm-up calls (server and client on the "
-                  f"same machine):\n\n{table}")
+                  f"same machine, 2 shared cores; the 90th percentile moves with the other load):"
+                  f"\n\n{table}")
 
 
 if __name__ == "__main__":
