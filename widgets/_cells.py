@@ -23,20 +23,21 @@ def last_code_block(markdown: str) -> str | None:
 class CellProposals:
     """A subscriber for one chat cell: each `CellProposed` becomes the next input.
 
-    The kernel keeps one next-input payload per execution (a later one replaces an
-    earlier one), so proposals of one cell are joined into that one new cell.
+    The kernel keeps one next-input payload per execution, and each `CellProposed`
+    carries the whole cell as it stands (several proposals of a turn already joined), so
+    the latest replaces the earlier ones.
     """
 
     def __init__(self, shell: Any) -> None:
         self._shell = shell
-        self.codes: list[str] = []
+        self.code: str | None = None
 
     def __call__(self, event: object) -> None:
         if isinstance(event, CellProposed) and event.code.strip():
             self.propose(event.code)
 
     def propose(self, code: str) -> None:
-        self.codes.append(code.strip("\n"))
+        self.code = code.strip("\n")
         setter = getattr(self._shell, "set_next_input", None)
         if setter is not None:
-            setter("\n\n".join(self.codes), replace=False)
+            setter(self.code, replace=False)

@@ -62,13 +62,13 @@ def chat(shell: Any, agent: Agent, typed: str, *, as_cell: bool, exchange: str |
             agent.events.unsubscribe(subscriber)
         _refresh(meter, agent)
     view.finish(result)
-    if as_cell:
+    if as_cell and proposals.code is None:  # the model's own proposal comes first
         code = last_code_block(result.text)
         if code is not None:
             proposals.propose(code)
-        elif not proposals.codes:
+        else:
             view.note(NO_CODE)
-    if proposals.codes:
+    if proposals.code is not None:
         view.note(PROPOSED, "nbagent-proposed")
     if agent.model.name == SMALL_LOCAL and not agent.settings().local_model_path:
         view.note(SMALL_MODEL_FOOTER)
