@@ -1,0 +1,40 @@
+"""examples/mcp.ipynb, executed top to bottom in a real kernel: the MCP server it writes
+starts, its tools are listed, the chat calls them and answers from their results, the
+schemas show in %context, a failing call comes back as an error, and close() stops it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+pytestmark = pytest.mark.real
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+def text_of(outputs: list[dict[str, Any]]) -> str:
+    parts = []
+    for output in outputs:
+        parts.append(output.get("text", ""))
+        data = output.get("data", {})
+        parts += [str(data.get(kind, "")) for kind in ("text/markdown", "text/plain")]
+    return "\n".join(parts)
+
+
+def test_the_mcp_example_runs_and_the_agent_uses_the_servers_tools() -> None:
+    notebook = nbformat.read(EXAMPLES / "mcp.ipynb", as_version=4)
+    NotebookClient(notebook, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(EXAMPLES)}}).execute()
+    cells = [c.get("outputs", []) for c in notebook.cells if c.cell_type == "code"]
+    assert not [o for outputs in cells for o in outputs if o["output_type"] == "error"]
+    listing = text_of(cells[3])
+    assert "starting MCP server 'sales'" in listing
+    assert "list_regions: The sales regions, one per line." in listing
+    chat = text_of(cells[5])
+    assert "list_regions()" in chat and "revenue(region='north')" in chat
+    assert "The north region leads: north: 2,710.50 EUR." in chat
+    assert "tool schemas" in text_of(cells[6])
+    assert "no region 'atlantis'; known: north, south, east, west" in text_of(cells[7])
