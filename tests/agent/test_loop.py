@@ -71,7 +71,7 @@ def test_an_unrecoverable_overflow_stops_with_an_actionable_message_and_loses_no
     assert caught.value.kind == "overflow"
     assert (
         "2,048 tokens, from env" in message
-        and "%compact" in message
+        and "agent.compact()" in message and "%" not in message
         and "the archive keeps every message" in message
     )
     assert agent.history[-1] == {"role": "user", "content": "x " * 50}
@@ -356,8 +356,9 @@ def test_the_blocking_limit_stops_before_sending_with_what_to_do() -> None:
                                                    disable_compact=True))
     result = agent.chat("x " * 3_000)
     assert result.stop_reason == "blocked" and model.requests == []
-    assert "%compact" in (result.stop_message or "") and "bigger window" in (
-        result.stop_message or "")
+    stop = result.stop_message or ""
+    assert "agent.compact()" in stop and "bigger window" in stop and "%" not in stop
+    assert "agent.undo_compaction()" in stop and "agent.configure(max_context_tokens=N)" in stop
 
 
 def test_a_reply_cut_by_the_output_cap_says_so() -> None:

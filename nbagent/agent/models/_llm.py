@@ -23,6 +23,7 @@ from ...engine._events import EventStream, Retrying
 from ...engine._exceptions import CompactionFailed
 from ...engine._usage import Usage
 from ...engine.compaction import SummaryReply
+from ..providers._caching import CachePlan, apply_cache_plan
 from ..providers._errors import retry_after_seconds, should_retry
 from ._litellm import litellm
 
@@ -49,12 +50,14 @@ def model_info(model: str) -> Mapping[str, Any] | None:
 
 @dataclass(frozen=True)
 class Completion:
-    """One model response: the assistant message (OpenAI format), usage and cost."""
+    """One model response: the assistant message (OpenAI format), usage and cost
+    (`input_cost`: the prompt side of it, cache reads and writes at their own rates)."""
 
     message: Message
     usage: Usage | None = None
     cost: float | None = None
     finish_reason: str | None = None
+    input_cost: float | None = None
 
 
 class ChatModel(Protocol):
@@ -104,6 +107,8 @@ def _assistant_message(message: Any) -> Message:
 class LiteLLMModel:
     """A real model reached through litellm: any provider, or a local OpenAI-compatible
     server (`api_base`). Extra `options` go to `litellm.completion` as they are.
+    `send` also takes a `CachePlan`: the provider's cache markers or key (`call_model`
+    passes one when the loop has it).
     """
 
     name: str
@@ -127,8 +132,28 @@ class LiteLLMModel:
         on_text: TextCallback | None,
         tool_choice: str | dict[str, Any] | None = None,
     ) -> Completion:
+        return self.send(messages, tools, on_text=on_text, tool_choice=tool_choice)
+
+    def provider(self) -> str | None:
+        """litellm's provider for this model ("anthropic", "openai", ...), if it knows it."""
+        info = model_info(self.name)
+        provider = info.get("litellm_provider") if info else None
+        return str(provider) if provider else None
+
+    def send(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        *,
+        on_text: TextCallback | None,
+        tool_choice: str | dict[str, Any] | None = None,
+        plan: CachePlan | None = None,
+    ) -> Completion:
+        """`complete`, with the prompt cache's markers or key placed by `plan`."""
         module = litellm()
-        request: dict[str, Any] = {"model": self.name, "messages": messages, **self.options}
+        sent, caching = apply_cache_plan(self.name, self.provider(), messages, plan)
+        request: dict[str, Any] = {"model": self.name, "messages": sent, **caching,
+                                   **self.options}
         if tools:
             request["tools"] = tools
             if tool_choice is not None:
@@ -150,7 +175,7 @@ class LiteLLMModel:
                 delta = chunk.choices[0].delta.content if chunk.choices else None
                 if delta:
                     on_text(delta)
-            response = module.stream_chunk_builder(chunks, messages=messages)
+            response = module.stream_chunk_builder(chunks, messages=sent)
         choice = response.choices[0]
         usage = getattr(response, "usage", None)
         if on_text is not None and not any(getattr(c, "usage", None) is not None
@@ -161,7 +186,18 @@ class LiteLLMModel:
             usage=Usage.from_response(usage) if usage is not None else None,
             cost=cost_of(response),
             finish_reason=getattr(choice, "finish_reason", None),
+            input_cost=self._input_cost(usage),
         )
+
+    def _input_cost(self, usage: Any) -> float | None:
+        """The prompt side of the cost (input, cache reads and writes, each at its rate)."""
+        if usage is None:
+            return None
+        try:
+            prompt, _ = litellm().cost_per_token(model=self.name, usage_object=usage)
+        except Exception:  # unpriced models (local servers, proxies) raise
+            return None
+        return float(prompt) if prompt > 0 else None
 
 
 def cost_of(response: Any) -> float | None:
@@ -207,9 +243,11 @@ def call_model(
     policy: RetryPolicy | None = None,
     tool_choice: str | dict[str, Any] | None = None,
     events: EventStream | None = None,
+    plan: CachePlan | None = None,
 ) -> Completion:
     """Call `model`, retrying transient failures (each retry announced on `events`);
-    other errors propagate at once."""
+    other errors propagate at once. `plan` places the prompt cache's markers for a
+    litellm model that completes as `LiteLLMModel` does; other models send as they are."""
     import tenacity  # imported here: it pulls in asyncio and tornado, too slow for start-up
 
     policy = policy or RetryPolicy()
@@ -233,6 +271,10 @@ def call_model(
         before_sleep=announce,
         reraise=True,
     )
+    if plan is not None and isinstance(model, LiteLLMModel) \
+            and type(model).complete is LiteLLMModel.complete:
+        return retrying(model.send, messages, tools, on_text=on_text, tool_choice=tool_choice,
+                        plan=plan)
     return retrying(model.complete, messages, tools, on_text=on_text, tool_choice=tool_choice)
 
 

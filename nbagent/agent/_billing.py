@@ -1,0 +1,76 @@
+"""`Billing`: what a chat session's model requests were billed, by kind of token — input
+at the full rate, cache reads and cache writes at their own rates, output — and what that
+cost (litellm's prices). The loop adds every chat request's usage; `billing_of(session)`
+holds one record per session until the session carries its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from ..engine._usage import Usage
+
+
+@dataclass
+class Billing:
+    """Token usage and cost of a session's chat requests (summaries are in decisions).
+
+    `input_tokens` are billed at the input rate (the cached parts excluded);
+    `cache_read_tokens` and `cache_write_tokens` at the provider's cache rates.
+    `input_cost` is the prompt side (input + cache reads + cache writes), `cost` all.
+    """
+
+    requests: int = 0
+    input_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    input_cost: float = 0.0
+    output_cost: float = 0.0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Every prompt token sent, however billed."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @property
+    def cache_read_share(self) -> float:
+        """The share of prompt tokens read from the provider's cache (0 with none sent)."""
+        total = self.prompt_tokens
+        return self.cache_read_tokens / total if total else 0.0
+
+    @property
+    def cost(self) -> float:
+        return self.input_cost + self.output_cost
+
+    def add(self, usage: Usage | None, *, cost: float | None = None,
+            input_cost: float | None = None) -> None:
+        """Count one request: its usage, and its cost (`input_cost` the prompt side; when
+        only the total is known, all of it counts as input)."""
+        self.requests += 1
+        if usage is not None:
+            self.input_tokens += usage.input_tokens
+            self.cache_read_tokens += usage.cache_read_tokens
+            self.cache_write_tokens += usage.cache_write_tokens
+            self.output_tokens += usage.output_tokens
+        total = cost or 0.0
+        prompt = input_cost if input_cost is not None else total
+        self.input_cost += prompt
+        self.output_cost += max(0.0, total - prompt)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "prompt_tokens": self.prompt_tokens,
+                "cache_read_share": self.cache_read_share, "cost": self.cost}
+
+
+_BY_SESSION: WeakKeyDictionary[Any, Billing] = WeakKeyDictionary()
+
+
+def billing_of(session: Any) -> Billing:
+    """The session's billing record (made on first use; it lives as long as the session)."""
+    record = _BY_SESSION.get(session)
+    if record is None:
+        record = _BY_SESSION[session] = Billing()
+    return record

@@ -1,0 +1,130 @@
+"""What the chat loop tells the user when it stops early or a model call fails for good:
+what happened, its real cause (a pin, a tool output, the system prompt, the tool schemas,
+the model's window) and the Python call that fixes it. The notebook layer adds the magic
+spellings; nothing here names one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..engine._markers import is_block, is_pins
+from ..engine._window import WindowInfo
+from .archive._redact import redact
+from .providers._errors import auth_hint
+
+STEER = (
+    "\n\n[nbagent: this is the third identical {name} call in a row and it returns the "
+    "same thing. Change the arguments, try another tool, or answer with what you have.]"
+)
+NOT_RUN = "Not run: the same call was repeated {count} times in a row; the chat was stopped."
+INTERRUPTED = "Interrupted: this tool call did not finish (the user stopped the turn)."
+CUT_CALL = "Not run: the reply was cut when the context window ran out."
+RAN_OUT = ("The reply was cut: the context window ran out. The oldest rounds were dropped "
+           "from what the model sees (they stay in the archive; recall finds them); ask it "
+           "to continue.")
+MAX_ROUNDS = "Stopped after {rounds} rounds of tool calls (NBAGENT_MAX_TOOL_ROUNDS)."
+TIMEOUT = "Stopped after {seconds:g} s (NBAGENT_MAX_CHAT_SECONDS)."
+LOOP = "Stopped: {name} was called {count} times in a row with the same arguments."
+FAILURES = {  # what to tell the user when a model call failed for good, by error kind
+    "quota": "{name}: the account's quota or credit is used up ({detail}). Add credit or "
+             "choose another model; retrying will not help.",
+    "request_too_large": "{name}: this one request is larger than the account's "
+                         "tokens-per-minute limit ({detail}). Run agent.compact(), or use a "
+                         "model or tier with a higher limit.",
+    "transient": "{name} kept failing after {attempts} attempts ({detail}); the provider may "
+                 "be down. Try again shortly.",
+    "rate_limit": "{name} is still rate-limiting after {attempts} attempts ({detail}). Wait a "
+                  "minute and run the cell again.",
+}
+WINDOW_FIX = ("choose a model with a bigger window (or set its real one: "
+              "agent.configure(max_context_tokens=N))")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One thing that fills the window: what it is, its size, and the call that shrinks it."""
+
+    what: str
+    tokens: int
+    fix: str
+
+
+def fixed_parts(messages: Sequence[dict[str, Any]], preamble: int, tool_tokens: int,
+                pins: Sequence[str], count: Callable[[str], int],
+                message_tokens: Callable[[int], int]) -> list[Part]:
+    """What every request carries whatever the conversation: the system prompt, each pin,
+    the tool schemas — largest first."""
+    parts: list[Part] = []
+    for index in range(preamble):
+        if is_pins(messages[index]):
+            parts += [Part(f"pin {i} ({pin[:40]!r}{'…' if len(pin) > 40 else ''})", count(pin),
+                           f"agent.unpin({i})") for i, pin in enumerate(pins)]
+        else:
+            parts.append(Part("the system prompt", message_tokens(index),
+                              "a shorter system prompt (Agent(system=...))"))
+    if tool_tokens:
+        parts.append(Part("the tool schemas", tool_tokens,
+                          "fewer tools (nbagent.new_session(builtin_tools=False))"))
+    return sorted(parts, key=lambda part: -part.tokens)
+
+
+def blocked_by_fixed(parts: Sequence[Part], fixed: int, blocking: int, window: int,
+                     source: str) -> str:
+    """Stopped before sending: what every request carries is already too big."""
+    pinned = any(p.what.startswith("pin ") for p in parts)
+    subject = ("the pins, the system prompt and the tool schemas" if pinned
+               else "the system prompt and the tool schemas")
+    named = "; ".join(f"{p.what} ≈{p.tokens:,}" for p in parts[:3] if p.tokens)
+    fixes = " or ".join(dict.fromkeys(p.fix for p in parts[:2] if p.tokens))
+    return (f"Not sent: {subject} alone take about {fixed:,} tokens ({named}), more than "
+            f"the {blocking:,} this model's window ({window:,}, from {source}) leaves for a "
+            f"conversation. Use {fixes}, or {WINDOW_FIX}.")
+
+
+def largest_message(messages: Sequence[dict[str, Any]], start: int,
+                    message_tokens: Callable[[int], int]) -> tuple[int, int] | None:
+    """The index and size of the largest message after the preamble (None if none)."""
+    sizes = [(message_tokens(i), i) for i in range(start, len(messages))
+             if not is_block(messages[i])]
+    if not sizes:
+        return None
+    tokens, index = max(sizes)
+    return index, tokens
+
+
+def blocked_conversation(tokens: int, effective: int, largest: tuple[int, int] | None,
+                         messages: Sequence[dict[str, Any]]) -> str:
+    cause = ""
+    if largest is not None and largest[1] * 3 >= tokens:
+        index, size = largest
+        role = messages[index].get("role")
+        what = "a tool output" if role == "tool" else f"a {role} message"
+        cause = f" The largest part is {what} (message {index}, about {size:,} tokens)."
+    return (f"Not sent: the conversation fills {tokens:,} of the {effective:,} tokens this "
+            f"model can take, and automatic compaction could not shrink it.{cause} Run "
+            f"agent.compact() (add what must be kept), {WINDOW_FIX}, or "
+            "agent.undo_compaction() to take the last compaction back.")
+
+
+def failure_message(name: str, kind: str, error: BaseException, window: WindowInfo,
+                    attempts: int, recoveries: int) -> str:
+    """One model call failed for good: what happened and what to do, redacted."""
+    first = str(error).splitlines()[0][:300] if str(error) else ""
+    detail = f"{type(error).__name__}: {first}" if first else type(error).__name__
+    if kind == "overflow":
+        message = (
+            f"The conversation no longer fits {name}'s context window ({window.raw_window:,} "
+            f"tokens, from {window.source}), even after dropping the oldest rounds "
+            f"{recoveries} times. Run agent.compact() (add what must be kept) or "
+            f"{WINDOW_FIX}. The dropped rounds are gone only from what the model sees: the "
+            "archive keeps every message (recall finds them).")
+    elif kind == "auth":
+        message = f"{auth_hint(name, error)} ({detail})"
+    elif kind in FAILURES:
+        message = FAILURES[kind].format(name=name, detail=detail, attempts=attempts)
+    else:
+        message = f"The call to {name} failed: {detail}"
+    return redact(message)

@@ -1,0 +1,126 @@
+"""Prompt caching, per provider family: which requests carry cache breakpoints, where they
+go, and which get a per-session cache key. Pure functions on OpenAI-format messages;
+litellm turns a message's `cache_control` into the provider's own marker.
+
+    marked     Anthropic direct, Bedrock's and Vertex's Claude models: only what a request
+               marks is cached. Up to four breakpoints: the latest stable message, the
+               previous request's latest (so the provider's ~20-block look-back never
+               misses it), the compaction boundary, the end of the system prompt (tools
+               and system come first in the cached prefix). A breakpoint whose prefix is
+               under the model's minimum cacheable size is silently not cached, so none
+               is spent there.
+    keyed      OpenAI's own models: cached automatically; a stable `prompt_cache_key` per
+               chat session routes the session's requests to the same cache.
+    automatic  DeepSeek and the rest: cached automatically on a stable prefix; nothing sent.
+    none       Gemini (a marker starts a cached-content lookup on every request) and local
+               servers: nothing sent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Message = dict[str, Any]
+CacheFamily = Literal["marked", "keyed", "automatic", "none"]
+
+MAX_BREAKPOINTS = 4
+EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
+_MINIMUM_TOKENS = (  # Anthropic's minimum cacheable prompt, longest match first
+    ("haiku-4", 4_096), ("opus-4-5", 4_096), ("opus-4.5", 4_096),
+    ("haiku", 2_048), ("", 1_024),
+)  # fmt: skip
+_MARKED = re.compile(
+    r"^(?:anthropic/|claude)|^bedrock/.*(?:anthropic|claude)|^vertex_ai/.*(?:claude|anthropic)",
+    re.I,
+)
+_NEVER = re.compile(r"^(?:gemini/|vertex_ai/|vertex_ai_beta/|local/|ollama|lm_studio/)|gemini",
+                    re.I)
+_OPENAI = re.compile(r"^(?:openai/)?(?:gpt-|o\d|chatgpt-)", re.I)
+
+
+@dataclass(frozen=True)
+class CachePlan:
+    """What the loop knows about one request that the provider's cache needs.
+
+    `stable`: `messages[:stable]` are the history as stored (and as sent before); what
+    follows, and the text of `messages[stable - 1]` from offset `split` on, changes per
+    request (the notebook context). `prefix_tokens[i]`: tokens through message `i`,
+    tool schemas included. `boundary`: the last compaction block (memory, summary,
+    notebook state). `previous`: the previous request's latest breakpoint, when the
+    history up to it is unchanged. `key`: the chat session's stable cache key.
+    """
+
+    stable: int
+    prefix_tokens: Sequence[int] = ()
+    split: int | None = None
+    boundary: int | None = None
+    previous: int | None = None
+    key: str | None = None
+    enabled: bool = True
+    preamble: int = 1  # leading system messages (system prompt, pins)
+
+
+def cache_family(model: str, provider: str | None = None) -> CacheFamily:
+    """How `model` (a litellm name) caches prompts; `provider` is litellm's, if known."""
+    name = model.strip()
+    if _MARKED.search(name):
+        return "marked"
+    if _NEVER.search(name) or provider in ("gemini", "vertex_ai"):
+        return "none"
+    if provider == "openai" and _OPENAI.search(name):
+        return "keyed"
+    return "automatic"
+
+
+def minimum_cacheable(model: str) -> int:
+    """The smallest prefix (tokens) Anthropic caches for `model`; shorter ones are not."""
+    lowered = model.lower()
+    return next(size for part, size in _MINIMUM_TOKENS if part in lowered)
+
+
+def breakpoints(plan: CachePlan, minimum: int) -> list[int]:
+    """The message indices to mark, at most four, in order: each a prefix worth caching."""
+    latest = plan.stable - 1
+    candidates = [latest, plan.previous, plan.boundary, plan.preamble - 1]
+    chosen: list[int] = []
+    for index in candidates:
+        if index is None or not 0 <= index <= latest or index in chosen:
+            continue
+        tokens = plan.prefix_tokens[index] if index < len(plan.prefix_tokens) else 0
+        if tokens >= minimum and len(chosen) < MAX_BREAKPOINTS:
+            chosen.append(index)
+    return sorted(chosen)
+
+
+def _marked(message: Message, split: int | None) -> Message:
+    content = message.get("content")
+    if split is not None and isinstance(content, str) and 0 < split < len(content):
+        stable, tail = content[:split], content[split:].strip()
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": stable,
+                                         "cache_control": dict(EPHEMERAL)}]
+        if tail:
+            blocks.append({"type": "text", "text": tail})
+        return {**message, "content": blocks}
+    return {**message, "cache_control": dict(EPHEMERAL)}
+
+
+def apply_cache_plan(model: str, provider: str | None, messages: list[Message],
+                     plan: CachePlan | None) -> tuple[list[Message], dict[str, Any]]:
+    """The messages to send (copies where marked) and the extra request options."""
+    if plan is None or not plan.enabled:
+        return messages, {}
+    family = cache_family(model, provider)
+    if family == "keyed":
+        return messages, ({"prompt_cache_key": plan.key} if plan.key else {})
+    if family != "marked":
+        return messages, {}
+    marks = breakpoints(plan, minimum_cacheable(model))
+    if not marks:
+        return messages, {}
+    sent = list(messages)
+    for index in marks:
+        sent[index] = _marked(messages[index], plan.split if index == plan.stable - 1 else None)
+    return sent, {}
