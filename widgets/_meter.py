@@ -109,6 +109,9 @@ class ContextMeter(anywidget.AnyWidget):  # type: ignore[misc]
             self.compaction_marks = [*self.compaction_marks, len(self.usage)][-SPARK_POINTS:]
             if self._reading is not None:
                 self._show(replace(self._reading, last_compaction=self.last_compaction))
+        elif _undone(event) is not None and self._reading is not None:
+            self.last_compaction = compaction_text(_undone(event))
+            self._show(replace(self._reading, last_compaction=self.last_compaction))
 
     def _show(self, reading: MeterReading) -> None:
         self._reading = reading
@@ -198,8 +201,11 @@ class MeterLine:
 
     def __call__(self, event: object) -> None:
         """A subscriber: redraw every shown line on a context change or a compaction."""
+        decision = _undone(event)
         if isinstance(event, Compacted) and event.decision.changed:
-            self.last_compaction = compaction_text(event.decision)
+            decision = event.decision
+        if decision is not None:
+            self.last_compaction = compaction_text(decision)
             if self.reading is None:
                 return
             self.reading = replace(self.reading, last_compaction=self.last_compaction)
@@ -238,3 +244,9 @@ def _read(event: ContextChanged, last: str, agent: Any) -> MeterReading:
             except Exception:  # the meter never breaks a chat over a figure
                 cache = ""
     return MeterReading.of(event.state, cost=event.cost, last_compaction=last, cache=cache)
+
+
+def _undone(event: object) -> Any:
+    """The decision of an event saying a compaction was undone (`CompactionUndone`)."""
+    decision = getattr(event, "decision", None)
+    return decision if getattr(decision, "undone", False) else None
