@@ -9,10 +9,11 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from ...engine._exceptions import LocalModelError
 from ...engine._usage import Usage
+from ..providers._errors import classify_error
 from ._chat_format import TOOL_CALLING_FORMAT
 from ._llm import Completion, LiteLLMModel
 from ._local_messages import Message, adapt_messages, tool_rounds_this_turn
@@ -22,6 +23,20 @@ REPLY_TOKENS = 512  # Settings.local_max_tokens' default: room for a chat answer
 SUMMARY_TOKENS = 320
 TOOL_ROUNDS_SMALL = 1  # a 135M model makes one useful call, then loops on made-up ones
 TOOL_ROUNDS = 4
+STOPPED_MID_REPLY = ("the local model's server stopped while answering (exit code {code}) and "
+                     "was restarted; ask again")
+StatusCallback = Callable[[str], None]
+
+
+class KeptAlive(Protocol):
+    """The server process a model's requests go to (`LocalServer`), as the model uses it."""
+
+    @property
+    def base_url(self) -> str: ...
+
+    def ensure_running(self, on_status: StatusCallback | None = None) -> bool: ...
+
+    def died(self, within: float = 0.0) -> int | None: ...
 
 
 @dataclass
@@ -33,10 +48,15 @@ class LocalModel(LiteLLMModel):
     Tool use follows the chat handler: with chatml-function-calling the model itself chooses
     between its tools and an answer; after `tool_rounds` rounds of calls in one turn it
     answers from what the tools returned.
+
+    With its `server`, each request first checks the process is alive (a poll, no
+    request) and restarts it if it died, saying so through `on_status`.
     """
 
     counter: PromptCounter | None = field(default=None, repr=False, compare=False)
     tool_rounds: int = TOOL_ROUNDS
+    server: KeptAlive | None = field(default=None, repr=False, compare=False)
+    on_status: StatusCallback | None = field(default=None, repr=False, compare=False)
     _counts: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     def count_text(self) -> Callable[[str], int] | None:
@@ -89,16 +109,50 @@ class LocalModel(LiteLLMModel):
             # then just ends the stream, which reads as an empty answer. Unstreamed, the same
             # request gets the real "context length exceeded" error.
             on_text = None
-        completion = super().complete(adapted, shown, on_text=on_text, tool_choice=choice)
+        completion = self._request(adapted, shown, on_text=on_text, tool_choice=choice)
         if on_text is None:
             return completion
         if completion.finish_reason is None and not completion.message.get("content") and not (
                 completion.message.get("tool_calls")):
             # a stream cut short by a server-side error: ask again to hear the error itself
-            return super().complete(adapted, shown, on_text=None, tool_choice=choice)
+            return self._request(adapted, shown, on_text=None, tool_choice=choice)
         # llama-cpp-python's server streams no usage; what litellm puts there is its own
         # estimate (tiktoken's count of the messages), not the server's
         return replace(completion, usage=None)
+
+    def _request(self, adapted: list[Message], shown: list[dict[str, Any]], *,
+                 on_text: Callable[[str], None] | None,
+                 tool_choice: str | dict[str, Any] | None) -> Completion:
+        """One request to the server, alive: restarted first if it had died; if it dies
+        during the request, restarted and (when nothing was streamed yet) asked again."""
+        served = self.server
+        if served is None:
+            return super().complete(adapted, shown, on_text=on_text, tool_choice=tool_choice)
+        self._keep_alive(served)
+        streamed: list[str] = []
+
+        def relay(text: str) -> None:
+            streamed.append(text)
+            if on_text is not None:
+                on_text(text)
+
+        try:
+            return super().complete(adapted, shown, on_text=relay if on_text else None,
+                                    tool_choice=tool_choice)
+        except Exception as error:
+            if classify_error(error) != "transient":
+                raise
+            code = served.died(within=1.0)  # a reset connection: did the process end?
+            if code is None:
+                raise
+            self._keep_alive(served)
+            if streamed:
+                raise LocalModelError(STOPPED_MID_REPLY.format(code=code)) from None
+        return super().complete(adapted, shown, on_text=on_text, tool_choice=tool_choice)
+
+    def _keep_alive(self, served: KeptAlive) -> None:
+        if served.ensure_running(self.on_status):
+            self.api_base = served.base_url
 
     def _fits(self, adapted: list[Message], shown: list[dict[str, Any]],
               choice: str | dict[str, Any] | None) -> bool:

@@ -1,59 +1,25 @@
 """Which model object a name means: a litellm name, the embedded local model
-(`"local"`, `"local/smollm2"`, or no model configured), or a model object as it is;
-and the model that writes summaries. The embedded server starts on the first call,
-never when an agent is configured.
+(`"local"`, `"local/smollm2"`, or no model configured; `EmbeddedModel`), or a model
+object as it is; and the model that writes summaries. The embedded server starts on the
+first call (or a warm start), never when an agent is configured.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ...engine._window import small_model_for
 from .._settings import Settings
-from ._llm import ChatModel, Completion, LiteLLMModel, Message, TextCallback
+from ._embedded import LOCAL_MODEL, EmbeddedModel
+from ._llm import ChatModel, LiteLLMModel
 
-LOCAL_NAMES = ("local", "local/smollm2")
-LOCAL_MODEL = "local/smollm2"
+LOCAL_NAMES = ("local", LOCAL_MODEL)
+__all__ = ["LOCAL_MODEL", "LOCAL_NAMES", "EmbeddedModel", "chat_model", "compact_model",
+           "is_local", "request_counter"]
 
 
 def is_local(name: str | None) -> bool:
     return name is None or name in LOCAL_NAMES
-
-
-class EmbeddedModel:
-    """The embedded model, started on first use: its window and output cap are known
-    from the settings before the server runs, so the meter works at once."""
-
-    def __init__(self, n_ctx: int, max_tokens: int, *, path: str | None = None,
-                 on_start: Callable[[], Any] | None = None) -> None:
-        self.name = LOCAL_MODEL
-        self.path = path  # a GGUF of the user's (NBAGENT_LOCAL_MODEL_PATH), else SmolLM2
-        self.context_window: int | None = n_ctx
-        self.max_output: int | None = max_tokens
-        self.on_start = on_start  # e.g. a "starting the local model…" status line
-        self._model: ChatModel | None = None
-
-    @property
-    def running(self) -> ChatModel | None:
-        """The served model once its server runs (None before the first request)."""
-        return self._model
-
-    def started(self) -> ChatModel:
-        """The served model, its server started if need be (raises `LocalModelError`)."""
-        if self._model is None:
-            from . import _local as local
-
-            if self.on_start is not None:
-                self.on_start()
-            assert self.context_window is not None and self.max_output is not None
-            self._model = local.local_model(self.context_window, self.max_output, self.path)
-        return self._model
-
-    def complete(self, messages: list[Message], tools: list[dict[str, Any]], *,
-                 on_text: TextCallback | None,
-                 tool_choice: str | dict[str, Any] | None = None) -> Completion:
-        return self.started().complete(messages, tools, on_text=on_text, tool_choice=tool_choice)
 
 
 def chat_model(spec: str | ChatModel | None, settings: Settings) -> ChatModel:

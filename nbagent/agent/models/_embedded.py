@@ -1,0 +1,128 @@
+"""The embedded model as the agent holds it: its window and output cap known from the
+settings before its server runs (so the meter works at once), the server started on the
+first request or earlier in the background (`start_in_background`, a warm start), the
+waiting chat told what it waits for and for how long, and the server kept alive.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ...engine._exceptions import LocalModelError
+from ._llm import ChatModel, Completion, Message, TextCallback
+
+LOCAL_MODEL = "local/smollm2"
+BUNDLED_LABEL = "SmolLM2-135M"
+STARTING = "starting the local model ({label})… {seconds:.0f} s"
+TICK_S = 1.0  # how often the waiting chat's status line is renewed
+logger = logging.getLogger("nbagent")
+
+
+class EmbeddedModel:
+    """The embedded model, started on first use or warmed in the background.
+
+    Hooks the agent sets: `on_status(text)` receives every status line (the starting
+    line with its seconds, renewed about every second; a restart of a server that died);
+    `on_start()` is called when a chat begins to wait for the start, if `on_status` is
+    not set (the older, one-line hook).
+    """
+
+    def __init__(self, n_ctx: int, max_tokens: int, *, path: str | None = None,
+                 on_start: Callable[[], Any] | None = None) -> None:
+        self.name = LOCAL_MODEL
+        self.path = path  # a GGUF of the user's (NBAGENT_LOCAL_MODEL_PATH), else SmolLM2
+        self.context_window: int | None = n_ctx
+        self.max_output: int | None = max_tokens
+        self.on_start = on_start  # e.g. a "starting the local model…" status line
+        self.on_status: Callable[[str], None] | None = None  # set by the agent
+        self._model: ChatModel | None = None
+        self._lock = threading.Lock()
+        self._loading: threading.Thread | None = None
+        self._loading_since = 0.0
+        self._failure: BaseException | None = None
+
+    @property
+    def label(self) -> str:
+        """What the status line calls the model: SmolLM2-135M, or the user's GGUF."""
+        return BUNDLED_LABEL if self.path is None else Path(self.path).stem
+
+    @property
+    def running(self) -> ChatModel | None:
+        """The served model once its server runs (None before that; never starts it)."""
+        return self._model
+
+    @property
+    def loading(self) -> bool:
+        """True while a start is under way (in the background or for a chat)."""
+        thread = self._loading
+        return thread is not None and thread.is_alive()
+
+    def start_in_background(self) -> bool:
+        """Start the server in a background thread and return at once (a warm start).
+        Idempotent: False when it runs or a start is already under way. The first chat
+        then waits for this same start, not a second server. A failure is raised by
+        the next request (which then tries again)."""
+        with self._lock:
+            if self._model is not None or self.loading or self._failure is not None:
+                return False  # running, starting, or a failure the next request reports
+            self._loading_since = time.monotonic()
+            self._loading = threading.Thread(target=self._load, name="nbagent-local-model",
+                                             daemon=True)
+            self._loading.start()
+            return True
+
+    def _serve(self) -> ChatModel:
+        """Start the server (slow: seconds) and return the model on it."""
+        from . import _local as local
+
+        assert self.context_window is not None and self.max_output is not None
+        model = local.local_model(self.context_window, self.max_output, self.path)
+        model.on_status = self._status
+        return model
+
+    def _load(self) -> None:
+        try:
+            model = self._serve()
+        except BaseException as failure:  # given to the chat that waits, never lost
+            with self._lock:
+                self._failure = failure
+            return
+        with self._lock:
+            self._model = model
+
+    def started(self, tick: float = TICK_S) -> ChatModel:
+        """The served model, its server started (or the start under way awaited) if need
+        be, with a status line about every `tick` seconds. Raises `LocalModelError`."""
+        if self._model is not None:
+            return self._model
+        self.start_in_background()
+        if self.on_status is None and self.on_start is not None:
+            self.on_start()
+        thread = self._loading
+        while thread is not None and thread.is_alive():
+            self._status(STARTING.format(label=self.label,
+                                         seconds=time.monotonic() - self._loading_since))
+            thread.join(tick)
+        with self._lock:
+            if self._model is not None:
+                return self._model
+            failure, self._failure = self._failure, None
+        if isinstance(failure, Exception):
+            raise failure
+        raise LocalModelError(f"the local model ({self.label}) did not start") from failure
+
+    def _status(self, text: str) -> None:
+        if self.on_status is not None:
+            self.on_status(text)
+        else:
+            logger.info("%s", text)
+
+    def complete(self, messages: list[Message], tools: list[dict[str, Any]], *,
+                 on_text: TextCallback | None,
+                 tool_choice: str | dict[str, Any] | None = None) -> Completion:
+        return self.started().complete(messages, tools, on_text=on_text, tool_choice=tool_choice)
