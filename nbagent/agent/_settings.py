@@ -1,8 +1,64 @@
-"""The one `Settings` users see: what the engine reads and what the agent reads, composed.
-Every module of the agent room takes its settings from here."""
+"""The one `Settings` users see: the engine's part (`EngineSettings`: window overrides,
+thresholds, the ladder's sizes) plus what the agent reads — the models, the embedded
+model, the data folder, tools, timeouts, the notebook context. Same `NBAGENT_*`
+variables, same validation; every module of the agent room takes its settings from here.
+"""
 
 from __future__ import annotations
 
-from ..engine._settings import ENV_PREFIX, Settings
+from pydantic import Field, PositiveInt
 
-__all__ = ["ENV_PREFIX", "Settings"]
+from ..engine._settings import ENV_PREFIX, EngineSettings
+
+__all__ = ["ENV_PREFIX", "EngineSettings", "Settings"]
+
+
+class Settings(EngineSettings):
+    """nbagent's configuration. Each field is read from `NBAGENT_<FIELD NAME>`."""
+
+    model: str | None = Field(None, description="Chat model, in litellm's naming.")
+    compact_model: str | None = Field(
+        None, description="Model that writes summaries; defaults to the chat model."
+    )
+    data_dir: str | None = Field(
+        None, description="Where session archives go (default ~/.local/share/nbagent)."
+    )
+    local_model_path: str | None = Field(
+        None, description="A GGUF file to run on the embedded server instead of SmolLM2-135M."
+    )
+    local_max_tokens: PositiveInt = Field(
+        512, description="The embedded model's maximum reply length, in tokens."
+    )
+    read_roots: str | None = Field(
+        None,
+        description="Folders (separated by os.pathsep) the file tools may read besides the "
+        "working directory.",
+    )
+    local_n_ctx: PositiveInt = Field(
+        8192, description="The embedded local model's context window (its server's n_ctx)."
+    )
+    tool_output_max_chars: PositiveInt = Field(
+        16_000,
+        description="A tool result longer than this (at a 200K window, scaled down) is cut to "
+        "its head and tail on arrival; the model can read the rest back.",
+    )
+    max_tool_rounds: PositiveInt = Field(
+        25, description="A chat stops after this many rounds of tool calls."
+    )
+    max_chat_seconds: float = Field(
+        600.0, gt=0, description="A chat stops after this many seconds (checked between rounds)."
+    )
+    summary_timeout_s: float = Field(
+        120.0, gt=0, description="A summary (memory or full) not written within this many "
+        "seconds fails that compaction; the history stays as it was."
+    )
+    tool_timeout_s: float = Field(
+        300.0, gt=0, description="A tool still running after this many seconds is abandoned."
+    )
+    notebook_context: bool = Field(
+        True, description="Send a short listing of your variables (names, types, shapes, "
+        "columns) with each message, so the model knows your data without a tool call."
+    )
+    enable_python: bool = Field(
+        False, description="Offer the model the python tool (runs code in your namespace)."
+    )

@@ -1,29 +1,32 @@
 """`CompactionController`: the state that keeps one session's history inside its window —
-the circuit breaker, undo, apply-and-validate, the decision log. What runs for each
-trigger is data (`_ladder.levels_for`); the levels themselves are pure functions.
+the circuit breaker, undo, apply-and-validate, the decision log, the progress lines. What
+runs for each trigger is data (`_ladder.LADDER`); the levels themselves are pure functions.
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._decision import Action, Decision, Trigger
-from ._events import Compacted, CompactionStarted, EventStream, Rewriting
+from ._decision import MAX_FAILURES, Action, Decision, Trigger
+from ._events import Compacted, CompactionStarted, CompactionUndone, EventStream, Rewriting, Status
 from ._exceptions import CompactionFailed, NbagentError
 from ._history import History, validate_messages
-from ._ladder import Level, floor_level, levels_for
+from ._ladder import LADDER, LadderContext, Level, Rung, levels_for, standin
 from ._questions import ModelQuestions, Standalone
-from ._settings import Settings
+from ._settings import EngineSettings
+from ._texts import BREAKER_SKIP, CANNOT_UNDO, NOTHING_TO_UNDO
 from ._thresholds import ContextState, Thresholds, context_state, thresholds
 from ._tracker import TokenTracker
+from ._view import view_change
 from ._window import WindowInfo
 from .compaction import Summarizer
-from .compaction._common import add_costs
+from .compaction._common import INTERRUPTS, add_costs, error_text
 
-MAX_FAILURES = 3
+__all__ = ["MAX_FAILURES", "CompactionController"]
 Message = dict[str, Any]
 
 
@@ -42,6 +45,7 @@ class _Attempt:
     summary: str | None = None
     degraded: bool = False
     holds_breaker: bool = False  # the floor stood in for an open breaker
+    left_view: str | None = None
     started: float = field(default_factory=time.perf_counter)
 
     def spent(self, calls: int, cost: float | None) -> None:
@@ -67,7 +71,9 @@ class CompactionController:
         summarizer_window: the summarizing model's input window, if known.
         settings: fixed settings; by default read from the environment at each use.
         tracker: the session's token tracker (real usage + estimate).
-        events: the session's event stream (compaction started, rewriting, compacted).
+        events: the session's event stream (compaction started, progress `Status` lines,
+            rewriting, compacted, undone).
+        ladder: the table of levels (`LADDER` by default).
     """
 
     def __init__(
@@ -77,10 +83,12 @@ class CompactionController:
         summarize: Summarizer | None = None,
         window: WindowInfo | str = "default",
         summarizer_window: int | None = None,
-        settings: Settings | None = None,
+        settings: EngineSettings | None = None,
         tracker: TokenTracker | None = None,
         events: EventStream | None = None,
+        ladder: Sequence[Rung] = LADDER,
     ) -> None:
+        self.ladder = tuple(ladder)
         self.tracker = tracker if tracker is not None else TokenTracker()
         self.events = events if events is not None else EventStream()
         if model is not None and (summarize is not None or window != "default"
@@ -90,12 +98,12 @@ class CompactionController:
         self.model: ModelQuestions = model if model is not None else Standalone(
             summarize, window, summarizer_window, settings, self.tracker)
         self._failures = 0
-        self._undo: tuple[list[Message], int, int] | None = None
+        self._undo: tuple[list[Message], int, int, Decision] | None = None
         self.decisions: deque[Decision] = deque(maxlen=100)  # the archive keeps them all
 
     # -- state ---------------------------------------------------------------------------
 
-    def settings(self) -> Settings:
+    def settings(self) -> EngineSettings:
         return self.model.settings()
 
     def window(self) -> WindowInfo:
@@ -143,16 +151,17 @@ class CompactionController:
         """Put back the history as it was before the last compaction, if nothing was added
         since; otherwise raise `NbagentError` saying why."""
         if self._undo is None:
-            raise NbagentError("There is no compaction to undo in this session.")
-        before, generation, length = self._undo
+            raise NbagentError(NOTHING_TO_UNDO)
+        before, generation, length, decision = self._undo
         if history.generation != generation or len(history) != length:
-            raise NbagentError(
-                "Cannot undo the last compaction: the conversation went on since "
-                f"({len(history) - length} new messages). Its full text stays in the session "
-                "archive.")
+            raise NbagentError(CANNOT_UNDO.format(added=len(history) - length))
         self.events.emit(Rewriting(before))
         history.replace(before)
         self._undo = None
+        undone = decision.model_copy(update={"undone": True})
+        self.decisions = deque((undone if d is decision else d for d in self.decisions),
+                               maxlen=self.decisions.maxlen)
+        self.events.emit(CompactionUndone(undone))
 
     # -- the four entry points -------------------------------------------------------------
 
@@ -201,7 +210,7 @@ class CompactionController:
         summarize, summarizer_window = self.model.summarizer()
         return levels_for(trigger, settings=self.settings(), limits=limits,
                           summarize=summarize, summarizer_window=summarizer_window,
-                          breaker_open=self.breaker_open, **options)
+                          breaker_open=self.breaker_open, ladder=self.ladder, **options)
 
     def _hold(self, trigger: Trigger, tokens: int, threshold: int, limits: Thresholds
               ) -> Decision | None:
@@ -230,38 +239,49 @@ class CompactionController:
             enough = target if level.calls_model and not level.fallback else fits_under - 1
             if trigger != "manual" and attempt.levels and projected <= enough:
                 break  # a cheaper level already made it fit
-            name, counts = level.name, current.token_counts()
+            ran, counts = level, current.token_counts()
+            self.events.emit(Status(level.describe(work, counts)))
             try:
                 result = level(work, counts)
             except CompactionFailed as failure:
                 attempt.spent(failure.summary_calls, failure.cost)
                 if not level.calls_model:  # recorded once, by `_apply`
-                    raise CompactionFailed(f"{name}: {failure.reason}") from failure
-                attempt.reasons.append(f"{name}: {failure.reason}")
+                    raise CompactionFailed(f"{level.name}: {failure.reason}") from failure
+                attempt.reasons.append(f"{level.name}: {failure.reason}")
                 attempt.degraded = True  # the summarizer failed: counts against the breaker
-                floor = floor_level(self.settings(), self.thresholds(), attempt.focus)
-                name, result = floor.name, floor(work, counts)
+                ran = standin(LadderContext(self.settings(), self.thresholds(),
+                                            focus=attempt.focus), self.ladder)
+                self.events.emit(Status(ran.describe(work, counts)))
+                result = ran(work, counts)
             attempt.spent(result.summary_calls, result.cost)
-            attempt.reasons.append(f"{name}: {result.reason}")
+            attempt.reasons.append(f"{ran.name}: {result.reason}")
             if result.changed:
                 attempt.holds_breaker |= level.holds_breaker
-                attempt.levels.append(name)
+                attempt.levels.append(ran.name)
                 attempt.degraded |= result.degraded
                 attempt.summary = result.summary or attempt.summary
                 work = list(result)
                 current = history.copy_with(work)
                 model_changed |= level.calls_model
-            if name == "L3 floor":
+            if ran.terminal:
                 break
         return work
 
     def _apply(self, trigger: Trigger, history: History, limits: Thresholds, before: int,
                focus: str | None, levels: list[Level]) -> Decision:
+        """Run `levels` with a progress line before each; clear it when done."""
+        try:
+            return self._attempt(trigger, history, limits, before, focus, levels)
+        finally:
+            self.events.emit(Status(""))
+
+    def _attempt(self, trigger: Trigger, history: History, limits: Thresholds, before: int,
+                 focus: str | None, levels: list[Level]) -> Decision:
         """Run `levels`; swap the result in only if it is valid (and report if smaller)."""
         threshold = limits.midloop if trigger == "midloop" else limits.auto_compact
         self.events.emit(CompactionStarted(trigger, before, threshold, focus))
         attempt = _Attempt(trigger, before, threshold, focus)
-        original = history.messages
+        original, counts = history.messages, history.token_counts()
         try:
             target = limits.auto_compact - 1
             if trigger == "auto":  # each compaction rewrites the cached prompt: it must
@@ -274,29 +294,34 @@ class CompactionController:
         except CompactionFailed as failure:
             attempt.reasons.append(failure.reason)
             return self._finish(attempt, "failed", before)
-        except Exception as error:  # a bug or a bad level result: never lose the history
-            attempt.reasons.append(f"{type(error).__name__}: {error}")
+        except INTERRUPTS:
+            raise  # the history is untouched: the levels ran on a copy
+        except BaseException as error:  # a bug, a bad level result: never lose the history
+            attempt.reasons.append(f"{type(error).__name__}: {error_text(error)}")
             return self._finish(attempt, "failed", before)
         if not attempt.levels:  # a no-op is never a success; at the turn boundary it fails
             if self.breaker_open and trigger in ("auto", "midloop"):
                 # no model level ran, so nothing failed: L1 alone had nothing to clear
-                attempt.reasons.append(f"circuit breaker open after {self._failures} failures: "
-                                       "no summaries until a compaction succeeds")
+                attempt.reasons.append(BREAKER_SKIP.format(failures=self._failures))
                 return self._finish(attempt, "skipped", before)
             return self._finish(attempt, "failed" if trigger in ("auto", "overflow") else "none",
                                 before)
+        attempt.left_view = view_change(original, work, counts).text()
         self.events.emit(Rewriting(work))  # the archive writes it first (write-ahead)
         history.replace(work)
-        self._undo = (original, history.generation, len(history))
+        undo = (original, history.generation, len(history))
         after = self.count(history)
+        action: Action = "compacted"
         if after >= before:
             attempt.reasons.append("no reduction")
-            return self._finish(attempt, "failed", after, swapped=True)
-        if trigger != "overflow" and after >= limits.auto_compact:
+            action = "failed"
+        elif trigger != "overflow" and after >= limits.auto_compact:
             attempt.reasons.append(f"still {after:,} tokens, over the {limits.auto_compact:,} "
                                    "trigger")
-            return self._finish(attempt, "failed", after, swapped=True)
-        return self._finish(attempt, "compacted", after, swapped=True)
+            action = "failed"
+        decision = self._finish(attempt, action, after, swapped=True)
+        self._undo = (*undo, decision)
+        return decision
 
     @staticmethod
     def _check(original: list[Message], work: list[Message], history: History) -> None:
@@ -329,6 +354,7 @@ class CompactionController:
             duration_s=time.perf_counter() - attempt.started, cost=attempt.cost,
             failures=self._failures, breaker_open=self.breaker_open, focus=attempt.focus,
             summary=attempt.summary if swapped else None,
+            left_view=attempt.left_view if swapped else None,
         )
         self.decisions.append(decision)
         self.events.emit(Compacted(decision))

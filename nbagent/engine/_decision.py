@@ -1,6 +1,6 @@
 """`Decision`: the record every compaction controller call returns — what ran, why,
 tokens before and after, summarizer calls, time and cost. A pydantic model, because
-the archive stores it and `%compact --show` reads it back.
+the archive stores it and the notebook's list of compactions reads it back.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 Trigger = Literal["auto", "midloop", "manual", "overflow"]
 Action = Literal["none", "skipped", "compacted", "failed"]
+MAX_FAILURES = 3  # consecutive failed compactions that open the circuit breaker
 
 
 class Decision(BaseModel):
@@ -33,3 +34,5 @@ class Decision(BaseModel):
     breaker_open: bool = False
     focus: str | None = None
     summary: str | None = None
+    left_view: str | None = None  # one line: what left the model's view, how to get it back
+    undone: bool = False  # `controller.undo()` put the history back as it was before

@@ -74,6 +74,14 @@ class Compacted:
 
 
 @dataclass(frozen=True)
+class CompactionUndone:
+    """The last compaction was undone: `decision` is its record, now marked `undone`
+    (the history is back as it was; a `Rewriting` with it came just before)."""
+
+    decision: Decision
+
+
+@dataclass(frozen=True)
 class Retrying:
     """A model call failed transiently and will be retried after `wait_s` seconds."""
 
@@ -106,7 +114,7 @@ class ContextChanged:
 
 Event = (
     MessageAdded | ToolStarted | ToolFinished | OutputStored | CompactionStarted | Rewriting
-    | Compacted | Retrying | Status | CellProposed | ContextChanged
+    | Compacted | CompactionUndone | Retrying | Status | CellProposed | ContextChanged
 )
 Subscriber = Callable[[Event], Any]
 

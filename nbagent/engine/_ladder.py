@@ -1,6 +1,6 @@
-"""The compaction policy as data: `levels_for` returns the list of levels to run for a
-trigger, each a named `list → list` function, so the ladder can be printed, tested and
-changed without reading the controller. The controller runs the list and keeps the state.
+"""The compaction policy as one table: `LADDER` lists every level (a pure function in
+`compaction/`, the keyword options it gets from the settings, and its flags), and
+`levels_for` picks the rows a trigger runs. `describe_ladder()` prints it.
 
     auto      L1 snip → L2 memory → L3 summary (only if L2 could not run); L2 is
               skipped once the history is at or under the compact target
@@ -12,17 +12,20 @@ changed without reading the controller. The controller runs the list and keeps t
     overflow  L4: drop the oldest whole rounds to fit the provider's stated limit
 
 With the circuit breaker open the levels that call a model are left out of the
-automatic ladders; the deterministic ones (L1, the floor, L4) always run.
+automatic ladders; the deterministic ones (L1, the floor, L4) always run. A new level
+is one file in `compaction/` and one row here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, Literal
 
 from ._decision import Trigger
-from ._settings import Settings
+from ._plans import plan_floor, plan_memory, plan_overflow, plan_snip, plan_summary
+from ._settings import EngineSettings
 from ._thresholds import Thresholds
 from .compaction import (
     LevelResult,
@@ -33,91 +36,167 @@ from .compaction import (
     session_memory_compact,
     snip_old_tools,
 )
+from .compaction._floor_only import floor_only
 
 Message = dict[str, Any]
+Runs = Literal["always", "with_model", "without_model"]
+Ladder = Literal["full", "micro", "overflow"]
+
+
+LevelFunction = Callable[..., LevelResult]  # function(messages, counts=..., **options)
+Plan = Callable[[Sequence[Message], Sequence[int], "LadderContext"], str]
+
+
+@dataclass(frozen=True)
+class LadderContext:
+    """What a row's options are read from, for one compaction."""
+
+    settings: EngineSettings
+    limits: Thresholds
+    summarize: Summarizer | None = None
+    summarizer_window: int | None = None
+    focus: str | None = None
+    target_tokens: int | None = None
+    error: BaseException | str | None = None
+
+    @property
+    def floor_tokens(self) -> int:
+        return floor_budget(self.limits.auto_compact)
+
+
+def _snip(c: LadderContext) -> dict[str, Any]:
+    return {"keep_recent_turns": c.settings.keep_recent_turns, "target_tokens": c.target_tokens,
+            "min_chars": c.settings.snip_min_chars,
+            "min_free_tokens": c.limits.scaled(c.settings.snip_batch_tokens)}
+
+
+def _tail(c: LadderContext) -> dict[str, Any]:
+    s, scaled = c.settings, c.limits.scaled
+    return {"focus": c.focus, "tail_min_tokens": scaled(s.memory_tail_min_tokens),
+            "tail_max_tokens": scaled(s.memory_tail_max_tokens),
+            "tail_min_messages": s.memory_tail_min_messages,
+            "min_fold_tokens": scaled(s.memory_min_fold_tokens),
+            "memory_max_tokens": scaled(s.memory_max_tokens), "floor_tokens_budget": c.floor_tokens}
+
+
+def _memory(c: LadderContext) -> dict[str, Any]:
+    return {**_tail(c), "summarize": c.summarize, "max_input_tokens": c.summarizer_window}
+
+
+def _summary(c: LadderContext) -> dict[str, Any]:
+    return {"summarize": c.summarize, "focus": c.focus, "max_input_tokens": c.summarizer_window,
+            "floor_tokens_budget": c.floor_tokens}
+
+
+def _overflow(c: LadderContext) -> dict[str, Any]:
+    return {"error": c.error, "floor_tokens_budget": c.floor_tokens}
+
+
+@dataclass(frozen=True)
+class Rung:
+    """One row of the ladder.
+
+    `function` is the pure level, called as `function(messages, counts=..., **options(c))`.
+    `ladders`: the ladders it is on ("full": auto, manual and a full mid-loop; "micro": the
+    mid-loop snip; "overflow"). `runs`: always, only with a summarizer allowed, or only in
+    its place. `fallback`: it runs only when the model level before it changed nothing.
+    `terminal`: the ladder stops after it. `plan` says in one line what it is about to do.
+    """
+
+    name: str
+    function: LevelFunction
+    options: Callable[[LadderContext], dict[str, Any]]
+    what: str
+    plan: Plan
+    ladders: tuple[Ladder, ...] = ("full",)
+    runs: Runs = "always"
+    fallback: bool = False
+    terminal: bool = False
+
+    @property
+    def calls_model(self) -> bool:
+        return self.runs == "with_model"
+
+    def bind(self, context: LadderContext) -> Level:
+        """This row as a runnable `Level` for one compaction."""
+        return Level(self.name, partial(self.function, **self.options(context)),
+                     calls_model=self.calls_model, fallback=self.fallback,
+                     holds_breaker=self.runs == "without_model" and context.summarize is not None,
+                     terminal=self.terminal,
+                     plan=partial(_planned, self.plan, context=context))
 
 
 @dataclass(frozen=True)
 class Level:
-    """One rung: `run` maps a message list to a `LevelResult`.
+    """One rung bound to a compaction: `run(messages, counts=...)` → a `LevelResult`.
 
     `calls_model`: it needs the summarizer (left out while the breaker is open).
     `fallback`: it runs only when the model level before it changed nothing.
     `holds_breaker`: it stands in for the summarizer while the breaker is open, so its
     success is no evidence the summarizer works: the breaker stays as it is.
+    `terminal`: nothing runs after it.
     """
 
     name: str
-    run: Callable[[list[Message], list[int] | None], LevelResult]
+    run: Callable[..., LevelResult]
     calls_model: bool = False
     fallback: bool = False
     holds_breaker: bool = False
+    terminal: bool = False
+    plan: Callable[[Sequence[Message], Sequence[int]], str] | None = field(
+        default=None, compare=False, repr=False)
 
-    def __call__(self, messages: list[Message], counts: list[int] | None = None) -> LevelResult:
+    def __call__(self, messages: list[Message], counts: Sequence[int] | None = None
+                 ) -> LevelResult:
         """Run on `messages`; `counts` (one token count per message) saves re-counting."""
-        return self.run(messages, counts)
+        return self.run(messages, counts=counts)
+
+    def describe(self, messages: Sequence[Message], counts: Sequence[int]) -> str:
+        """What this level is about to do to `messages`, in one status line."""
+        return self.plan(messages, counts) if self.plan is not None else f"running {self.name}…"
 
 
-def _no_summary(messages: list[Message]) -> str:
-    return ""
+def _planned(plan: Plan, messages: Sequence[Message], counts: Sequence[int], *,
+             context: LadderContext) -> str:
+    return plan(messages, counts, context)
 
 
-def snip_level(settings: Settings, limits: Thresholds, target_tokens: int | None = None) -> Level:
-    return Level("L1 snip", lambda messages, counts: snip_old_tools(
-        messages,
-        keep_recent_turns=settings.keep_recent_turns,
-        target_tokens=target_tokens,
-        min_chars=settings.snip_min_chars,
-        min_free_tokens=limits.scaled(settings.snip_batch_tokens),
-        counts=counts,
-    ))
+LADDER: tuple[Rung, ...] = (
+    Rung("L1 snip", snip_old_tools, _snip, "old tool results → a placeholder and a digest",
+         plan_snip, ladders=("full", "micro")),
+    Rung("L2 memory", session_memory_compact, _memory,
+         "old rounds → the incremental session memory; the recent tail verbatim",
+         plan_memory, runs="with_model"),
+    Rung("L3 summary", full_compact, _summary,
+         "everything → one nine-section summary (when L2 could not run)",
+         plan_summary, runs="with_model", fallback=True),
+    Rung("L3 floor", floor_only, _tail,
+         "no model: old rounds → the deterministic floor (user messages, names, results)",
+         plan_floor, runs="without_model", terminal=True),
+    Rung("L4 overflow", ptl_fallback, _overflow,
+         "after \"prompt too long\": drop the oldest whole rounds to fit the stated limit",
+         plan_overflow, ladders=("overflow",)),
+)
 
 
-def _memory(messages: list[Message], counts: list[int] | None, summarize: Summarizer | None,
-            settings: Settings, limits: Thresholds, focus: str | None,
-            summarizer_window: int | None) -> LevelResult:
-    return session_memory_compact(
-        messages,
-        summarize,
-        focus=focus,
-        tail_min_tokens=limits.scaled(settings.memory_tail_min_tokens),
-        tail_max_tokens=limits.scaled(settings.memory_tail_max_tokens),
-        tail_min_messages=settings.memory_tail_min_messages,
-        min_fold_tokens=limits.scaled(settings.memory_min_fold_tokens),
-        memory_max_tokens=limits.scaled(settings.memory_max_tokens),
-        max_input_tokens=summarizer_window,
-        floor_tokens_budget=floor_budget(limits.auto_compact),
-        counts=counts,
-    )
+def ladder_of(trigger: Trigger, settings: EngineSettings) -> Ladder:
+    if trigger == "overflow":
+        return "overflow"
+    if trigger == "midloop" and not settings.midloop_full_compact:
+        return "micro"
+    return "full"
 
 
-def floor_level(settings: Settings, limits: Thresholds, focus: str | None) -> Level:
-    """The deterministic floor alone (no model call): old rounds folded into a memory block
-    of what code can keep (the user's words, names, error lines) with the recent tail
-    verbatim; when there is too little to fold, the whole conversation's floor (L3's).
-
-    Chosen on purpose (no summarizer) it is not degraded; the controller marks it
-    degraded when it stands in for a summarizer that failed.
-    """
-
-    def run(messages: list[Message], counts: list[int] | None) -> LevelResult:
-        result = _memory(messages, counts, None, settings, limits, focus, None)
-        if not result.changed:
-            result = full_compact(messages, _no_summary, focus, counts=counts,
-                                  floor_tokens_budget=floor_budget(limits.auto_compact))
-        result.summary_calls = 0  # the stand-in summarizer is not a model call
-        result.degraded = False
-        if result.changed:
-            result.reason = f"kept the deterministic floor (no model call): {result.reason}"
-        return result
-
-    return Level("L3 floor", run)
+def standin(context: LadderContext, ladder: Sequence[Rung] = LADDER) -> Level:
+    """The level that stands in for a summarizer that failed (the floor)."""
+    rung = next(r for r in ladder if r.runs == "without_model")
+    return rung.bind(LadderContext(context.settings, context.limits, None, None, context.focus))
 
 
 def levels_for(
     trigger: Trigger,
     *,
-    settings: Settings,
+    settings: EngineSettings,
     limits: Thresholds,
     summarize: Summarizer | None,
     summarizer_window: int | None = None,
@@ -125,27 +204,25 @@ def levels_for(
     breaker_open: bool = False,
     target_tokens: int | None = None,
     error: BaseException | str | None = None,
+    ladder: Sequence[Rung] = LADDER,
 ) -> list[Level]:
     """The levels to run, in order, for `trigger` (see the module docstring)."""
-    budget = floor_budget(limits.auto_compact)
-    if trigger == "overflow":
-        return [Level("L4 overflow", lambda messages, counts: ptl_fallback(
-            messages, error, floor_tokens_budget=budget, counts=counts))]
-    if trigger == "midloop" and not settings.midloop_full_compact:
-        return [snip_level(settings, limits, target_tokens)]
-    ladder = [snip_level(settings, limits)]
+    which = ladder_of(trigger, settings)
     models_allowed = summarize is not None and (trigger == "manual" or not breaker_open)
-    if models_allowed and summarize is not None:
-        ladder += [
-            Level("L2 memory", lambda messages, counts: _memory(
-                messages, counts, summarize, settings, limits, focus, summarizer_window,
-            ), calls_model=True),
-            Level("L3 summary", lambda messages, counts: full_compact(
-                messages, summarize, focus, max_input_tokens=summarizer_window,
-                floor_tokens_budget=budget, counts=counts,
-            ), calls_model=True, fallback=True),
-        ]
-    else:  # no summarizer, or the breaker is open: the deterministic floor stands in
-        floor = floor_level(settings, limits, focus)
-        ladder.append(Level(floor.name, floor.run, holds_breaker=summarize is not None))
-    return ladder
+    context = LadderContext(settings, limits, summarize, summarizer_window, focus,
+                            target_tokens if which == "micro" else None, error)
+    wanted: set[Runs] = {"always", "with_model" if models_allowed else "without_model"}
+    return [r.bind(context) for r in ladder if which in r.ladders and r.runs in wanted]
+
+
+def describe_ladder(ladder: Sequence[Rung] = LADDER) -> str:
+    """The ladder as a table a reader (or docs/architecture.md) can print."""
+    rows = ["| level | function | on | runs | what it does |", "|---|---|---|---|---|"]
+    for r in ladder:
+        flags = [r.runs.replace("_", " ")]
+        flags += ["fallback"] * r.fallback + ["terminal"] * r.terminal
+        function = getattr(r.function, "__name__", repr(r.function))
+        rows.append(f"| {r.name} | `{function}` | {', '.join(r.ladders)} "
+                    f"| {', '.join(flags)} | {r.what} |")
+    return "\n".join(rows)
+

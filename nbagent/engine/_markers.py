@@ -27,6 +27,7 @@ USER_MESSAGES_HEADING = (f'User messages (verbatim; {SHORTENED} marks a shortene
                          'recall(query="its first words") returns it whole):')
 NAMES_HEADING = "Names:"
 ERRORS_HEADING = "Error lines:"
+RESULTS_HEADING = "Results reported:"
 FOCUS_HEADING = "Compacted with the focus:"
 
 

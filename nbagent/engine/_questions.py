@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ._history import History
-from ._settings import Settings
+from ._settings import EngineSettings
 from ._tracker import TokenTracker
 from ._window import WindowInfo, resolve_window
 from .compaction import Summarizer
@@ -21,7 +21,7 @@ Message = dict[str, Any]
 class ModelQuestions(Protocol):
     """What a `CompactionController` asks, each time it needs the answer."""
 
-    def settings(self) -> Settings: ...
+    def settings(self) -> EngineSettings: ...
 
     def window(self) -> WindowInfo: ...
 
@@ -44,11 +44,11 @@ class Standalone:
     summarize: Summarizer | None = None
     window_spec: WindowInfo | str = "default"
     summarizer_window: int | None = None
-    fixed_settings: Settings | None = None
+    fixed_settings: EngineSettings | None = None
     tracker: TokenTracker | None = None
 
-    def settings(self) -> Settings:
-        return self.fixed_settings if self.fixed_settings is not None else Settings.from_env()
+    def settings(self) -> EngineSettings:
+        return self.fixed_settings if self.fixed_settings is not None else EngineSettings.from_env()
 
     def window(self) -> WindowInfo:
         if isinstance(self.window_spec, WindowInfo):

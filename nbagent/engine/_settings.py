@@ -1,9 +1,11 @@
-"""`Settings`: every knob nbagent reads from the environment, in one pydantic model.
+"""`EngineSettings`: the knobs the engine reads (window overrides, thresholds, the
+ladder's sizes), and the environment machinery every settings model shares. The agent
+room adds its own fields to make the one `Settings` users see (`nbagent.Settings`).
 
-Environment variables are read at call time (`Settings.from_env()`), so a
-notebook can change them mid-session. A bad value is never fatal: it is
-reported once as a `ConfigWarning` naming the variable and the value, and the
-default is used instead. docs/configuration.md lists every variable.
+Environment variables are read at call time (`from_env()`), so a notebook can change
+them mid-session. A bad value is never fatal: it is reported once as a `ConfigWarning`
+naming the variable and the value, and the default is used instead.
+docs/configuration.md lists every variable.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 from pydantic import (
     BaseModel,
@@ -28,32 +30,11 @@ from ._exceptions import ConfigWarning
 ENV_PREFIX = "NBAGENT_"
 
 
-class Settings(BaseModel):
-    """nbagent's configuration. Each field is read from `NBAGENT_<FIELD NAME>`."""
+class EngineSettings(BaseModel):
+    """What the engine reads. Each field is read from `NBAGENT_<FIELD NAME>`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    model: str | None = Field(None, description="Chat model, in litellm's naming.")
-    compact_model: str | None = Field(
-        None, description="Model that writes summaries; defaults to the chat model."
-    )
-    data_dir: str | None = Field(
-        None, description="Where session archives go (default ~/.local/share/nbagent)."
-    )
-    local_model_path: str | None = Field(
-        None, description="A GGUF file to run on the embedded server instead of SmolLM2-135M."
-    )
-    local_max_tokens: PositiveInt = Field(
-        512, description="The embedded model's maximum reply length, in tokens."
-    )
-    read_roots: str | None = Field(
-        None,
-        description="Folders (separated by os.pathsep) the file tools may read besides the "
-        "working directory.",
-    )
-    local_n_ctx: PositiveInt = Field(
-        8192, description="The embedded local model's context window (its server's n_ctx)."
-    )
     max_context_tokens: PositiveInt | None = Field(
         None, description="Overrides the model's context window (wins over everything)."
     )
@@ -99,31 +80,6 @@ class Settings(BaseModel):
     memory_max_tokens: PositiveInt = Field(
         6_000, description="When the memory grows past this, its later blocks are merged."
     )
-    tool_output_max_chars: PositiveInt = Field(
-        16_000,
-        description="A tool result longer than this (at a 200K window, scaled down) is cut to "
-        "its head and tail on arrival; the model can read the rest back.",
-    )
-    max_tool_rounds: PositiveInt = Field(
-        25, description="A chat stops after this many rounds of tool calls."
-    )
-    max_chat_seconds: float = Field(
-        600.0, gt=0, description="A chat stops after this many seconds (checked between rounds)."
-    )
-    summary_timeout_s: float = Field(
-        120.0, gt=0, description="A summary (memory or full) not written within this many "
-        "seconds fails that compaction; the history stays as it was."
-    )
-    tool_timeout_s: float = Field(
-        300.0, gt=0, description="A tool still running after this many seconds is abandoned."
-    )
-    notebook_context: bool = Field(
-        True, description="Send a short listing of your variables (names, types, shapes, "
-        "columns) with each message, so the model knows your data without a tool call."
-    )
-    enable_python: bool = Field(
-        False, description="Offer the model the python tool (runs code in your namespace)."
-    )
     midloop_target_ratio: float = Field(
         0.5, gt=0, le=1, description="Mid-loop snip target, as a fraction of the auto trigger."
     )
@@ -141,9 +97,9 @@ class Settings(BaseModel):
         cls,
         environ: Mapping[str, str] | None = None,
         overrides: Mapping[str, Any] | None = None,
-    ) -> Settings:
+    ) -> Self:
         """Build settings from `NBAGENT_*` variables, then `overrides` (a session's own
-        choices, e.g. from `%nbagent window=8192`); bad values warn and fall back."""
+        choices, e.g. `agent.configure(max_context_tokens=8192)`); bad values warn and fall back."""
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         for name in cls.model_fields:

@@ -14,10 +14,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ._settings import Settings
+from ._decision import MAX_FAILURES
+from ._settings import EngineSettings
+from ._texts import AUTO_OFF, BREAKER_OPEN
 from ._window import ModelInfoLookup, WindowInfo, WindowSource, resolve_window
 
 Level = Literal["ok", "warning", "error", "compact", "blocking"]
+
+
+@dataclass(frozen=True)
+class MeterLevel:
+    """One level of the context meter: its name, the words it shows, and the threshold
+    (a `Thresholds` field) at which it starts ("" for the lowest)."""
+
+    name: Level
+    words: str
+    starts_at: str
+
+
+METER_LEVELS: tuple[MeterLevel, ...] = (  # lowest first; `context_state` reads it
+    MeterLevel("ok", "ok", ""),
+    MeterLevel("warning", "warning", "warning"),
+    MeterLevel("error", "compacting soon", "error"),
+    MeterLevel("compact", "compacting", "auto_compact"),  # only while auto-compact is armed
+    MeterLevel("blocking", "blocked", "blocking"),
+)
 
 REFERENCE_WINDOW = 200_000
 OUTPUT_RESERVE_CAP = 20_000
@@ -73,28 +94,27 @@ class ContextState:
     def compaction_note(self) -> str | None:
         """Why automatic compaction is not armed, in words (None when it is)."""
         if not self.thresholds.auto_compact_enabled:
-            return "auto-compact off (NBAGENT_DISABLE_COMPACT)"
+            return AUTO_OFF
         if self.breaker_open:
-            return ("breaker open: summaries failed 3× in a row; snipping still runs — "
-                    "%compact to retry")
+            return BREAKER_OPEN.format(failures=MAX_FAILURES)
         return None
 
 
 def thresholds(
     window: WindowInfo | str,
     *,
-    settings: Settings | None = None,
+    settings: EngineSettings | None = None,
     model_info: ModelInfoLookup | None = None,
 ) -> Thresholds:
     """Every threshold for a resolved window (or a model name, resolved here without
     the model-info lookup unless one is given), under the current settings."""
-    settings = Settings.from_env() if settings is None else settings
+    settings = EngineSettings.from_env() if settings is None else settings
     info = (resolve_window(window, settings=settings, model_info=model_info)
             if isinstance(window, str) else window)
     return _from_window(info, settings)
 
 
-def _from_window(info: WindowInfo, settings: Settings) -> Thresholds:
+def _from_window(info: WindowInfo, settings: EngineSettings) -> Thresholds:
     window = info.raw_window
     if settings.auto_compact_window is not None:
         window = min(window, settings.auto_compact_window)
@@ -132,7 +152,7 @@ def context_state(
     tokens: int,
     *,
     breaker_open: bool = False,
-    settings: Settings | None = None,
+    settings: EngineSettings | None = None,
     model_info: ModelInfoLookup | None = None,
     limits: Thresholds | None = None,
 ) -> ContextState:
@@ -147,16 +167,9 @@ def context_state(
     armed = limits.auto_compact_enabled and not breaker_open
     base = limits.auto_compact if armed else limits.effective_window
     percent_left = max(0.0, min(100.0, 100.0 * (base - tokens) / base)) if base > 0 else 0.0
-    level: Level
-    if tokens >= limits.blocking:
-        level = "blocking"
-    elif armed and tokens >= limits.auto_compact:
-        level = "compact"
-    elif tokens >= limits.error:
-        level = "error"
-    elif tokens >= limits.warning:
-        level = "warning"
-    else:
-        level = "ok"
+    level: Level = METER_LEVELS[0].name
+    for meter in METER_LEVELS[1:]:
+        if (meter.name != "compact" or armed) and tokens >= getattr(limits, meter.starts_at):
+            level = meter.name
     return ContextState(tokens, percent_left, level, armed, limits.window.source, limits,
                         breaker_open)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ._settings import Settings
+from ._settings import EngineSettings
 
 WindowSource = Literal["env", "suffix", "learned", "server", "litellm", "table", "default"]
 DEFAULT_WINDOW = 200_000
@@ -123,7 +123,7 @@ def small_model_for(model: str) -> str:
 def resolve_window(
     model: str,
     *,
-    settings: Settings | None = None,
+    settings: EngineSettings | None = None,
     model_info: ModelInfoLookup | None = None,
     reported: tuple[int | None, int | None] = (None, None),
     learned: int | None = None,
@@ -132,12 +132,12 @@ def resolve_window(
 
     Args:
         model: a model name, optionally ending in `[1m]`.
-        settings: defaults to `Settings.from_env()` (read now, not at import).
+        settings: defaults to `EngineSettings.from_env()` (read now, not at import).
         model_info: a model-info lookup (the agent passes litellm's); `None` skips it.
         reported: (window, max output) the model object knows of itself, if any.
         learned: a limit the provider stated in an overflow error this session.
     """
-    settings = Settings.from_env() if settings is None else settings
+    settings = EngineSettings.from_env() if settings is None else settings
     base = _SUFFIX_1M.sub("", model).strip()
     info = model_info(base) if model_info is not None else None
     info = info or {}

@@ -129,7 +129,8 @@ def test_an_open_breaker_is_said_apart_from_auto_compact_off(
 ) -> None:
     state = context_state(CLAUDE, 1_000, breaker_open=True, model_info=window(200_000, 64_000))
     assert state.breaker_open and state.compaction_note is not None
-    assert state.compaction_note.startswith("breaker open") and "%compact" in state.compaction_note
+    assert state.compaction_note.startswith("breaker open")
+    assert "agent.compact()" in state.compaction_note and "%" not in state.compaction_note
     monkeypatch.setenv("NBAGENT_DISABLE_COMPACT", "1")
     off = context_state(CLAUDE, 1_000, model_info=window(200_000, 64_000))
     assert off.compaction_note == "auto-compact off (NBAGENT_DISABLE_COMPACT)"

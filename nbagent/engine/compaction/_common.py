@@ -14,6 +14,7 @@ from .._markers import is_block, is_notebook_state, is_plain_user
 from .._tokens import estimate_message_tokens
 
 Message = dict[str, Any]
+INTERRUPTS = (KeyboardInterrupt, SystemExit, GeneratorExit)  # keep their meaning: re-raised
 
 
 @dataclass(frozen=True)
@@ -80,17 +81,20 @@ def ask(
 ) -> tuple[SummaryReply, int, float | None, list[str]]:
     """One summarizer request, asked once more (saying what was wrong: `retry` with
     `{problems}`) when `check` finds problems in the reply. Returns the last reply, the
-    calls spent, their cost and the problems left. A summarizer that raises becomes
-    `CompactionFailed` carrying the calls spent."""
+    calls spent, their cost and the problems left. A summarizer that raises anything
+    (but an interrupt: `INTERRUPTS`) becomes `CompactionFailed` carrying the calls spent."""
     calls, cost = 0, None
     for attempt in (1, 2):
         try:
             reply = call_summarizer(summarize, request)
         except CompactionFailed as failure:
             raise CompactionFailed(failure.reason, summary_calls=calls + 1, cost=cost) from failure
-        except Exception as error:
-            raise CompactionFailed(f"the summarizer raised {type(error).__name__}: {error}",
-                                   summary_calls=calls + 1, cost=cost) from error
+        except INTERRUPTS:
+            raise
+        except BaseException as error:  # its own BaseException, a CancelledError: a failure
+            raise CompactionFailed(f"the summarizer raised {type(error).__name__}: "
+                                   f"{error_text(error)}", summary_calls=calls + 1,
+                                   cost=cost) from error
         calls, cost = calls + 1, add_costs(cost, reply.cost)
         problems = check(reply.text)
         if not problems or attempt == 2:
@@ -98,6 +102,14 @@ def ask(
         request = [*request, {"role": "assistant", "content": reply.text},
                    {"role": "user", "content": retry.format(problems="; ".join(problems))}]
     raise AssertionError("unreachable")
+
+
+def error_text(error: BaseException) -> str:
+    """An exception's text, even when its `__str__` raises."""
+    try:
+        return str(error)
+    except Exception:
+        return "(its message could not be read)"
 
 
 def add_costs(*costs: float | None) -> float | None:

@@ -1,5 +1,6 @@
 """The deterministic floor: what code keeps of the text a level removes, with no model —
-the user's own words, paths, DataFrame, column and variable names, error lines. It is
+the user's own words, paths, DataFrame, column and variable names, error lines and the
+results the assistant reported (figures with their subject). It is
 rendered into placeholders, memory blocks and summaries under fixed headings, read back
 from them (so a merge or a later level keeps it), and bounded in tokens.
 """
@@ -15,7 +16,7 @@ from .._markers import (
     ERRORS_HEADING,
     FOCUS_HEADING,
     NAMES_HEADING,
-    SHORTENED,
+    RESULTS_HEADING,
     USER_MESSAGES_HEADING,
     is_memory,
     is_notebook_state,
@@ -26,34 +27,27 @@ from .._markers import (
 from .._tokens import estimate_tokens
 from . import _identifiers as ids
 from ._render import _text
+from ._results import results_in
+from ._users import decides, fit_users, shorten_user_message
+
+__all__ = ["Floor", "decides", "extract_floor", "floor_budget", "render_floor",
+           "shorten_user_message"]
 
 FLOOR_SHARE = 0.25  # of the auto-compact trigger: the most the floor may take ...
 FLOOR_CAP = 2_000  # ... and never more than this (the cache-replay sweep: more costs more)
 MIN_FLOOR_TOKENS = 200
 DEFAULT_FLOOR_TOKENS = 6_000  # the cap when a level is not told its budget
-SHORT_CHARS = 60  # a shortened user message keeps its leading sentences up to this...
-SHORT_MAX_CHARS = 200  # ... and any later directive sentence, up to this
-TINY_CHARS = 32  # the shortest form of a user message that decides nothing
 MAX_NAMES = 400  # names considered before the budget (bounds the work)
 MAX_ERRORS = 40
+MAX_RESULTS = 60  # the latest ones
 NAMES_SHARE, ERRORS_SHARE = 0.3, 0.15  # of the floor, unless the user messages leave more
+RESULTS_SHARE = 0.15  # the latest results take up to this share more, on top of the rest
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_DIRECTIVE = re.compile(  # a sentence that decides something for the rest of the session
-    r"^(?:(?:ok|okay|good|great|thanks|yes|no)[,.!]?\s+)?(?:let'?s|let us|please|don'?t|do not|"
-    r"never|always|use|drop|exclude|include|keep|remove|only|switch|change|make sure|from now on|"
-    r"instead|stop|rename|filter|replace|treat|report|cap|clip|fill|impute|ignore|skip|avoid|"
-    r"limit|restrict|prefer|go with|we(?:'ll| will| should| must)|i want|i'd like)\b"
-    r"|\b(?:instead|from now on|must|should|don'?t|never|always|decided?)\b",
-    re.IGNORECASE,
-)
 _FLOOR_START = re.compile(  # a floor starts at the first line that starts with a heading
     "^(?:" + "|".join(map(re.escape, (USER_MESSAGES_HEADING, NAMES_HEADING, ERRORS_HEADING,
-                                      FOCUS_HEADING))) + ")",
+                                      RESULTS_HEADING, FOCUS_HEADING))) + ")",
     re.MULTILINE,
 )
-_OMITTED = "[{count} user messages left out here for space; recall(query=...) finds them]"
-_OMITTED_COUNT = re.compile(r"^\[(\d+) user messages left out here")
 
 
 def floor_budget(trigger: int) -> int:
@@ -73,22 +67,26 @@ class Floor:
     user_messages: tuple[str, ...]
     names: tuple[str, ...]  # paths first, then names with a role, then tokens seen in passing
     error_lines: tuple[str, ...]
+    results: tuple[str, ...] = ()  # sentences the assistant reported figures in, in order
 
     def __add__(self, other: Floor) -> Floor:
         return Floor(
             _unique([*self.user_messages, *other.user_messages], keep_repeats=True),
             _unique([*self.names, *other.names]),
             _unique([*self.error_lines, *other.error_lines]),
+            _unique([*self.results, *other.results]),
         )
 
     def without_known(self, known: Floor) -> Floor:
-        """Drop the names and error lines `known` already keeps (user messages stay)."""
-        names, errors = set(known.names), set(known.error_lines)
+        """Drop the names, error lines and results `known` already keeps (user messages
+        stay)."""
+        names, errors, results = set(known.names), set(known.error_lines), set(known.results)
         return Floor(self.user_messages, tuple(n for n in self.names if n not in names),
-                     tuple(e for e in self.error_lines if e not in errors))
+                     tuple(e for e in self.error_lines if e not in errors),
+                     tuple(r for r in self.results if r not in results))
 
 
-EMPTY = Floor((), (), ())
+EMPTY = Floor((), (), (), ())
 
 
 def _unique(items: Iterable[str], keep_repeats: bool = False) -> tuple[str, ...]:
@@ -102,12 +100,14 @@ def _unique(items: Iterable[str], keep_repeats: bool = False) -> tuple[str, ...]
 
 
 def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
-    """The floor of `messages`: their user messages, names and error lines; the floors
-    already written into memory blocks, summaries and placeholders are read back."""
+    """The floor of `messages`: their user messages, names, error lines and reported
+    results; the floors already written into memory blocks, summaries and placeholders
+    are read back."""
     users: list[str] = []
     found: dict[str, int] = {}
     errors: list[str] = []
     mentions: list[str] = []
+    results: list[str] = []
 
     def add(names: Iterable[ids.Found]) -> None:
         for name, priority in ids.clean(iter(names)):
@@ -124,6 +124,7 @@ def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
             users += kept.user_messages
             add((n, ids.PATH if ids.is_path(n) else ids.NAMED) for n in kept.names)
             errors += kept.error_lines
+            results += kept.results
         elif is_plain_user(message):
             users.append(text)
             add(ids.names_in_user_text(text))
@@ -133,11 +134,12 @@ def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
         elif role == "assistant":
             add(ids.names_in_assistant_text(text))
             mentions += ids.error_lines(text, mentions=True)
+            results += results_in(text)
             for call in message.get("tool_calls") or ():
                 add(ids.names_in_arguments(str(call.get("function", {}).get("arguments", ""))))
     ranked = sorted(found, key=lambda name: found[name])  # stable: first seen first
     return Floor(_unique(users, keep_repeats=True), tuple(ranked[:MAX_NAMES]),
-                 _unique([*errors, *mentions])[:MAX_ERRORS])
+                 _unique([*errors, *mentions])[:MAX_ERRORS], _unique(results)[-MAX_RESULTS:])
 
 
 def digest(content: str, max_chars: int = 400) -> str:
@@ -162,12 +164,15 @@ def parse_floor(text: str) -> Floor:
     users: list[str] = []
     names: list[str] = []
     errors: list[str] = []
+    results: list[str] = []
     section: list[str] | None = None
     for line in text.split("\n"):
         if line == USER_MESSAGES_HEADING:
             section = users
         elif line == ERRORS_HEADING:
             section = errors
+        elif line == RESULTS_HEADING:
+            section = results
         elif line.startswith(NAMES_HEADING):
             names += [n for n in line[len(NAMES_HEADING):].strip().split(", ") if n]
             section = None
@@ -177,7 +182,7 @@ def parse_floor(text: str) -> Floor:
             users[-1] += "\n" + line[2:]
         else:
             section = None
-    return Floor(tuple(users), tuple(names), tuple(errors))
+    return Floor(tuple(users), tuple(names), tuple(errors), tuple(results))
 
 
 def notes_end(text: str) -> int:
@@ -199,96 +204,13 @@ def kept_floor(text: str) -> Floor:
     printed = parse_floor(text)
     names = _unique([*printed.names, *names_shown(text[:notes_end(text)])])
     return Floor(printed.user_messages, tuple(sorted(names, key=lambda n: not ids.is_path(n))),
-                 printed.error_lines)
+                 printed.error_lines, printed.results)
 
 
 def kept_tokens(text: str) -> int:
     """Tokens of the floor budget a memory block uses: its printed floor, and the names
     its notes show in its place (`kept_floor` keeps both)."""
     return floor_tokens(text) + sum(map(_name_cost, names_shown(text[:notes_end(text)])))
-
-
-def decides(text: str) -> bool:
-    """Whether a user message holds a decision (a directive sentence)."""
-    return any(_DIRECTIVE.search(s.strip()) for s in _SENTENCE.split(text) if s)
-
-
-def shorten_user_message(text: str) -> str:
-    """The leading sentences (and later directive ones, where a decision usually sits),
-    marked as shortened; recall returns the whole message."""
-    if text.endswith(SHORTENED) or len(text) <= SHORT_CHARS + len(SHORTENED):
-        return text
-    sentences = [s for s in _SENTENCE.split(text.strip()) if s]
-    kept: list[str] = []
-    size = 0
-    for sentence in sentences:
-        if size < SHORT_CHARS or _DIRECTIVE.search(sentence.strip()):
-            sentence = sentence[: max(0, SHORT_MAX_CHARS - size)]
-            if not sentence:
-                break
-            kept.append(sentence)
-            size += len(sentence) + 1
-    short = f"{' '.join(kept)} {SHORTENED}"
-    return short if len(short) < len(text) else text
-
-
-def _cut(text: str, tokens: int) -> str:
-    """Head and tail of an over-long message that must stay (the first request)."""
-    chars = max(200, tokens * 3)
-    if len(text) <= chars:
-        return text
-    half = chars // 2
-    return f"{text[:half]} {SHORTENED} {text[-half:]}"
-
-
-def _tiny(text: str) -> str:
-    short = f"{text[:TINY_CHARS].rstrip()} {SHORTENED}"
-    return short if len(short) < len(text) else text
-
-
-def _fit_users(texts: list[str], budget: int, keep_first: bool, keep_last: bool) -> list[str]:
-    """Fit the user messages into `budget`, never dropping one silently. In turn, until
-    it fits: shorten the oldest middle ones (leading and directive sentences); cut the
-    oldest ones that decide nothing to their first words; then leave the oldest out, those
-    that decide nothing first, with one line saying how many and how to find them. The
-    first (the request) and the last (the latest ask) stay whole when asked."""
-    if not texts:
-        return []
-    protected = {0} if keep_first else set()
-    if keep_last:
-        protected.add(len(texts) - 1)
-    items = [_cut(t, budget // 2) if i in protected else t for i, t in enumerate(texts)]
-    costs = [estimate_tokens(t) + 2 for t in items]
-    total = sum(costs)
-    order = [i for i in range(len(items)) if i not in protected]  # the oldest first
-    plain = [i for i in order if not decides(items[i])]
-    for shorten, indexes in ((shorten_user_message, order), (_tiny, plain)):
-        for index in indexes:
-            if total <= budget:
-                return items
-            short = shorten(items[index])
-            cost = estimate_tokens(short) + 2
-            total += cost - costs[index]
-            items[index], costs[index] = short, cost
-    if total <= budget:
-        return items
-    gone: set[int] = set()
-    left_out = 0
-    for index in [*plain, *(i for i in order if i not in plain)]:
-        if total <= budget - 20:  # room for the line that says so
-            break
-        total -= costs[index]
-        gone.add(index)
-        counted = _OMITTED_COUNT.match(items[index])
-        left_out += int(counted.group(1)) if counted else 1
-    note = _OMITTED.format(count=left_out)
-    kept: list[str] = []
-    for index, text in enumerate(items):
-        if index == min(gone):
-            kept.append(note)
-        if index not in gone:
-            kept.append(text)
-    return kept
 
 
 def _take(items: Sequence[str], budget: float, cost_of: Any) -> list[str]:
@@ -321,9 +243,10 @@ def render_floor_parts(
     shown: str = "",
 ) -> dict[str, str]:
     """The floor as text within about `budget` tokens, by part ("focus", "users", "names",
-    "errors"; empty parts left out): user messages (the oldest middle ones shortened first;
-    the first and the last kept whole when asked), then names and error lines up to their
-    shares (more when the user messages leave room). Names chosen that the notes
+    "errors", "results"; empty parts left out): user messages (the oldest middle ones
+    shortened first; the first and the last kept whole when asked), then names, error lines
+    up to their shares (more when the user messages leave room); the latest results, on top,
+    up to `RESULTS_SHARE` of the budget. Names chosen that the notes
     beside the floor (`shown`) already show are not printed twice (see `names_shown`)."""
     users_cost = sum(estimate_tokens(t) + 2 for t in floor.user_messages)
     errors_all = sum(map(_error_cost, floor.error_lines))
@@ -332,8 +255,10 @@ def render_floor_parts(
     names_cost = sum(map(_name_cost, names))
     errors = _take(floor.error_lines,
                    max(budget * ERRORS_SHARE, budget - users_cost - names_cost), _error_cost)
-    users_budget = budget - names_cost - sum(map(_error_cost, errors))
-    users = _fit_users(list(floor.user_messages), users_budget, keep_first, keep_last)
+    errors_cost = sum(map(_error_cost, errors))
+    results = _take(floor.results[::-1], budget * RESULTS_SHARE, _error_cost)[::-1]
+    users_budget = budget - names_cost - errors_cost
+    users = fit_users(list(floor.user_messages), users_budget, keep_first, keep_last)
     parts: dict[str, str] = {}
     if focus:
         parts["focus"] = f"{FOCUS_HEADING} {' '.join(focus.split())[:300]}"
@@ -347,6 +272,8 @@ def render_floor_parts(
         parts["names"] = f"{NAMES_HEADING} {', '.join(names)}"
     if errors:
         parts["errors"] = ERRORS_HEADING + "".join(f"\n- {line}" for line in errors)
+    if results:
+        parts["results"] = RESULTS_HEADING + "".join(f"\n- {line}" for line in results)
     return parts
 
 
@@ -359,6 +286,12 @@ def render_floor(floor: Floor, budget: int, *, keep_first: bool = False,
 
 
 def floor_tokens(text: str) -> int:
-    """Tokens a block spends on its floor (from the first floor heading on)."""
+    """Tokens a block spends on its floor (from the first floor heading on), less its
+    results (they have their own share, on top)."""
     start = notes_end(text)
-    return estimate_tokens(text[start:]) if start < len(text) else 0
+    if start >= len(text):
+        return 0
+    if text.startswith(f"{RESULTS_HEADING}\n", start):
+        return 0
+    results = text.find(f"\n{RESULTS_HEADING}\n", start)
+    return estimate_tokens(text[start:results if results >= 0 else len(text)])

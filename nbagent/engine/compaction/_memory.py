@@ -166,6 +166,27 @@ def _fold_end(
     return fold_end
 
 
+def fold_span(
+    messages: Sequence[Message],
+    counts: Sequence[int],
+    *,
+    tail_min_tokens: int,
+    tail_max_tokens: int,
+    tail_min_messages: int,
+    max_input_tokens: int | None = None,
+) -> tuple[int, int]:
+    """The messages [start, end) the memory level would fold (start == end: none)."""
+    layout = Layout.of(messages)
+    if len(layout.rounds) < 2:
+        return layout.blocks_end, layout.blocks_end
+    sums = prefix_sums(counts)
+    split = _tail_start(messages, layout.rounds, sums, tail_min_tokens, tail_max_tokens,
+                        tail_min_messages)
+    if max_input_tokens is not None:  # fold only as many old rounds as the summarizer can read
+        split = _fold_end(messages, counts, layout, split, int(max_input_tokens * 0.6))
+    return layout.blocks_end, max(layout.blocks_end, split)
+
+
 def session_memory_compact(
     messages: Sequence[Message],
     summarize: Summarizer | None,
@@ -201,11 +222,9 @@ def session_memory_compact(
     layout = Layout.of(messages)
     if len(layout.rounds) < 2:
         return LevelResult.unchanged(messages, "fewer than two rounds: nothing to fold in")
-    split = _tail_start(messages, layout.rounds, sums, tail_min_tokens, tail_max_tokens,
-                        tail_min_messages)
-    fold_end = split
-    if max_input_tokens is not None:  # fold only as many old rounds as the summarizer can read
-        fold_end = _fold_end(messages, counts, layout, split, int(max_input_tokens * 0.6))
+    fold_end = fold_span(messages, counts, tail_min_tokens=tail_min_tokens,
+                         tail_max_tokens=tail_max_tokens, tail_min_messages=tail_min_messages,
+                         max_input_tokens=max_input_tokens)[1]
     folded = messages[layout.blocks_end : fold_end]
     if not folded or sums[fold_end] - sums[layout.blocks_end] < min_fold_tokens:
         return LevelResult.unchanged(messages, "too little before the recent tail to fold in")

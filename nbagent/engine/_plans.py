@@ -1,0 +1,82 @@
+"""What each level is about to do, in one status line, read cheaply from what it will
+touch (no model call, no rewrite): the controller shows it before the level runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._markers import is_snipped
+from ._texts import (
+    DROPPING,
+    FLOORING,
+    FOLDING,
+    SNIPPING,
+    SUMMARIZING,
+    plural,
+    turns_text,
+)
+from ._view import turn_numbers
+from .compaction._common import Layout, pending_start
+from .compaction._memory import fold_span
+
+if TYPE_CHECKING:
+    from ._ladder import LadderContext
+
+Message = dict[str, Any]
+
+
+def plan_snip(messages: Sequence[Message], counts: Sequence[int], c: LadderContext) -> str:
+    layout = Layout.of(messages)
+    keep = c.settings.keep_recent_turns
+    if keep <= 0:
+        keep_from = len(messages)
+    elif keep <= len(layout.rounds):
+        keep_from = layout.rounds[-keep]
+    else:
+        keep_from = layout.body
+    old = [i for i in range(layout.body, keep_from) if messages[i]["role"] == "tool"
+           and isinstance(messages[i].get("content"), str)
+           and len(messages[i]["content"]) > c.settings.snip_min_chars
+           and not is_snipped(messages[i]["content"])]
+    return SNIPPING.format(count=len(old), s=plural(len(old)),
+                           tokens=sum(counts[i] for i in old))
+
+
+def _folded(messages: Sequence[Message], counts: Sequence[int], c: LadderContext,
+            window: int | None) -> tuple[tuple[int, ...], int]:
+    s, scaled = c.settings, c.limits.scaled
+    start, end = fold_span(messages, counts, tail_min_tokens=scaled(s.memory_tail_min_tokens),
+                           tail_max_tokens=scaled(s.memory_tail_max_tokens),
+                           tail_min_messages=s.memory_tail_min_messages,
+                           max_input_tokens=window)
+    return turn_numbers(messages, start, end), sum(counts[start:end])
+
+
+def _everything(messages: Sequence[Message], counts: Sequence[int]
+                ) -> tuple[tuple[int, ...], int]:
+    layout = Layout.of(messages)
+    end = pending_start(messages)
+    return turn_numbers(messages, layout.body, end), sum(counts[layout.body:end])
+
+
+def plan_memory(messages: Sequence[Message], counts: Sequence[int], c: LadderContext) -> str:
+    turns, tokens = _folded(messages, counts, c, c.summarizer_window)
+    return FOLDING.format(turns=turns_text(turns), tokens=tokens)
+
+
+def plan_summary(messages: Sequence[Message], counts: Sequence[int], c: LadderContext) -> str:
+    turns, tokens = _everything(messages, counts)
+    return SUMMARIZING.format(turns=turns_text(turns), tokens=tokens)
+
+
+def plan_floor(messages: Sequence[Message], counts: Sequence[int], c: LadderContext) -> str:
+    turns, tokens = _folded(messages, counts, c, None)
+    if not turns:
+        turns, tokens = _everything(messages, counts)
+    return FLOORING.format(turns=turns_text(turns), tokens=tokens)
+
+
+def plan_overflow(messages: Sequence[Message], counts: Sequence[int], c: LadderContext) -> str:
+    return DROPPING.format(tokens=sum(counts))

@@ -1,0 +1,52 @@
+"""Every sentence the engine shows a user: the breaker and auto-compact notes, undo's
+refusals, a compaction's progress lines, what left the view and a preview. They say
+what happened and which Python call helps (`agent.compact()`); the notebook room adds
+its own spellings. Texts written into the history itself are in `_markers`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+AUTO_OFF = "auto-compact off (NBAGENT_DISABLE_COMPACT)"
+BREAKER_OPEN = ("breaker open: summaries failed {failures}× in a row; snipping still runs — "
+                "agent.compact() to retry")
+BREAKER_SKIP = ("circuit breaker open after {failures} failures: no summaries until a "
+                "compaction succeeds")
+NOTHING_TO_UNDO = "There is no compaction to undo in this session."
+CANNOT_UNDO = ("Cannot undo the last compaction: the conversation went on since ({added} new "
+               "messages). Its full text stays in the session archive.")
+GET_IT_BACK = "the recall tool finds any detail; agent.undo_compaction() restores it all"
+
+# progress: one status line before each level runs, from what it will touch
+SNIPPING = "clearing {count} old tool output{s} (~{tokens:,} tokens)…"
+FOLDING = "summarizing {turns} ({tokens:,} tokens) into the session memory…"
+SUMMARIZING = "summarizing {turns} ({tokens:,} tokens) into one summary…"
+FLOORING = "keeping what code can of {turns} ({tokens:,} tokens; no model call)…"
+DROPPING = "dropping the oldest rounds to fit the model's limit ({tokens:,} tokens now)…"
+RUNNING = "running {level}…"
+
+
+def plural(count: int) -> str:
+    return "" if count == 1 else "s"
+
+
+def turns_text(turns: Sequence[int]) -> str:
+    """"turn 4", "turns 3–41" (numbered from 1, as the user counts them)."""
+    if not turns:
+        return "no turns"
+    if len(turns) == 1:
+        return f"turn {turns[0]}"
+    return f"turns {turns[0]}–{turns[-1]}"
+
+
+def left_view_text(folded: Sequence[int], cleared: int, tokens: int) -> str | None:
+    """One line: what left the model's view, and how to get it back (None: nothing did)."""
+    parts = []
+    if folded:
+        parts.append(f"{turns_text(folded)} folded")
+    if cleared:
+        parts.append(f"{cleared} old tool output{plural(cleared)} cleared")
+    if not parts:
+        return None
+    return f"Left the view: {', '.join(parts)} (~{tokens:,} tokens); {GET_IT_BACK}."
