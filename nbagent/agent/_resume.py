@@ -9,9 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from ..engine._exceptions import ArchiveError
 from ._session import Session
 from ._settings import Settings
 from .archive import _archive
+from .archive._replay import ArchivedOutputs
 from .models._resolve import LOCAL_MODEL, is_local
 
 INTERRUPTED = "Interrupted: the session ended before this tool call finished."
@@ -32,7 +34,14 @@ def archive_for(session: str | Path, options: dict[str, Any]) -> _archive.Archiv
     data = settings.get("data_dir") if isinstance(settings, dict) else (
         settings.data_dir if isinstance(settings, Settings) else None)
     if path.suffix == ".jsonl" or path.is_file():
-        return _archive.Archive.at(path)
+        found = path.expanduser()
+    else:
+        found = _archive.session_path(str(session), Path(data).expanduser() if data else None)
+    if not found.is_file():  # opening would create it: an empty file "latest" then finds
+        raise ArchiveError(f"There is no archive of session {str(session)!r} ({found}); "
+                           "the sessions kept are in its data folder")
+    if found == path.expanduser():
+        return _archive.Archive.at(found)
     return _archive.Archive(str(session), Path(data).expanduser() if data else None)
 
 
@@ -51,6 +60,8 @@ def resume(build: Callable[..., A], session: str | Path, options: dict[str, Any]
         raise
     live = agent.session
     live.restore(replay)
+    if isinstance(replay.outputs, ArchivedOutputs):
+        archive.know_outputs(replay.outputs.offsets)
     live.attach_archive(archive, include_current=False)
     for call_id in live.history.pending_tool_calls:  # the process died mid-tool
         live.add({"role": "tool", "tool_call_id": call_id, "content": INTERRUPTED})

@@ -18,7 +18,6 @@ from ..engine._events import (
     Event,
     EventStream,
     MessageAdded,
-    OutputStored,
     Rewriting,
 )
 from ..engine._exceptions import BusyError
@@ -31,6 +30,7 @@ from ..engine.compaction import Summarizer, pins_of, with_pins
 from ._settings import Settings
 from .archive import _archive
 from .archive._archive import Archive, Replay
+from .archive._kinds import BY_EVENT
 from .tools._tool import OutputStore
 
 Message = dict[str, Any]
@@ -93,6 +93,7 @@ class Session:
         self.pins: list[str] = []
         self._exchanges: dict[str, Message] = {}  # a cell's key → the user message it sent
         self._unsynced = False  # a message joined the history but its announcement broke
+        self._undo: tuple[list[Message], int, int] | None = None  # a resumed undo point
         self.controller = CompactionController(self, tracker=self.tracker, events=self.events)
         self.events.subscribe(self._on_compacted)
         self.archive: Archive | None = None
@@ -126,35 +127,49 @@ class Session:
         """Keep every message, output, rewrite and decision of this session in an archive:
         one already open (a resumed session's), or the one `open_archive` opens on the
         first record, so a session that never chats writes nothing. Opening fails
-        (`ArchiveError`) if another agent is writing that session."""
+        (`ArchiveError`) if another agent is writing that session. Which event becomes
+        which record is the archive's table (`archive._kinds.KINDS`)."""
         pending = self.history.messages if include_current else []
         opener = open_archive if not isinstance(open_archive, Archive) else None
         if isinstance(open_archive, Archive):
-            self.archive = open_archive
-            self.store.loader = open_archive.output
-            open_archive.write_session(self.model.name(), self.id)
+            self._use_archive(open_archive)
 
         def record(event: Event) -> None:
-            if not isinstance(event, (MessageAdded, OutputStored, Rewriting, Compacted)):
+            row = BY_EVENT.get(type(event))
+            if row is None or row.write is None:
                 return
             archive = self.archive
             if archive is None:
                 assert opener is not None
-                archive = self.archive = opener()
-                self.store.loader = archive.output
-                archive.write_session(self.model.name(), self.id)
+                archive = self._use_archive(opener())
                 for message in pending:
                     archive.write_message(message)
-            if isinstance(event, MessageAdded):
-                archive.write_message(event.message)
-            elif isinstance(event, OutputStored):
-                archive.write_output(event.ref, event.text)
-            elif isinstance(event, Rewriting):
-                archive.write_rewrite(event.messages)
-            else:
-                archive.write_decision(event.decision.model_dump())
+            row.write(archive, event)
 
         self.events.subscribe(record, critical=True)
+
+    def _use_archive(self, archive: Archive) -> Archive:
+        self.archive = archive
+        self.store.loader = archive.output
+        archive.snapshot = self.snapshot
+        archive.write_session(self.model.name(), self.id)
+        return archive
+
+    def snapshot(self) -> list[tuple[str, dict[str, Any]]]:
+        """The records a new archive file starts with when the old one was lost or a
+        write failed: the session, the history as it stands, the cells' exchanges and
+        the outputs still in memory."""
+        messages = self.history.messages
+        records: list[tuple[str, dict[str, Any]]] = [
+            ("session", {"model": self.model.name(), "id": self.id}),
+            ("rewrite", {"messages": messages})]
+        for key, first in self._exchanges.items():
+            index = next((i for i, m in enumerate(messages) if m is first), None)
+            if index is not None:
+                records.append(("exchange", {"key": key, "index": index}))
+        records += [("output", {"ref": ref, "text": text})
+                    for ref, text in self.store.outputs.items()]
+        return records
 
     def close(self) -> None:
         """Release the archive (another agent may then resume this session)."""
@@ -162,11 +177,36 @@ class Session:
             self.archive.close()
 
     def restore(self, replay: Replay) -> None:
-        """Take over a replayed archive: its history, outputs and breaker count."""
+        """Take over a replayed archive: its history, the cells' exchanges, the undo
+        point, the breaker count and the newest outputs (as many as a live session keeps
+        in memory; the others are read back from the archive when asked)."""
         self.history.replace(replay.messages)
-        self.store.outputs.update(replay.outputs)
+        messages = self.history.messages
+        for key, first in replay.exchanges.items():
+            index = next((i for i in range(len(messages) - 1, -1, -1)
+                          if messages[i] == first), None)
+            if index is not None:
+                self._exchanges[key] = self.history[index]
+        if replay.undo is not None:
+            self._undo = (replay.undo, self.history.generation, len(self.history))
+        refs = list(replay.outputs)[-self.store.keep:]
+        self.store.outputs.update({ref: replay.outputs[ref] for ref in refs})
         self.controller.restore_failures(replay.failures)
         self.pins = pins_of(replay.messages)
+
+    def undo_compaction(self) -> None:
+        """Put back the history as it was before the last compaction (also one a resumed
+        archive recorded), if nothing was added since; otherwise `NbagentError`."""
+        restored, self._undo = self._undo, None
+        if restored is None:
+            self.controller.undo(self.history)
+            return
+        before, generation, length = restored
+        if self.history.generation != generation or len(self.history) != length:
+            self._undo = restored
+            self.controller.undo(self.history)  # a later compaction's, or the error
+            return
+        self.rewrite(before)
 
     # -- messages, turns, state -------------------------------------------------------------
 
@@ -195,6 +235,8 @@ class Session:
         self.add({"role": "user", "content": text})
         if key is not None:
             self._exchanges[key] = self.history[-1]
+            if self.archive is not None:
+                self.archive.write_exchange(key)
         return replaced
 
     def forget_exchange(self, key: str) -> bool:

@@ -1,0 +1,174 @@
+"""`recall`: the built-in tool's search of a session's archived messages, answered from an
+index built once per archive file and brought up to date from where it stopped (only the
+records appended since are read): each message's offset in the archive, and its text as
+recall searches it, kept in an unlinked temporary file beside the archive and searched
+through a memory map, so neither the archive nor the index is parsed again per call.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import tempfile
+import threading
+from array import array
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from ...engine._exceptions import ArchiveError
+from ._records import read_at, read_lines
+from ._writer import Archive
+
+_SEPARATOR = "\x1e"  # stands for a newline inside one message's searchable text
+
+
+class RecallIndex:
+    """The searchable messages of one archive file, as far as `covered` bytes."""
+
+    def __init__(self, path: Path, identity: tuple[int, int]) -> None:
+        self.path, self.identity = path, identity
+        self.covered = 0
+        self.offsets = array("q")  # message number -> where its record starts
+        self.starts = array("q")  # message number -> where its text starts in `text`
+        try:  # beside the archive: the same private folder and file system
+            self.text: BinaryIO = tempfile.TemporaryFile(dir=path.parent)
+        except OSError:
+            self.text = tempfile.TemporaryFile()
+        self.size = 0
+        self._map: mmap.mmap | None = None
+        self.lock = threading.Lock()
+
+    def update(self, size: int) -> None:
+        """Index the complete records from `covered` on (up to the file's end); what was
+        read before a damaged line stays indexed."""
+        if size == self.covered:
+            return
+        chunks: list[bytes] = []
+        pending = self.size
+        try:
+            for offset, end, record in read_lines(self.path, self.covered):
+                if record["kind"] == "message":
+                    text = searchable(record["message"]).replace("\n", _SEPARATOR) + "\n"
+                    data = text.encode("utf-8", "surrogatepass")
+                    self.offsets.append(offset)
+                    self.starts.append(pending)
+                    chunks.append(data)
+                    pending += len(data)
+                self.covered = end
+        finally:
+            self._commit(chunks)
+
+    def _commit(self, chunks: list[bytes]) -> None:
+        if not chunks:
+            return
+        self.text.seek(0, os.SEEK_END)
+        self.text.write(b"".join(chunks))
+        self.text.flush()
+        self.size = self.text.tell()
+        self.close_map()
+        self._map = mmap.mmap(self.text.fileno(), self.size, access=mmap.ACCESS_READ)
+
+    def close_map(self) -> None:
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+
+    def close(self) -> None:
+        self.close_map()
+        self.text.close()
+
+    def find(self, needle: str) -> list[int]:
+        """The numbers of the messages whose searchable text holds `needle`."""
+        if self._map is None:
+            return []
+        pattern = needle.replace("\n", _SEPARATOR).encode("utf-8", "surrogatepass")
+        found: list[int] = []
+        position = self._map.find(pattern, 0)
+        while position >= 0:
+            number = bisect_right(self.starts, position) - 1
+            found.append(number)
+            following = self.starts[number + 1] if number + 1 < len(self.starts) else self.size
+            position = self._map.find(pattern, following)
+        return found
+
+
+_KEEP = 8  # indexes kept at once (the least recently used one is closed)
+_indexes: dict[Path, RecallIndex] = {}
+_indexes_lock = threading.Lock()
+
+
+def index_of(path: Path) -> RecallIndex:
+    """The up-to-date index of the archive at `path` (built on the first call)."""
+    status = os.stat(path)
+    identity = (status.st_dev, status.st_ino)
+    with _indexes_lock:
+        index = _indexes.get(path)
+        if index is None or index.identity != identity or status.st_size < index.covered:
+            if index is not None:
+                index.close()
+            index = RecallIndex(path, identity)
+        _indexes.pop(path, None)
+        _indexes[path] = index  # the most recently used last
+        while len(_indexes) > _KEEP:
+            _indexes.pop(next(iter(_indexes))).close()
+    with index.lock:
+        index.update(status.st_size)
+    return index
+
+
+def recall(source: Archive | str | Path | None, query: str = "", message: int = -1,
+           offset: int = 0, limit: int = 5) -> str:
+    """The `recall` tool's answer: search the archived messages (newest first when the
+    query is empty), or give one archived message whole by its number."""
+    path = source.path if isinstance(source, Archive) else None if source is None \
+        else Path(source)
+    if path is None or not path.exists():
+        return "No session archive to recall from."
+    try:
+        index = index_of(path.resolve())
+    except (ArchiveError, OSError) as error:
+        return f"The session archive cannot be read: {error}"
+    total = len(index.offsets)
+    if message >= 0:
+        if message >= total:
+            return f"No archived message {message}; there are {total}."
+        return json.dumps(_message(index, message), ensure_ascii=False)[:8_000]
+    needle = query.lower()
+    hits: Sequence[int] = index.find(needle) if needle else range(total - 1, -1, -1)
+    page = hits[max(0, offset): max(0, offset) + max(1, min(limit, 10))]
+    lines = [f"{len(hits)} archived messages match{'' if needle else ' (newest first)'}; "
+             f"showing {len(page)} from {offset}:"]
+    for number in page:
+        found = _message(index, number)
+        text = str(found.get("content") or json.dumps(found.get("tool_calls")))
+        lines.append(f"#{number} {found.get('role')}: {text[:300]}")
+    return "\n".join(lines)
+
+
+def _message(index: RecallIndex, number: int) -> Mapping[str, Any]:
+    record = read_at(index.path, index.offsets[number])
+    found = record.get("message") if record is not None else None
+    return found if isinstance(found, dict) else {}
+
+
+def searchable(message: Mapping[str, Any]) -> str:
+    """A message's text as the user would search it, lower-cased: its content, the
+    tool-call ids (the recall handles snip placeholders name) and each call's name and
+    arguments (not its JSON, where quotes and backslashes are escaped)."""
+    parts = [str(message.get("content") or ""), str(message.get("tool_call_id") or "")]
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") if isinstance(call, dict) else None
+        parts.append(str(call.get("id") or "") if isinstance(call, dict) else "")
+        if isinstance(function, dict):
+            arguments = str(function.get("arguments") or "")
+            parts += [str(function.get("name") or ""), arguments]
+            try:  # the values as written, not JSON-escaped
+                parsed = json.loads(arguments)
+            except (ValueError, RecursionError):
+                parsed = None
+            if isinstance(parsed, dict):
+                parts += [str(value) for value in parsed.values()]
+    return "\n".join(parts).lower()

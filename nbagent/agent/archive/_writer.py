@@ -1,0 +1,308 @@
+"""`Archive`: one session's JSON Lines file, open for appending, that stays readable.
+
+Before its first append it cuts a torn last line (a process killed mid-write); a write
+that fails (a full disk) is cut back to where it started and reported once, and the next
+write that succeeds starts with a full snapshot, so nothing between is lost. Before each
+write it checks the file is still the one it writes (inode, link count, size): a file
+deleted, replaced or truncated under it is set aside and the session goes on in a new
+file at the same path that starts with a full snapshot, with one warning.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import warnings
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ...engine._exceptions import ArchiveError, NbagentWarning
+from ._paths import data_dir, next_sequence, session_path
+from ._private_files import (
+    open_files,
+    open_for_append,
+    open_lock,
+    private_folder,
+    release,
+    try_lock,
+)
+from ._records import encode, last_newline_end, read_at
+from ._redact import Redactor
+
+logger = logging.getLogger("nbagent")
+Snapshot = Callable[[], list[tuple[str, dict[str, Any]]]]
+
+
+def _ref(kind: str, payload: Mapping[str, Any]) -> str | None:
+    return str(payload["ref"]) if kind == "output" else None
+
+
+class Archive:
+    """The append-only JSON Lines transcript of one session, open for writing.
+
+    Opening it takes the session: a second `Archive` on the same file (in this process
+    or another) raises `ArchiveError` until this one is closed (`close()`, the end of a
+    `with` block, garbage collection or the end of the process). If the file cannot be
+    opened, one warning is given and the writes are skipped: the chat goes on.
+    `snapshot` (set by the session) gives the records a new file starts with.
+    """
+
+    def __init__(self, session_id: str, directory: Path | None = None) -> None:
+        root = directory or data_dir()
+        path = session_path(session_id, root)
+        self._open(session_id, path, folders=(root, root / "sessions"))
+        self._sequenced: Path | None = root
+
+    @classmethod
+    def at(cls, path: str | Path) -> Archive:
+        """The archive file at `path`, wherever it is (appends go to that same file)."""
+        archive = cls.__new__(cls)
+        path = Path(path).expanduser()
+        archive._open(path.stem, path, folders=())
+        archive._sequenced = path.parent.parent if path.parent.name == "sessions" else None
+        return archive
+
+    def _open(self, session_id: str, path: Path, folders: Sequence[Path]) -> None:
+        self.session_id = session_id
+        self.path = path
+        self.failed: str | None = None  # why the last write failed (None: the file is whole)
+        self._unopened = False  # the file could not be opened: nothing is written
+        self.snapshot: Snapshot | None = None
+        self._descriptor: int | None = None
+        self._close: weakref.finalize | None = None  # type: ignore[type-arg]
+        self._write_lock = threading.Lock()
+        self._offsets: dict[str, int] = {}  # output ref -> where its record starts
+        self._indexed = False
+        self._size = 0  # where our next record starts (what we wrote so far)
+        self._tail_checked = False
+        self._resync = False  # a write failed: the next one starts with a snapshot
+        self._reported = False
+        self._session: dict[str, Any] = {}
+        try:
+            for number, folder in enumerate(folders):
+                private_folder(folder, follow=number == 0)
+            descriptor = open_for_append(path)
+        except OSError as error:
+            self.failed, self._unopened = f"{type(error).__name__}: {error}", True
+            self._warn(f"nbagent cannot write its session archive ({self.failed}); the chat "
+                       "goes on, but this session will not be recoverable")
+            return
+        self._take(descriptor)
+
+    def _take(self, descriptor: int) -> None:
+        status = os.fstat(descriptor)
+        key = (status.st_dev, status.st_ino)
+        with open_lock:
+            taken = key in open_files or not try_lock(descriptor)
+            if not taken:
+                open_files.add(key)
+        if taken:
+            os.close(descriptor)
+            raise ArchiveError(f"session {self.session_id} is open in another agent or process "
+                               f"({self.path}); close it there first, or start a new session")
+        self._descriptor, self._key, self._size = descriptor, key, status.st_size
+        self._close = weakref.finalize(self, release, descriptor, key)
+
+    def close(self) -> None:
+        """Release the session (another agent may then resume it). Idempotent."""
+        if self._close is not None:
+            self._close()
+        self._descriptor = None
+
+    @property
+    def closed(self) -> bool:
+        return self._descriptor is None
+
+    def __enter__(self) -> Archive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _warn(self, text: str) -> None:
+        warnings.warn(text, NbagentWarning, stacklevel=5)
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def write(self, kind: str, payload: Mapping[str, Any], *, sync: bool = False) -> bool:
+        """Append one record, secrets redacted; `sync` forces it to disk before returning
+        (write-ahead). Never raises; True when the record is in the file."""
+        if self._unopened:
+            return False
+        redactor = Redactor()
+        try:
+            line = encode({"kind": kind, **redactor.value(dict(payload))})
+        except (TypeError, ValueError, RecursionError) as error:
+            self._report(error)
+            return False
+        with self._write_lock:
+            if self._descriptor is None:
+                self._report(ArchiveError(f"{self.path} was closed"))
+                return False
+            return self._append(kind, payload, line, sync, redactor)
+
+    def _append(self, kind: str, payload: Mapping[str, Any], line: bytes, sync: bool,
+                redactor: Redactor) -> bool:
+        descriptor = self._descriptor
+        assert descriptor is not None
+        start = self._size
+        try:
+            moved = self._moved()
+            if moved is not None:
+                descriptor, start = self._new_file(moved), 0
+            elif not self._tail_checked:
+                start = self._cut_torn_tail(descriptor)
+            records: list[tuple[str | None, bytes]] = [(_ref(kind, payload), line)]
+            if self._resync or moved is not None:
+                snapshot, covered = self._snapshot_lines(redactor, kind, payload)
+                records = snapshot if covered else snapshot + records
+            offsets, data = [], b""
+            for _, each in records:
+                offsets.append(start + len(data))
+                data += each
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view):]
+            if sync:
+                os.fsync(descriptor)
+        except OSError as error:
+            self._cut_back(descriptor, start)
+            self._resync = True
+            self._report(error)
+            return False
+        self._size, self._resync, self.failed = start + len(data), False, None
+        for offset, (ref, _) in zip(offsets, records, strict=True):
+            if ref is not None:
+                self._offsets[ref] = offset
+        if kind == "session":
+            self._session = dict(payload)
+        return True
+
+    def _report(self, error: BaseException) -> None:
+        self.failed = f"{type(error).__name__}: {error}"
+        if not self._reported:
+            self._reported = True
+            self._warn(f"nbagent cannot write its session archive ({self.failed}); the chat "
+                       "goes on, and the next write that succeeds catches the archive up")
+
+    def _cut_back(self, descriptor: int, start: int) -> None:
+        """Undo a partial write: the file ends where the failed record began."""
+        try:
+            os.ftruncate(descriptor, start)
+        except OSError:
+            self._tail_checked = False  # cut the torn line before the next append
+
+    def _cut_torn_tail(self, descriptor: int) -> int:
+        """Cut an unfinished last line (no newline): its record never finished."""
+        self._tail_checked = True
+        size = os.lstat(self.path).st_size
+        end = last_newline_end(self.path, size)
+        if end < size:
+            logger.info("cut a torn last line (%d bytes) of %s", size - end, self.path)
+            os.ftruncate(descriptor, end)
+        self._size = end
+        return end
+
+    def _moved(self) -> str | None:
+        """What happened to the file we opened, if it is no longer at our path, whole."""
+        try:
+            there = os.lstat(self.path)
+        except FileNotFoundError:
+            return "deleted"
+        if (there.st_dev, there.st_ino) != self._key:
+            return "replaced"
+        if there.st_size < self._size:
+            return "truncated"
+        return None
+
+    def _new_file(self, what: str) -> int:
+        """Set aside what is at our path (never deleted) and open a new file there."""
+        aside = None
+        if os.path.lexists(self.path):
+            aside = self.path.with_name(f"{self.path.name}.{what}-{time.strftime('%Y%m%d-%H%M%S')}")
+            os.replace(self.path, aside)
+        old = self._close
+        self._descriptor, self._close = None, None
+        if old is not None:
+            old()
+        self._offsets, self._indexed = {}, True
+        self._take(open_for_append(self.path))
+        self._tail_checked = True
+        kept = f"; what was there is kept as {aside.name}" if aside is not None else ""
+        self._warn(f"nbagent's session archive {self.path} was {what} while the session ran; "
+                   f"the session goes on in a new file there that starts with a full snapshot"
+                   f"{kept}")
+        assert self._descriptor is not None
+        return self._descriptor
+
+    def _snapshot_lines(self, redactor: Redactor, kind: str,
+                        payload: Mapping[str, Any]) -> tuple[list[tuple[str | None, bytes]], bool]:
+        """The records a new (or caught-up) file starts with: the session's snapshot, or
+        the last session record. The record being written is dropped when the snapshot's
+        history already ends with it (a message announced after it joined)."""
+        records = self.snapshot() if self.snapshot is not None else []
+        if not records and self._session and kind != "session":
+            records = [("session", self._session)]
+        if "sequence" in self._session:  # a new file keeps the session's place
+            records = [(k, {**p, "sequence": self._session["sequence"]} if k == "session" else p)
+                       for k, p in records]
+        lines: list[tuple[str | None, bytes]] = [
+            (_ref(k, p), encode({"kind": k, **redactor.value(dict(p))})) for k, p in records]
+        rewrites = [p["messages"] for k, p in records if k == "rewrite"]
+        covered = bool(kind == "message" and rewrites
+                       and rewrites[-1][-1:] == [payload.get("message")])
+        return lines, covered
+
+    def write_session(self, model: str, session_id: str, **details: Any) -> None:
+        """The session's start (or a resume): its model, id, `sequence` (its place among
+        the sessions in its data folder: what "latest" means) and e.g. `api_base`."""
+        sequence = next_sequence(self._sequenced) if self._sequenced is not None else 0
+        self.write("session", {"model": model, "id": session_id, "sequence": sequence,
+                               **details})
+
+    def write_message(self, message: Mapping[str, Any]) -> None:
+        self.write("message", {"message": message})
+
+    def write_output(self, ref: str, text: str) -> None:
+        """A full tool output, for `output(ref)` to give back after it left memory."""
+        self.write("output", {"ref": ref, "text": text})
+
+    def write_compacting(self, trigger: str, tokens: int) -> None:
+        """A compaction starts: the rewrite that follows can be undone."""
+        self.write("compacting", {"trigger": trigger, "tokens": tokens})
+
+    def write_rewrite(self, messages: Sequence[Mapping[str, Any]], sync: bool = True) -> None:
+        """The history a compaction is about to swap in, synced before the swap."""
+        self.write("rewrite", {"messages": list(messages)}, sync=sync)
+
+    def write_decision(self, decision: Mapping[str, Any]) -> None:
+        self.write("decision", {"decision": decision})
+
+    def write_exchange(self, key: str, index: int | None = None) -> None:
+        """The history's message `index` (default: the last) opened the cell `key`'s exchange."""
+        self.write("exchange", {"key": key} if index is None else {"key": key, "index": index})
+
+    # -- reading back ----------------------------------------------------------------------
+
+    def know_outputs(self, offsets: Mapping[str, int]) -> None:
+        """Where earlier outputs' records start (a replay found them)."""
+        self._offsets = {**offsets, **self._offsets}
+        self._indexed = True
+
+    def output(self, ref: str) -> str | None:
+        """A stored full output (as archived: secrets redacted), or None."""
+        if ref not in self._offsets and not self._indexed:
+            from ._replay import output_offsets
+
+            self._indexed = True
+            self._offsets = {**output_offsets(self.path), **self._offsets}
+        start = self._offsets.get(ref)
+        record = read_at(self.path, start) if start is not None else None
+        if record is not None and record.get("ref") == ref:
+            text = record.get("text")
+            return text if isinstance(text, str) else None
+        return None
