@@ -186,6 +186,7 @@ def test_another_chat_magic_is_left_alone_with_one_warning() -> None:
     from nbagent.engine._exceptions import NbagentWarning
 
     shell = InteractiveShell.instance()
+    nbagent.set_current(Agent(model=ScriptedModel(), namespace={}, archive=False))  # no warm start
     saved = dict(shell.magics_manager.magics["cell"])
     shell.register_magic_function(lambda line, cell: "theirs", "cell", "chat")
     try:
@@ -196,6 +197,7 @@ def test_another_chat_magic_is_left_alone_with_one_warning() -> None:
     finally:
         shell.magics_manager.magics["cell"].clear()
         shell.magics_manager.magics["cell"].update(saved)
+        nbagent.agent._current._current = None
 
 
 def test_compact_show_and_undo(ip: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
@@ -312,5 +314,7 @@ def test_starting_the_embedded_model_shows_a_status() -> None:
     agent = Agent(namespace={}, archive=False)
     seen: list[Any] = []
     agent.events.subscribe(seen.append)
-    agent.model.on_start()  # type: ignore[attr-defined]  # what the first request calls
-    assert Status("starting the local model…") in seen
+    status = agent.model.on_status  # type: ignore[attr-defined]  # what the start reports to
+    assert callable(status)
+    status("starting the local model (SmolLM2-135M)… 3 s")
+    assert Status("starting the local model (SmolLM2-135M)… 3 s") in seen

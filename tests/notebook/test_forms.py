@@ -1,0 +1,147 @@
+"""The `%nbagent` forms for tools and models the user brings (`mcp add/list/remove`,
+`models`), and the warm start `%load_ext nbagent` gives the embedded model."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+from nbagent.widgets._forms import mcp_spec
+
+import nbagent
+from nbagent import Agent, NbagentError
+from nbagent.testing import ScriptedModel
+from tests.notebook.helpers import plain, session
+
+
+class McpAgent(Agent):
+    """The MCP calls of the agent, as the notebook uses them, recorded."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.servers: dict[str, dict[str, Any]] = {}
+
+    def add_mcp_server(self, name: str, spec: dict[str, Any]) -> None:
+        self.servers[name] = spec
+
+    def remove_mcp_server(self, name: str) -> None:
+        if name not in self.servers:
+            raise NbagentError(f"no MCP server named {name!r}")
+        del self.servers[name]
+
+    def mcp_servers(self) -> list[tuple[str, str, list[str]]]:
+        return [(name, "running", ["query", "tables"]) for name in self.servers]
+
+
+@pytest.mark.parametrize(
+    ("rest", "spec"),
+    [
+        ("db -- uvx mcp-server-sqlite --db-path 'my data/shop.db'",
+         ("db", {"command": "uvx", "args": ["mcp-server-sqlite", "--db-path",
+                                             "my data/shop.db"]})),
+        ("docs http://127.0.0.1:8931/mcp", ("docs", {"url": "http://127.0.0.1:8931/mcp"})),
+    ],
+    ids=["stdio", "http"],
+)
+def test_mcp_add_reads_a_command_or_a_url(rest: str, spec: Any) -> None:
+    assert mcp_spec(rest) == spec
+
+
+@pytest.mark.parametrize("rest", ["db", "db uvx server", "db --", ""],
+                         ids=["no-spec", "no-dashes", "no-command", "nothing"])
+def test_mcp_add_without_a_spec_says_the_forms(rest: str) -> None:
+    with pytest.raises(UsageError):
+        mcp_spec(rest)
+
+
+def test_mcp_add_list_remove_through_the_shell(ip: InteractiveShell) -> None:
+    agent = session(ScriptedModel(), kind=McpAgent)
+    with capture_output() as added:
+        ip.run_line_magic("nbagent", f"mcp add db -- {sys.executable} -m server --port 3")
+    assert agent.servers == {"db": {"command": sys.executable,
+                                    "args": ["-m", "server", "--port", "3"]}}
+    assert plain(added) == ["db: running · query, tables"]
+    with capture_output() as listed:
+        ip.run_line_magic("nbagent", "mcp list")
+    assert plain(listed) == plain(added)
+    with capture_output() as removed:
+        ip.run_line_magic("nbagent", "mcp remove db")
+    assert agent.servers == {}
+    assert plain(removed) == ["nbagent: MCP server db removed\nnbagent: no MCP servers in this "
+                              "session (add one: %nbagent mcp add NAME …)"]
+    with capture_output() as missing:
+        ip.run_line_magic("nbagent", "mcp remove db")
+    assert plain(missing) == ["nbagent: no MCP server named 'db'"]
+    with pytest.raises(UsageError, match="mcp add NAME"):
+        ip.run_line_magic("nbagent", "mcp frobnicate")
+
+
+def test_mcp_on_a_library_without_it_says_so_in_one_line(ip: InteractiveShell) -> None:
+    agent = session(ScriptedModel())
+    if callable(getattr(agent, "mcp_servers", None)):
+        pytest.skip("this library version has MCP servers")
+    with pytest.raises(UsageError, match=r"no mcp_servers\(\)"):
+        ip.run_line_magic("nbagent", "mcp list")
+
+
+@dataclass
+class Found:
+    name: str
+    window: int | None
+    tools: bool
+    model: str
+
+
+def test_models_lists_what_was_found_with_window_tools_and_the_command(
+        ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
+    found = [Found("Ollama llama3.1:8b", 131_072, True, "ollama_chat/llama3.1:8b"),
+             Found("qwen2.5-0.5b.gguf", None, False, "local/qwen2.5-0.5b")]
+    monkeypatch.setattr(nbagent, "find_local_models", lambda: found, raising=False)
+    with capture_output() as captured:
+        ip.run_line_magic("nbagent", "models")
+    assert plain(captured) == [
+        "Ollama llama3.1:8b: window 131,072 · tool calls · %nbagent model=ollama_chat/llama3.1:8b"
+        "\nqwen2.5-0.5b.gguf: window unknown · no tool calls · %nbagent model=local/qwen2.5-0.5b"]
+    monkeypatch.setattr(nbagent, "find_local_models", lambda: [], raising=False)
+    with capture_output() as none:
+        ip.run_line_magic("nbagent", "models")
+    assert "no local model server or model file found" in plain(none)[0]
+
+
+class WarmAgent(Agent):
+    warmed = 0
+
+    def warm_up(self) -> bool:
+        WarmAgent.warmed += 1
+        return True
+
+
+@pytest.mark.parametrize(("name", "warmed"), [("local/smollm2", 1), ("openai/gpt-4o", 0)],
+                         ids=["embedded", "hosted"])
+def test_loading_the_extension_warms_the_embedded_model_only(name: str, warmed: int) -> None:
+    from nbagent.widgets._magics import load
+
+    shell = InteractiveShell.instance()
+    WarmAgent.warmed = 0
+    nbagent.set_current(WarmAgent(model=ScriptedModel(name=name), namespace={}, archive=False))
+    try:
+        load(shell)
+    finally:
+        nbagent.agent._current._current = None
+    assert WarmAgent.warmed == warmed
+
+
+def test_a_model_that_cannot_start_does_not_fail_the_load(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from nbagent.widgets._magics import load
+
+    def broken(**options: Any) -> Agent:
+        raise NbagentError("the local model is not installed")
+
+    monkeypatch.setattr(nbagent, "current", broken)
+    load(InteractiveShell.instance())  # the first chat says what is wrong
