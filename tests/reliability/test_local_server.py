@@ -23,6 +23,7 @@ import pytest
 from nbagent import Agent, Settings
 from nbagent.agent.models._embedded import EmbeddedModel
 from nbagent.agent.models._local_model import LocalModel
+from nbagent.events import Status
 
 from .test_kernel_interrupt import STARTED_S, collect, run
 
@@ -119,9 +120,10 @@ def test_the_stop_button_while_the_model_streams_leaves_its_server_running(
 def test_a_server_that_died_is_restarted_by_the_next_chat_which_says_so() -> None:
     statuses: list[str] = []
     model = EmbeddedModel(WINDOW, 24)
-    model.on_status = statuses.append  # what the agent sets to put them on its event stream
     agent = Agent(model=model, builtin_tools=False, namespace={}, archive=False,
                   settings=Settings(local_n_ctx=WINDOW))
+    agent.events.subscribe(lambda event: statuses.append(event.text)  # type: ignore[attr-defined]
+                           if isinstance(event, Status) else None)
     try:
         assert agent.chat("Say hello.").text.strip()
         served = model.running
@@ -134,8 +136,8 @@ def test_a_server_that_died_is_restarted_by_the_next_chat_which_says_so() -> Non
         statuses.clear()
         again = agent.chat("Say hello again.")
         assert again.text.strip()
-        assert statuses[0] == ("the local model's server had stopped (exit code -9); "
-                               "restarting it…")
+        assert ("the local model's server had stopped (exit code -9); restarting it…"
+                in statuses), statuses  # on the event stream, as the chat display shows it
         restarted = served.server.process  # type: ignore[attr-defined]
         assert restarted is not None and restarted.pid != process.pid
         assert restarted.poll() is None

@@ -1,0 +1,145 @@
+"""Local models the user already has: a running Ollama, LM Studio, llama.cpp server or
+vLLM on its default loopback port (`_local_runtimes`), and GGUF files in the usual model
+caches (`_gguf_files`) — each with its window when known, whether it supports tool
+calls, and the one Python call that chats with it. Looked for at most once per process;
+nothing here ever switches the model: `first_run_notice` only says what was found.
+
+    from nbagent.agent.models._discovery import find_local_models
+    for found in find_local_models():
+        print(found.describe(), found.call)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...engine._exceptions import LocalModelError
+from ._gguf import gguf_path
+from ._gguf_files import GgufFile, cache_folders, find_gguf_files
+from ._llm import ChatModel, LiteLLMModel
+from ._local_runtimes import DEFAULT_SERVERS, PROBE_S, Served, probe_servers
+
+LOCAL_KEY = "local"  # what a local server gets as its API key (they ignore it)
+GGUF_WINDOW = 8_192  # the window a found GGUF is served with by default (its RAM)
+NOTICE = ("Found {what} on this machine{details}. The chat still uses {current}; to chat "
+          "with it instead: {call}")
+
+
+@dataclass(frozen=True)
+class FoundModel:
+    """A local model found on this machine, and how to use it."""
+
+    name: str  # as its runtime calls it, or the GGUF's file name
+    runtime: str  # "Ollama", "LM Studio", "llama.cpp server", "vLLM" or "GGUF file"
+    litellm_name: str | None  # e.g. "ollama_chat/qwen2.5:7b"; None for a GGUF file
+    api_base: str | None
+    context_window: int | None
+    window_source: str | None
+    tools: bool | None  # supports tool calls (None: not known)
+    path: Path | None = None
+    size_bytes: int | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.path is None
+
+    @property
+    def call(self) -> str:
+        """The one Python call that makes the current session chat with this model."""
+        if self.path is not None:
+            return (f"nbagent.current().use_model(nbagent.local.local_model("
+                    f"path={str(self.path)!r}, n_ctx={self.served_window()}))")
+        return (f"nbagent.current().use_model(nbagent.LiteLLMModel({self.litellm_name!r}, "
+                f"api_base={self.api_base!r}, api_key={LOCAL_KEY!r}))")
+
+    def served_window(self) -> int:
+        """The window a GGUF is served with: its trained length, at most 8,192 tokens."""
+        return min(self.context_window or GGUF_WINDOW, GGUF_WINDOW)
+
+    def model(self) -> ChatModel:
+        """The model as a chat model (a GGUF's server starts on its first request)."""
+        if self.path is not None:
+            from ._embedded import EmbeddedModel
+            from ._local_model import REPLY_TOKENS
+
+            return EmbeddedModel(self.served_window(), REPLY_TOKENS, path=str(self.path))
+        assert self.litellm_name is not None
+        return LiteLLMModel(self.litellm_name, api_base=self.api_base, api_key=LOCAL_KEY,
+                            context_window=self.context_window)
+
+    def describe(self) -> str:
+        """"qwen2.5:7b on Ollama (window 32,768 tokens, tool calls)"."""
+        where = f"on {self.runtime}" if self.running else f"({self.path})"
+        facts = [f"window {self.context_window:,} tokens" if self.context_window
+                 else "window unknown"]
+        if self.tools is not None:
+            facts.append("tool calls" if self.tools else "no tool calls")
+        return f"{self.name} {where} ({', '.join(facts)})"
+
+
+def _from_served(served: Served) -> FoundModel:
+    return FoundModel(served.model_id, served.runtime, served.litellm_name, served.api_base,
+                      served.context_window, served.window_source, served.tools,
+                      size_bytes=served.size_bytes)
+
+
+def _from_file(found: GgufFile) -> FoundModel:
+    return FoundModel(found.path.name, "GGUF file", None, None, found.context_length,
+                      "GGUF metadata" if found.context_length else None, found.tools,
+                      path=found.path, size_bytes=found.size_bytes)
+
+
+def _embedded_default() -> list[Path]:
+    try:
+        return [gguf_path()]
+    except LocalModelError:
+        return []
+
+
+def discover(servers: Mapping[str, str] = DEFAULT_SERVERS,
+             folders: Sequence[Path] | None = None, *, timeout: float = PROBE_S
+             ) -> list[FoundModel]:
+    """Look now (uncached): the servers probed concurrently, then the GGUF caches."""
+    found = [_from_served(s) for s in probe_servers(servers, timeout)]
+    files = find_gguf_files(cache_folders() if folders is None else folders,
+                            skip=_embedded_default())
+    return found + [_from_file(f) for f in files]
+
+
+_found: list[FoundModel] | None = None
+_looking = threading.Lock()
+
+
+def find_local_models(*, refresh: bool = False) -> list[FoundModel]:
+    """The local models on this machine: running servers first, then GGUF files. Looked
+    for once per process (at most ~0.3 s per server, all at once); `refresh` looks again."""
+    global _found
+    with _looking:
+        if _found is None or refresh:
+            _found = discover()
+        return list(_found)
+
+
+def best(found: Sequence[FoundModel]) -> FoundModel | None:
+    """The one to suggest: tool calls known to work, then a running server (no loading),
+    then the larger model."""
+    if not found:
+        return None
+    return max(found, key=lambda f: (f.tools is True, f.tools is not False, f.running,
+                                     f.size_bytes or 0, f.context_window or 0))
+
+
+def first_run_notice(found: Sequence[FoundModel], current: str = "the embedded SmolLM2-135M"
+                     ) -> str | None:
+    """One notice naming the best model found and the call that uses it; None if nothing
+    was found. It never switches: the user decides."""
+    chosen = best(found)
+    if chosen is None:
+        return None
+    others = len(found) - 1
+    details = f" ({others} more: nbagent.find_local_models())" if others > 0 else ""
+    return NOTICE.format(what=chosen.describe(), details=details, current=current,
+                         call=chosen.call)

@@ -1,0 +1,251 @@
+"""Finding the local models a user already has: stub Ollama, LM Studio, llama.cpp and
+vLLM servers on 127.0.0.1 answering their real listing endpoints, GGUF files written in
+the usual cache layouts, and the notice that names the best one (never a switch)."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import nbagent
+from nbagent.agent.models import _discovery
+from nbagent.agent.models._discovery import (
+    FoundModel,
+    best,
+    discover,
+    find_local_models,
+    first_run_notice,
+)
+from nbagent.agent.models._embedded import EmbeddedModel
+from nbagent.agent.models._gguf import gguf_path
+from nbagent.agent.models._gguf_files import cache_folders, find_gguf_files, read_header
+from nbagent.agent.models._local_runtimes import probe_servers
+from nbagent.testing import ScriptedModel
+
+from ...openai_stub import StubServer
+
+CHATML = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>{% endfor %}"
+LLAMA3 = "{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>{% endfor %}"
+
+
+def root(stub: StubServer) -> str:
+    return stub.base_url.removesuffix("/v1")
+
+
+def test_ollama_models_come_with_their_window_and_tool_support() -> None:
+    shown = {"qwen2.5:7b": {"capabilities": ["completion", "tools"],
+                            "parameters": "num_ctx 32768\ntemperature 0.7",
+                            "model_info": {"qwen2.context_length": 131072}},
+             "gemma:2b": {"capabilities": ["completion"],
+                          "model_info": {"gemma.context_length": 8192}}}
+    info = {"/api/tags": {"models": [{"name": n, "size": 4_700_000_000} for n in shown]},
+            "/api/show": lambda body: shown.get(body["model"])}
+    with StubServer(info=info) as stub:
+        found = {f.name: f for f in discover({"Ollama": root(stub)}, folders=[])}
+    qwen, gemma = found["qwen2.5:7b"], found["gemma:2b"]
+    assert (qwen.litellm_name, qwen.api_base) == ("ollama_chat/qwen2.5:7b", root(stub))
+    assert (qwen.context_window, qwen.tools) == (32768, True)
+    assert (gemma.context_window, gemma.tools) == (4096, False)  # Ollama's default, not 8192
+    assert "OLLAMA_CONTEXT_LENGTH" in (gemma.window_source or "")
+
+
+def test_lm_studio_lists_its_chat_models_with_the_loaded_window() -> None:
+    info = {"/api/v0/models": {"data": [
+        {"id": "qwen2.5-7b-instruct", "type": "llm", "state": "loaded",
+         "loaded_context_length": 16384, "max_context_length": 32768,
+         "capabilities": ["tool_use"]},
+        {"id": "phi-3-mini", "type": "llm", "state": "not-loaded", "max_context_length": 4096},
+        {"id": "nomic-embed-text", "type": "embeddings", "max_context_length": 2048}]}}
+    with StubServer(info=info) as stub:
+        found = {f.name: f for f in discover({"LM Studio": root(stub)}, folders=[])}
+    assert set(found) == {"qwen2.5-7b-instruct", "phi-3-mini"}  # no embedding model
+    qwen = found["qwen2.5-7b-instruct"]
+    assert (qwen.litellm_name, qwen.api_base) == ("openai/qwen2.5-7b-instruct", stub.base_url)
+    assert (qwen.context_window, qwen.tools) == (16384, True)
+    assert (found["phi-3-mini"].context_window, found["phi-3-mini"].tools) == (4096, None)
+
+
+def test_an_older_lm_studio_still_lists_its_models_from_v1() -> None:
+    with StubServer(info={"/v1/models": {"data": [{"id": "mistral-7b"}]}}) as stub:
+        [found] = discover({"LM Studio": root(stub)}, folders=[])
+    assert (found.litellm_name, found.context_window, found.tools) == (
+        "openai/mistral-7b", None, None)
+
+
+def test_a_llama_cpp_server_says_its_window_and_tool_support_in_props() -> None:
+    info = {"/v1/models": {"data": [{"id": "qwen2.5-coder-7b-q4_k_m.gguf"}]},
+            "/props": {"default_generation_settings": {"n_ctx": 8192},
+                       "chat_template_caps": {"supports_tools": True}}}
+    with StubServer(info=info) as stub:
+        [found] = discover({"llama.cpp server": root(stub)}, folders=[])
+    assert found.runtime == "llama.cpp server" and found.api_base == stub.base_url
+    assert (found.context_window, found.window_source, found.tools) == (
+        8192, "llama.cpp /props n_ctx", True)
+
+
+def test_vllm_gives_max_model_len() -> None:
+    info = {"/v1/models": {"data": [{"id": "Qwen/Qwen2.5-7B-Instruct", "owned_by": "vllm",
+                                     "max_model_len": 32768}]}}
+    with StubServer(info=info) as stub:
+        [found] = discover({"vLLM": root(stub)}, folders=[])
+    assert (found.litellm_name, found.context_window) == ("openai/Qwen/Qwen2.5-7B-Instruct",
+                                                          32768)
+
+
+def test_only_loopback_servers_are_ever_probed() -> None:
+    with pytest.raises(ValueError, match="only loopback"):
+        probe_servers({"Ollama": "http://10.1.2.3:11434"})
+
+
+@pytest.fixture()
+def silent_ports() -> Iterator[list[str]]:
+    """Four ports that accept a connection and then never answer (a hung server)."""
+    sockets = []
+    for _ in range(4):
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)
+        sockets.append(sock)
+    yield [f"http://127.0.0.1:{s.getsockname()[1]}" for s in sockets]
+    for sock in sockets:
+        sock.close()
+
+
+def test_hung_servers_are_probed_at_once_each_bounded(silent_ports: list[str]) -> None:
+    kinds = ["Ollama", "LM Studio", "llama.cpp server", "vLLM"]
+    started = time.perf_counter()
+    assert probe_servers({kinds[0]: silent_ports[0]}, timeout=0.2) == []
+    one = time.perf_counter() - started
+    started = time.perf_counter()
+    assert probe_servers(dict(zip(kinds, silent_ports, strict=True)), timeout=0.2) == []
+    four = time.perf_counter() - started
+    assert four < 2 * one  # concurrently, one timeout each: four hung servers cost about what one does
+
+
+def test_nothing_running_finds_nothing(tmp_path: Path) -> None:
+    closed = []
+    for _ in range(4):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            closed.append(f"http://127.0.0.1:{sock.getsockname()[1]}")
+    kinds = ["Ollama", "LM Studio", "llama.cpp server", "vLLM"]
+    assert discover(dict(zip(kinds, closed, strict=True)), folders=[tmp_path]) == []
+
+
+def test_discovery_runs_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    looks: list[int] = []
+    monkeypatch.setattr(_discovery, "_found", None)
+    monkeypatch.setattr(_discovery, "discover", lambda: looks.append(1) or [])
+    assert find_local_models() == [] and find_local_models() == []
+    assert looks == [1]
+    find_local_models(refresh=True)
+    assert looks == [1, 1]
+
+
+def gguf(path: Path, *, context: int | None = 32768, template: str | None = CHATML,
+         magic: bytes = b"GGUF") -> Path:
+    """A GGUF header as llama.cpp writes one (no tensors): the architecture, its context
+    length, a vocabulary array (skipped by the reader) and the chat template."""
+    def text(value: str) -> bytes:
+        return struct.pack("<Q", len(value.encode())) + value.encode()
+
+    pairs = [text("general.architecture") + struct.pack("<I", 8) + text("llama"),
+             text("general.file_type") + struct.pack("<I", 4) + struct.pack("<I", 15),
+             text("tokenizer.ggml.tokens") + struct.pack("<IIQ", 9, 8, 3)
+             + b"".join(text(t) for t in ("<s>", "hi", "there")),
+             text("tokenizer.ggml.scores") + struct.pack("<IIQ", 9, 6, 3) + b"\0" * 12]
+    if context is not None:
+        pairs.append(text("llama.context_length") + struct.pack("<II", 4, context))
+    if template is not None:
+        pairs.append(text("tokenizer.chat_template") + struct.pack("<I", 8) + text(template))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(magic + struct.pack("<IQQ", 3, 0, len(pairs)) + b"".join(pairs))
+    return path
+
+
+def test_ggufs_in_the_usual_caches_are_found_with_what_their_header_says(
+        tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    folders = cache_folders(env={}, home=home)
+    hub, lm_studio, _, llama_cache = folders
+    snapshot = hub / "models--Qwen--Qwen2.5-7B-Instruct-GGUF" / "snapshots" / "abc123"
+    blob = gguf(hub / "models--Qwen--Qwen2.5-7B-Instruct-GGUF" / "blobs" / "f00d")
+    snapshot.mkdir(parents=True)
+    (snapshot / "qwen2.5-7b-instruct-q4_k_m.gguf").symlink_to(blob)  # the hub's layout
+    gguf(lm_studio / "lmstudio-community" / "Llama-3.2-3B" / "Llama-3.2-3B-Q4_K_M.gguf",
+         context=131072, template=LLAMA3)
+    gguf(lm_studio / "lmstudio-community" / "Llama-3.2-3B" / "mmproj-model-f16.gguf")
+    gguf(llama_cache / "big-00001-of-00002.gguf", context=4096)
+    gguf(llama_cache / "big-00002-of-00002.gguf", context=4096)
+    gguf(llama_cache / "broken.gguf", magic=b"NOPE")
+    (llama_cache / "smollm2.gguf").symlink_to(gguf_path())  # the embedded default
+    found = {f.path.name: f for f in find_gguf_files(folders, skip=[gguf_path()])}
+    assert set(found) == {"qwen2.5-7b-instruct-q4_k_m.gguf", "Llama-3.2-3B-Q4_K_M.gguf",
+                          "big-00001-of-00002.gguf"}
+    qwen = found["qwen2.5-7b-instruct-q4_k_m.gguf"]
+    assert (qwen.context_length, qwen.tools) == (32768, True)  # ChatML: real tool calls
+    llama = found["Llama-3.2-3B-Q4_K_M.gguf"]
+    assert (llama.context_length, llama.tools) == (131072, False)
+
+
+def test_the_cache_folders_follow_the_tools_own_variables(tmp_path: Path) -> None:
+    folders = cache_folders(env={"HF_HOME": str(tmp_path / "hf"),
+                                 "LLAMA_CACHE": str(tmp_path / "ll")}, home=tmp_path)
+    assert folders[0] == tmp_path / "hf" / "hub" and folders[-1] == tmp_path / "ll"
+    assert cache_folders(env={"HF_HUB_CACHE": "/x/hub"}, home=tmp_path)[0] == Path("/x/hub")
+
+
+def test_the_real_smollm2_header_reads_as_llama_cpp_reads_it() -> None:
+    length, template = read_header(gguf_path())
+    assert length == 8192 and template is not None and "<|im_start|>" in template
+
+
+def found(name: str, *, tools: bool | None, running: bool = True, size: int = 0) -> FoundModel:
+    return FoundModel(name, "Ollama" if running else "GGUF file",
+                      f"ollama_chat/{name}" if running else None,
+                      "http://127.0.0.1:11434" if running else None, 8192, None, tools,
+                      path=None if running else Path(f"/m/{name}.gguf"), size_bytes=size)
+
+
+def test_the_notice_names_the_best_model_and_the_call_that_uses_it() -> None:
+    models = [found("big-file", tools=True, running=False, size=9),
+              found("no-tools", tools=False, size=8), found("qwen2.5:7b", tools=True, size=4)]
+    assert best(models) is models[2]  # tool calls, and already running
+    notice = first_run_notice(models)
+    assert notice is not None and notice.startswith(
+        "Found qwen2.5:7b on Ollama (window 8,192 tokens, tool calls) on this machine "
+        "(2 more: nbagent.find_local_models()). The chat still uses the embedded SmolLM2-135M")
+    assert notice.endswith("nbagent.current().use_model(nbagent.LiteLLMModel("
+                           "'ollama_chat/qwen2.5:7b', api_base='http://127.0.0.1:11434', "
+                           "api_key='local'))")
+    assert "%" not in notice  # below the notebook room: no magic
+    assert first_run_notice([]) is None
+
+
+def test_the_call_in_the_notice_chats_with_the_server_it_names() -> None:
+    with StubServer(info={"/v1/models": {"data": [{"id": "qwen2.5-7b"}]}}) as stub:
+        [model] = discover({"LM Studio": root(stub)}, folders=[])
+        agent = nbagent.Agent(model=ScriptedModel(), builtin_tools=False, namespace={},
+                              archive=False)
+        nbagent.set_current(agent)
+        try:
+            namespace: dict[str, Any] = {"nbagent": nbagent}
+            exec(model.call, namespace)  # exactly what the notice tells the user to run
+            assert agent.model.name == "openai/qwen2.5-7b"
+            agent.chat("hi")
+        finally:
+            nbagent.agent._current._current = None
+    assert stub.requests and stub.requests[-1]["model"] == "qwen2.5-7b"
+
+
+def test_a_found_gguf_becomes_an_embedded_model_started_on_first_use() -> None:
+    model = found("qwen", tools=True, running=False).model()
+    assert isinstance(model, EmbeddedModel)
+    assert model.name == "local/smollm2" and model.context_window == 8192
+    assert model.path == "/m/qwen.gguf" and model.running is None and model.label == "qwen"
