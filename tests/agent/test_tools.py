@@ -147,11 +147,11 @@ def run(function: Any, timeout: float | None = 5.0) -> tuple[str, bool, int]:
 @pytest.mark.parametrize(("error", "expected"), [
     (asyncio.CancelledError("stopped"), "Error: broken raised CancelledError: stopped"),
     (ToolsOwnStop("halt"), "Error: broken raised ToolsOwnStop: halt"),
-    (GeneratorExit(), "Error: broken raised GeneratorExit"),
     (TimeoutError("the database did not answer"),
      "Error: broken raised TimeoutError: the database did not answer"),
     (LookupError("gone"), "Error: broken raised LookupError: gone"),
-], ids=["cancelled", "own-base-exception", "generator-exit", "own-timeout", "lookup-error"])
+    (RuntimeError(), "Error: broken raised RuntimeError"),
+], ids=["cancelled", "own-base-exception", "own-timeout", "lookup-error", "no-message"])
 def test_whatever_a_tool_raises_becomes_an_error_result(error: BaseException,
                                                        expected: str) -> None:
     def broken() -> str:
@@ -177,13 +177,20 @@ def test_a_returned_value_whose_str_raises_becomes_an_error_result(error: BaseEx
         f"Error: odd returned a StrRaises that cannot be shown as text ({type(error).__name__}")
 
 
-def test_a_keyboard_interrupt_in_a_tool_still_interrupts() -> None:
+@pytest.mark.parametrize("stop", [KeyboardInterrupt(), GeneratorExit()],
+                         ids=["interrupt", "generator-exit"])
+def test_an_interrupt_in_a_tool_or_its_value_still_ends_the_turn(stop: BaseException) -> None:
     def interrupted() -> str:
         """The user pressed stop."""
-        raise KeyboardInterrupt
+        raise stop
 
-    with pytest.raises(KeyboardInterrupt):
-        run(interrupted)
+    def unshowable() -> Any:
+        """Its value is interrupted while it is shown."""
+        return StrRaises(stop)
+
+    for function in (interrupted, unshowable):
+        with pytest.raises(type(stop)):
+            run(function)
 
 
 def test_only_the_runner_s_own_timeout_says_abandoned() -> None:

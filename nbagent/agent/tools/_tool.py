@@ -23,6 +23,9 @@ from ...engine._output import cap_output
 from ._paging import MAX_PAGE_CHARS, PAGE, fitting_prefix
 from ._text import as_text
 
+# What a tool raises that still ends the turn (the loop answers its calls "interrupted"):
+# the user's interrupt, and a generator being closed. SystemExit ends only the tool.
+ENDS_THE_TURN = (KeyboardInterrupt, GeneratorExit)
 _ARG_LINE = re.compile(r"^\s{2,}(\w+)\s*(?:\([^)]*\))?:\s*(.+)$")
 
 
@@ -216,7 +219,7 @@ def run_tool(
         pool.shutdown(wait=False)
     if failure is None:
         text = future.result()
-    elif isinstance(failure, KeyboardInterrupt):  # the user's interrupt ends the turn
+    elif isinstance(failure, ENDS_THE_TURN):  # the user's interrupt ends the turn
         raise failure
     else:
         return _failure_text(name, failure), False, 0
@@ -243,7 +246,7 @@ def _call_and_show(function: Callable[..., Any], arguments: dict[str, Any]) -> s
     value = function(**arguments)
     try:
         return as_text(value)
-    except KeyboardInterrupt:
+    except ENDS_THE_TURN:
         raise
     except BaseException as error:  # noqa: B036 -- whatever the conversion raises
         raise _ShowFailed(type(value).__name__, error) from error
