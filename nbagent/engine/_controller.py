@@ -15,7 +15,8 @@ from ._decision import MAX_FAILURES, Action, Decision, Trigger
 from ._events import Compacted, CompactionStarted, CompactionUndone, EventStream, Rewriting, Status
 from ._exceptions import CompactionFailed, NbagentError
 from ._history import History, validate_messages
-from ._ladder import LADDER, LadderContext, Level, Rung, levels_for, standin
+from ._ladder import LADDER, Level, Rung, levels_for, standin
+from ._level_context import LadderContext
 from ._questions import ModelQuestions, Standalone
 from ._settings import EngineSettings
 from ._texts import BREAKER_SKIP, CANNOT_UNDO, NOTHING_TO_UNDO

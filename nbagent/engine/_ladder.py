@@ -24,13 +24,13 @@ from functools import partial
 from typing import Any, Literal
 
 from ._decision import Trigger
+from ._level_context import LadderContext
 from ._plans import plan_floor, plan_memory, plan_overflow, plan_snip, plan_summary
 from ._settings import EngineSettings
 from ._thresholds import Thresholds
 from .compaction import (
     LevelResult,
     Summarizer,
-    floor_budget,
     full_compact,
     ptl_fallback,
     session_memory_compact,
@@ -44,24 +44,7 @@ Ladder = Literal["full", "micro", "overflow"]
 
 
 LevelFunction = Callable[..., LevelResult]  # function(messages, counts=..., **options)
-Plan = Callable[[Sequence[Message], Sequence[int], "LadderContext"], str]
-
-
-@dataclass(frozen=True)
-class LadderContext:
-    """What a row's options are read from, for one compaction."""
-
-    settings: EngineSettings
-    limits: Thresholds
-    summarize: Summarizer | None = None
-    summarizer_window: int | None = None
-    focus: str | None = None
-    target_tokens: int | None = None
-    error: BaseException | str | None = None
-
-    @property
-    def floor_tokens(self) -> int:
-        return floor_budget(self.limits.auto_compact)
+Plan = Callable[[Sequence[Message], Sequence[int], LadderContext], str]
 
 
 def _snip(c: LadderContext) -> dict[str, Any]:

@@ -5,8 +5,9 @@ touch (no model call, no rewrite): the controller shows it before the level runs
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ._level_context import LadderContext
 from ._markers import is_snipped
 from ._texts import (
     DROPPING,
@@ -20,9 +21,6 @@ from ._texts import (
 from ._view import turn_numbers
 from .compaction._common import Layout, pending_start
 from .compaction._memory import fold_span
-
-if TYPE_CHECKING:
-    from ._ladder import LadderContext
 
 Message = dict[str, Any]
 
