@@ -155,14 +155,15 @@ class Session:
         archive.write_session(self.model.name(), self.id)
         return archive
 
-    def snapshot(self) -> list[tuple[str, dict[str, Any]]]:
-        """The records a new archive file starts with when the old one was lost or a
-        write failed: the session, the history as it stands, the cells' exchanges and
-        the outputs still in memory."""
+    def snapshot(self, fresh: bool) -> list[tuple[str, dict[str, Any]]]:
+        """The records that bring an archive up to this session: for a `fresh` file (the
+        old one was lost) the session and every message, else the history as one
+        rewrite; then the cells' exchanges and the outputs still in memory."""
         messages = self.history.messages
         records: list[tuple[str, dict[str, Any]]] = [
-            ("session", {"model": self.model.name(), "id": self.id}),
-            ("rewrite", {"messages": messages})]
+            ("session", {"model": self.model.name(), "id": self.id})]
+        records += ([("message", {"message": m}) for m in messages] if fresh
+                    else [("rewrite", {"messages": messages})])
         for key, first in self._exchanges.items():
             index = next((i for i, m in enumerate(messages) if m is first), None)
             if index is not None:

@@ -38,7 +38,7 @@ class RecallIndex:
         except OSError:
             self.text = tempfile.TemporaryFile()
         self.size = 0
-        self._map: mmap.mmap | None = None
+        self._map: mmap.mmap | bytearray | None = None  # the text, searchable
         self.lock = threading.Lock()
 
     def update(self, size: int) -> None:
@@ -64,17 +64,29 @@ class RecallIndex:
     def _commit(self, chunks: list[bytes]) -> None:
         if not chunks:
             return
-        self.text.seek(0, os.SEEK_END)
-        self.text.write(b"".join(chunks))
-        self.text.flush()
+        data = b"".join(chunks)
+        if isinstance(self._map, bytearray):
+            self._map += data
+            self.size = len(self._map)
+            return
+        try:
+            self.text.seek(0, os.SEEK_END)
+            self.text.write(data)
+            self.text.flush()
+        except OSError:  # the disk is full: hold the index in memory instead
+            self.text.seek(0)
+            held = bytearray(self.text.read(self.size)) + data
+            self.close()
+            self._map, self.size = held, len(held)
+            return
         self.size = self.text.tell()
         self.close_map()
         self._map = mmap.mmap(self.text.fileno(), self.size, access=mmap.ACCESS_READ)
 
     def close_map(self) -> None:
-        if self._map is not None:
+        if isinstance(self._map, mmap.mmap):
             self._map.close()
-            self._map = None
+        self._map = None
 
     def close(self) -> None:
         self.close_map()

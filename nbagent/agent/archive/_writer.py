@@ -34,7 +34,9 @@ from ._records import encode, last_newline_end, read_at
 from ._redact import Redactor
 
 logger = logging.getLogger("nbagent")
-Snapshot = Callable[[], list[tuple[str, dict[str, Any]]]]
+Snapshot = Callable[[bool], list[tuple[str, dict[str, Any]]]]  # fresh file? -> records
+Line = tuple[str | None, bytes]  # (output ref, the encoded record)
+BACKLOG = 16 * 2**20  # bytes of failed records held for the next write
 
 
 def _ref(kind: str, payload: Mapping[str, Any]) -> str | None:
@@ -80,6 +82,8 @@ class Archive:
         self._size = 0  # where our next record starts (what we wrote so far)
         self._tail_checked = False
         self._resync = False  # a write failed: the next one starts with a snapshot
+        self._backlog: list[Line] = []  # records a failed write left for the next one
+        self._backlog_bytes = 0
         self._reported = False
         self._session: dict[str, Any] = {}
         try:
@@ -150,16 +154,17 @@ class Archive:
         descriptor = self._descriptor
         assert descriptor is not None
         start = self._size
+        records: list[Line] = [(_ref(kind, payload), line)]
         try:
             moved = self._moved()
             if moved is not None:
                 descriptor, start = self._new_file(moved), 0
             elif not self._tail_checked:
                 start = self._cut_torn_tail(descriptor)
-            records: list[tuple[str | None, bytes]] = [(_ref(kind, payload), line)]
-            if self._resync or moved is not None:
-                snapshot, covered = self._snapshot_lines(redactor, kind, payload)
-                records = snapshot if covered else snapshot + records
+            if moved is not None or self._resync:
+                records = self._snapshot_lines(redactor, kind, payload, fresh=moved is not None)
+            else:
+                records = self._backlog + records
             offsets, data = [], b""
             for _, each in records:
                 offsets.append(start + len(data))
@@ -171,16 +176,27 @@ class Archive:
                 os.fsync(descriptor)
         except OSError as error:
             self._cut_back(descriptor, start)
-            self._resync = True
+            self._keep_back(records)
             self._report(error)
             return False
         self._size, self._resync, self.failed = start + len(data), False, None
+        self._backlog, self._backlog_bytes = [], 0
         for offset, (ref, _) in zip(offsets, records, strict=True):
             if ref is not None:
                 self._offsets[ref] = offset
         if kind == "session":
             self._session = dict(payload)
         return True
+
+    def _keep_back(self, records: list[Line]) -> None:
+        """Hold what did not reach the file for the next write; past `BACKLOG` bytes, let
+        the next write start with a snapshot instead."""
+        if self._resync:
+            return
+        self._backlog = records
+        self._backlog_bytes = sum(len(each) for _, each in records)
+        if self._backlog_bytes > BACKLOG:
+            self._backlog, self._backlog_bytes, self._resync = [], 0, True
 
     def _report(self, error: BaseException) -> None:
         self.failed = f"{type(error).__name__}: {error}"
@@ -239,23 +255,22 @@ class Archive:
         assert self._descriptor is not None
         return self._descriptor
 
-    def _snapshot_lines(self, redactor: Redactor, kind: str,
-                        payload: Mapping[str, Any]) -> tuple[list[tuple[str | None, bytes]], bool]:
-        """The records a new (or caught-up) file starts with: the session's snapshot, or
-        the last session record. The record being written is dropped when the snapshot's
-        history already ends with it (a message announced after it joined)."""
-        records = self.snapshot() if self.snapshot is not None else []
+    def _snapshot_lines(self, redactor: Redactor, kind: str, payload: Mapping[str, Any], *,
+                        fresh: bool) -> list[Line]:
+        """The session's snapshot (a `fresh` file's whole start, else the history as one
+        rewrite) and then the record being written, unless the snapshot already ends
+        with it (a message is announced after it joined the history)."""
+        records = self.snapshot(fresh) if self.snapshot is not None else []
         if not records and self._session and kind != "session":
             records = [("session", self._session)]
         if "sequence" in self._session:  # a new file keeps the session's place
             records = [(k, {**p, "sequence": self._session["sequence"]} if k == "session" else p)
                        for k, p in records]
-        lines: list[tuple[str | None, bytes]] = [
-            (_ref(k, p), encode({"kind": k, **redactor.value(dict(p))})) for k, p in records]
-        rewrites = [p["messages"] for k, p in records if k == "rewrite"]
-        covered = bool(kind == "message" and rewrites
-                       and rewrites[-1][-1:] == [payload.get("message")])
-        return lines, covered
+        last = [p.get("message") if k == "message" else (p.get("messages") or [None])[-1]
+                for k, p in records if k in ("message", "rewrite")][-1:]
+        if not (kind == "message" and last == [payload.get("message")]):
+            records.append((kind, dict(payload)))
+        return [(_ref(k, p), encode({"kind": k, **redactor.value(dict(p))})) for k, p in records]
 
     def write_session(self, model: str, session_id: str, **details: Any) -> None:
         """The session's start (or a resume): its model, id, `sequence` (its place among
