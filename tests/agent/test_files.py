@@ -323,3 +323,12 @@ def test_a_hard_link_to_a_file_elsewhere_is_refused(work: Path) -> None:
     result = read_text_page("innocent.txt", 0, 5)
     assert result.startswith("Refused: innocent.txt has 2 names (hard links)")
     assert "not yours" not in result
+
+
+def test_offsets_past_the_end_and_windows_line_ends(work: Path) -> None:
+    (work / "crlf.csv").write_bytes(b"a,b\r\n1,2\r\n")
+    assert read_text_page("crlf.csv", 0, 5) == "[lines 0–2 of 2; end of file]\na,b\n1,2"
+    assert read_text_page("crlf.csv", 10**12, 5) == f"[lines {10**12}–{10**12} of 2; end of file]\n"
+    (work / "one.txt").write_text("x" * 100 + "\nsecond\n")
+    far = read_text_page("one.txt", 0, 5, start=10**15)  # clamped to the line's end
+    assert far == "[line 0 from byte 100 to line 2 of 2; end of file]\n\nsecond"

@@ -101,7 +101,7 @@ def protections(resolved: Path) -> list[Protected]:
     if reason is not None:
         found.append(Protected(resolved, f"it is a secret file ({reason})"))
     home = _real(Path.home())
-    if resolved.is_relative_to(home) and resolved != home:
+    if home != Path(home.anchor) and resolved.is_relative_to(home) and resolved != home:
         parts = resolved.relative_to(home).parts
         hidden = next((i for i, part in enumerate(parts) if part.startswith(".")), None)
         if hidden is not None:

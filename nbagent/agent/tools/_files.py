@@ -48,6 +48,8 @@ def open_confined(resolved: Path, shown: str) -> tuple[int, os.stat_result]:
         raise Unreadable(_CHANGED.format(shown=shown))
     if not stat.S_ISREG(before.st_mode):  # never open a device, FIFO or socket at all
         raise Unreadable(f"Refused: {shown} is not a regular file.")
+    if os.open not in os.supports_dir_fd:  # no openat here: the final component only
+        return _checked(os.open(resolved, os.O_RDONLY | _NO_LINK), shown)
     folder = os.open(resolved.anchor or "/", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         for part in resolved.parts[1:-1]:
@@ -65,6 +67,12 @@ def open_confined(resolved: Path, shown: str) -> tuple[int, os.stat_result]:
         raise Unreadable(f"Cannot read {shown}: {error.strerror or error}") from None
     finally:
         os.close(folder)
+    return _checked(descriptor, shown)
+
+
+def _checked(descriptor: int, shown: str) -> tuple[int, os.stat_result]:
+    """The descriptor and its status when it is a regular file with one name; else it is
+    closed and `Unreadable` says why."""
     status = os.fstat(descriptor)
     problem = None
     if not stat.S_ISREG(status.st_mode):
@@ -120,14 +128,22 @@ def _skip_lines(descriptor: int, count: int) -> tuple[int, int]:
 
 
 def _skip_within_line(descriptor: int, position: int, start: int) -> int:
-    """`start` bytes further into the line at `position` (not past its end), on a
-    character boundary."""
-    ahead = os.pread(descriptor, start + 4, position)
-    newline = ahead.find(b"\n", 0, start)
-    moved = newline if newline >= 0 else min(start, len(ahead))
-    while moved < len(ahead) and ahead[moved] & 0xC0 == 0x80:  # inside a UTF-8 character
-        moved += 1
-    return position + moved
+    """The position `start` bytes further into the line at `position` (not past its end,
+    moved on to a character boundary), read in chunks."""
+    moved = 0
+    while moved < start:
+        chunk = os.pread(descriptor, min(CHUNK * 16, start - moved), position + moved)
+        if not chunk:
+            break
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            return position + moved + newline
+        moved += len(chunk)
+    ahead = os.pread(descriptor, 4, position + moved)
+    inside = 0
+    while inside < len(ahead) and ahead[inside] & 0xC0 == 0x80:  # inside a UTF-8 character
+        inside += 1
+    return position + moved + inside
 
 
 def _decode(raw: bytes) -> str:
@@ -185,8 +201,10 @@ def _page(descriptor: int, size: int, path: str, offset: int, limit: int, start:
         return (f"{path} is a binary file ({size:,} bytes), not text; load it with the "
                 "library for its format instead.")
     position, skipped = _skip_lines(descriptor, offset)
+    line_start = position
     if start and skipped == offset:
         position = _skip_within_line(descriptor, position, start)
+    start = position - line_start  # where the page really begins in its line
     raw = os.pread(descriptor, bounds.bytes + 4, position)
     newline = -1
     for _ in range(limit):  # no more than `limit` lines
