@@ -240,3 +240,16 @@ def test_a_kernel_restart_leaves_no_server_process() -> None:
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+
+
+def test_a_server_that_hangs_at_start_times_out_and_is_listed_again_only_later(
+        statuses: list[str]) -> None:
+    hang = {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"]}
+    with McpServers({"hang": hang}, start_timeout=1, retry_listing=3600,
+                    on_status=statuses.append) as servers:
+        assert servers.tools() == []
+        assert statuses == ["starting MCP server 'hang'…",
+                            "MCP server 'hang' could not start: it did not start within 1 s"]
+        assert servers.tools() == [] and len(statuses) == 2  # not tried again yet
+        servers.retry_listing = 0
+        assert servers.tools() == [] and len(statuses) == 4

@@ -12,6 +12,7 @@ from contextlib import AsyncExitStack
 from typing import IO, Any
 
 try:
+    import anyio
     import mcp_types as types
     from mcp import Client, StdioServerParameters, stdio_client
     from mcp.client.streamable_http import streamable_http_client
@@ -55,6 +56,7 @@ class Connection:
         self._ready: asyncio.Future[list[types.Tool]] = asyncio.get_running_loop().create_future()
         self._owner: asyncio.Task[None] | None = None
         self._stderr: IO[str] | None = None
+        self._scope: anyio.CancelScope | None = None
 
     async def open(self, timeout: float) -> list[types.Tool]:
         """Start the server (or connect to it) and list its tools; on any failure the
@@ -63,6 +65,8 @@ class Connection:
         try:
             self.tools = await asyncio.wait_for(asyncio.shield(self._ready), timeout)
         except BaseException as error:
+            if isinstance(error, TimeoutError):
+                error = TimeoutError(f"it did not start within {timeout:g} s")
             problem = self._with_stderr(error)
             await self.stop()
             raise problem from None
@@ -87,6 +91,8 @@ class Connection:
     async def stop(self) -> None:
         """End the session and stop the server's process; waits until it is gone."""
         self._stop.set()
+        if self._client is None and self._scope is not None:
+            self._scope.cancel()  # still starting: the SDK's shielded cleanup stops the process
         if self._owner is not None and not self._owner.done():
             try:
                 await asyncio.shield(self._owner)
@@ -102,13 +108,14 @@ class Connection:
 
     async def _hold(self) -> None:
         try:
-            async with AsyncExitStack() as stack:
-                client = await stack.enter_async_context(self._client_for(stack))
-                tools = await self._list(client)
-                self._client = client
-                if not self._ready.done():
-                    self._ready.set_result(tools)
-                await self._stop.wait()
+            with anyio.CancelScope() as self._scope:
+                async with AsyncExitStack() as stack:
+                    client = await stack.enter_async_context(self._client_for(stack))
+                    tools = await self._list(client)
+                    self._client = client
+                    if not self._ready.done():
+                        self._ready.set_result(tools)
+                    await self._stop.wait()
         except BaseException as error:
             if not self._ready.done():
                 self._ready.set_exception(error)

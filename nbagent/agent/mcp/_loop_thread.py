@@ -57,6 +57,9 @@ class LoopThread:
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise TimeoutError(f"no answer within {timeout:g} s") from None
+        except BaseException:  # an interrupt while waiting: the call stops too
+            future.cancel()
+            raise
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the loop and its thread (after whatever the caller already awaited)."""

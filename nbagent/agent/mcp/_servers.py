@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import threading
+import time
 import weakref
 from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
@@ -25,6 +26,7 @@ from ._tools import McpTool, make_tool, tool_names
 
 CALL_TIMEOUT_S = 60.0
 START_TIMEOUT_S = 30.0
+RETRY_LISTING_S = 60.0  # a server that failed to start is listed again after this long
 _MARGIN_S = 5.0  # the waiting thread's backstop beyond the loop's own timeouts
 _LIVE: weakref.WeakSet[McpServers] = weakref.WeakSet()
 
@@ -47,6 +49,8 @@ class McpServers:
         call_timeout: seconds a tool call may take before its server counts as hung
             (it is then stopped, and started again on the next call).
         start_timeout: seconds a server may take to start and list its tools.
+        retry_listing: seconds before `tools()` tries a server that failed to start again
+            (a hung one costs `start_timeout` each time).
         on_status: receives one line for the user when a server starts, fails or restarts.
     """
 
@@ -57,6 +61,7 @@ class McpServers:
         config: str | Path | None = None,
         call_timeout: float = CALL_TIMEOUT_S,
         start_timeout: float = START_TIMEOUT_S,
+        retry_listing: float = RETRY_LISTING_S,
         on_status: Callable[[str], None] | None = None,
     ) -> None:
         specs = load_mcp_config(config) if config is not None else {}
@@ -64,11 +69,13 @@ class McpServers:
         self.specs: dict[str, ServerSpec] = specs
         self.call_timeout = call_timeout
         self.start_timeout = start_timeout
+        self.retry_listing = retry_listing
         self.on_status = on_status
         self._loop = LoopThread()
         self._connections: dict[str, Connection] = {}
         self._listed: dict[str, list[Any]] = {}  # server → its mcp_types.Tool list
         self._problems: dict[str, str] = {}
+        self._failed_at: dict[str, float] = {}  # when a server last failed to start
         self._locks: dict[str, asyncio.Lock] = {}
         self._stopping: set[asyncio.Task[None]] = set()
         self._guard = threading.Lock()
@@ -93,6 +100,7 @@ class McpServers:
         del self.specs[name]
         self._listed.pop(name, None)
         self._problems.pop(name, None)
+        self._failed_at.pop(name, None)
         connection = self._connections.pop(name, None)
         if connection is not None:
             self._loop.run(connection.stop(), timeout=self.start_timeout + _MARGIN_S)
@@ -123,10 +131,14 @@ class McpServers:
 
     def tools(self, reserved: Collection[str] = ()) -> list[McpTool]:
         """Every server's tools, starting the servers not yet listed (at once, in
-        parallel). A server that fails is reported on `on_status` and left out (asked
-        again on the next `tools()`). Names in `reserved` (the agent's other tools) are
-        never reused: a clashing MCP tool is offered as `server__tool`."""
-        pending = [name for name in self.specs if name not in self._listed]
+        parallel). A server that fails is reported on `on_status` and left out (tried
+        again by a `tools()` `retry_listing` seconds later, or by a call to it). Names
+        in `reserved` (the agent's other tools) are never reused: a clashing MCP tool
+        is offered as `server__tool`."""
+        now = time.monotonic()
+        pending = [name for name in self.specs if name not in self._listed and (
+            name not in self._failed_at
+            or now - self._failed_at[name] >= self.retry_listing)]
         if pending:
             self._loop.run(self._list_all(pending),
                            timeout=self.start_timeout * 2 + _MARGIN_S)
@@ -195,13 +207,9 @@ class McpServers:
                 tools = await fresh.open(self.start_timeout)
             except ConnectionError as error:
                 self._problems[name] = str(error)
+                self._failed_at[name] = time.monotonic()
                 self._status(f"MCP server {name!r} could not start: {error}")
                 raise
-            except TimeoutError:
-                problem = f"it did not start within {self.start_timeout:g} s"
-                self._problems[name] = problem
-                self._status(f"MCP server {name!r} could not start: {problem}")
-                raise ConnectionError(problem) from None
             self._problems.pop(name, None)
             self._connections[name] = fresh
             self._listed[name] = tools
