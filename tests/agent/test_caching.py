@@ -1,0 +1,171 @@
+"""Prompt caching on the request path, without a network: which provider family gets which
+markers (`providers/_caching`), where the notebook context goes and what the previous
+request's breakpoint is (`_request`), and what a session was billed (`_billing`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from nbagent import Settings
+from nbagent.agent._billing import Billing, billing_of
+from nbagent.agent._request import CacheMemory, caching_enabled, with_context
+from nbagent.agent.providers._caching import (
+    CachePlan,
+    apply_cache_plan,
+    breakpoints,
+    cache_family,
+    minimum_cacheable,
+)
+from nbagent.engine._markers import MEMORY_HEADER
+from nbagent.engine._usage import Usage
+from nbagent.testing import ScriptedModel, calls, reply
+from tests.helpers import add, make_agent
+
+
+@pytest.mark.parametrize(("name", "provider", "family"), [
+    ("anthropic/claude-sonnet-4-5", "anthropic", "marked"),
+    ("claude-3-5-haiku-20241022", "anthropic", "marked"),
+    ("bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0", "bedrock", "marked"),
+    ("bedrock/converse/anthropic.claude-3-7-sonnet-20250219-v1:0", "bedrock", "marked"),
+    ("vertex_ai/claude-sonnet-4-5@20250929", "vertex_ai-anthropic_models", "marked"),
+    ("vertex_ai/gemini-2.5-pro", "vertex_ai-language-models", "none"),
+    ("gemini/gemini-2.5-flash", "gemini", "none"),
+    ("openrouter/google/gemini-2.5-pro", "openrouter", "none"),
+    ("openai/gpt-4o", "openai", "keyed"),
+    ("gpt-4.1-mini", "openai", "keyed"),
+    ("openai/my-local-llama", None, "automatic"),  # an OpenAI-compatible server of one's own
+    ("deepseek/deepseek-chat", "deepseek", "automatic"),
+    ("local/smollm2", None, "none"),
+], ids=lambda v: str(v))
+def test_each_provider_family_caches_its_own_way(name: str, provider: str | None,
+                                                 family: str) -> None:
+    assert cache_family(name, provider) == family
+
+
+def test_the_minimum_cacheable_prefix_follows_the_model() -> None:
+    assert minimum_cacheable("anthropic/claude-sonnet-4-5") == 1_024
+    assert minimum_cacheable("claude-3-5-haiku-20241022") == 2_048
+    assert minimum_cacheable("anthropic/claude-opus-4-1") == 1_024
+
+
+def plan_for(stable: int, tokens_each: int = 600, **fields: Any) -> CachePlan:
+    return CachePlan(stable=stable, prefix_tokens=[tokens_each * (i + 1) for i in range(stable)],
+                     **fields)
+
+
+def test_breakpoints_are_at_most_four_and_never_on_a_prefix_too_small_to_cache() -> None:
+    assert breakpoints(plan_for(12, boundary=2, previous=8), 1_024) == [2, 8, 11]
+    # index 0 (600 tokens) is under the minimum: no breakpoint is spent there
+    assert 0 not in breakpoints(plan_for(12, boundary=2, previous=8), 1_024)
+    assert breakpoints(plan_for(12, tokens_each=2_000, boundary=3, previous=8, preamble=2),
+                       1_024) == [1, 3, 8, 11]
+    assert breakpoints(plan_for(3, tokens_each=100), 1_024) == []
+
+
+def message_list(count: int) -> list[dict[str, Any]]:
+    roles = ["user", "assistant"]
+    return [{"role": "system", "content": "s"}] + [
+        {"role": roles[i % 2], "content": f"m{i}"} for i in range(count - 1)]
+
+
+def test_anthropic_markers_go_on_copies_and_the_context_stays_after_them() -> None:
+    messages, split = with_context(message_list(4), "threshold: float = 0.5")
+    plan = plan_for(4, tokens_each=2_000, split=split)
+    sent, options = apply_cache_plan("anthropic/claude-sonnet-4-5", "anthropic", messages, plan)
+    assert options == {} and "cache_control" not in str(messages)  # the originals untouched
+    assert sent[0]["cache_control"] == {"type": "ephemeral"}
+    assert sent[-1]["content"] == [
+        {"type": "text", "text": "m2", "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": "[threshold: float = 0.5]"}]
+
+
+@pytest.mark.parametrize("name", ["gemini/gemini-2.5-flash", "vertex_ai/gemini-2.5-pro",
+                                  "deepseek/deepseek-chat", "local/smollm2"])
+def test_gemini_automatic_cachers_and_local_servers_are_sent_as_they_are(name: str) -> None:
+    messages = message_list(5)
+    sent, options = apply_cache_plan(name, None, messages, plan_for(5, key="nbagent-x"))
+    assert sent is messages and options == {}
+
+
+def test_openai_gets_the_session_key_and_the_setting_turns_everything_off() -> None:
+    messages = message_list(5)
+    assert apply_cache_plan("openai/gpt-4o", "openai", messages,
+                            plan_for(5, key="nbagent-abc"))[1] == {"prompt_cache_key": "nbagent-abc"}
+    for name in ("openai/gpt-4o", "anthropic/claude-sonnet-4-5"):
+        sent, options = apply_cache_plan(name, None, messages,
+                                         plan_for(5, tokens_each=2_000, key="k", enabled=False))
+        assert sent is messages and options == {}
+
+
+def test_the_notebook_context_joins_the_users_message_or_trails_a_tool_result() -> None:
+    asked = [{"role": "system", "content": "s"}, {"role": "user", "content": "why?"}]
+    sent, split = with_context(asked, "x: int = 1")
+    assert sent[-1]["content"] == "why?\n\n[x: int = 1]" and split == len("why?")
+    assert asked[-1]["content"] == "why?"  # a copy
+    answered = [*asked, {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "42"}]
+    sent, split = with_context(answered, "x: int = 1")
+    assert sent[:-1] == answered and sent[-1] == {"role": "user", "content": "[x: int = 1]"}
+    assert split is None
+    memory = [*asked[:1], {"role": "user", "content": f"{MEMORY_HEADER}\n- notes"}]
+    assert with_context(memory, "x")[0][-1] == {"role": "user", "content": "[x]"}
+    assert with_context(asked, None) == (asked, None)
+
+
+def test_in_a_tool_loop_the_context_never_rewrites_an_earlier_message() -> None:
+    model = ScriptedModel([calls(("add", {"a": 1, "b": 2})), calls(("add", {"a": 3, "b": 4})),
+                           reply("7")])
+    agent, _ = make_agent(model, tools=[add], namespace={"rows": 10})
+    agent.chat("add things")
+    first, second, third = model.requests
+    assert second[:len(first) - 1] == first[:-1] and third[:len(second) - 1] == second[:-1]
+    assert [m["content"] for m in second if m["role"] == "user"][-1].startswith("[")
+
+
+def test_the_previous_breakpoint_is_remembered_until_the_history_is_rewritten() -> None:
+    agent, _ = make_agent(ScriptedModel([reply("a"), reply("b")]))
+    session = agent.session
+    assert CacheMemory.plan(session, [], None, enabled=True).previous is None
+    agent.chat("one")
+    plan = CacheMemory.plan(session, [], None, enabled=True)
+    assert plan.previous == 1 and plan.stable == 3 and plan.key == f"nbagent-{session.id}"
+    session.rewrite([session.history[0], {"role": "user", "content": "one, rewritten"},
+                     session.history[2]])
+    assert CacheMemory.plan(session, [], None, enabled=True).previous is None
+
+
+def test_the_setting_reads_the_field_then_the_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NBAGENT_PROMPT_CACHING", raising=False)
+    assert caching_enabled(Settings())
+    monkeypatch.setenv("NBAGENT_PROMPT_CACHING", "off")
+    assert not caching_enabled(Settings())
+
+    class WithField:
+        prompt_caching = True
+
+    assert caching_enabled(WithField())
+
+
+def test_billing_counts_each_kind_of_token_and_the_cache_read_share() -> None:
+    billing = Billing()
+    billing.add(Usage(input_tokens=100, output_tokens=10, cache_write_tokens=900),
+                cost=0.0039, input_cost=0.00367)
+    billing.add(Usage(input_tokens=50, output_tokens=20, cache_read_tokens=950),
+                cost=0.0006, input_cost=0.0003)
+    assert (billing.requests, billing.prompt_tokens, billing.output_tokens) == (2, 2_000, 30)
+    assert billing.cache_read_share == pytest.approx(950 / 2_000)
+    assert billing.cost == pytest.approx(0.0045) and billing.input_cost == pytest.approx(0.00397)
+    billing.add(None, cost=0.001)  # a reply without usage: its cost still counts
+    assert billing.requests == 3 and billing.input_cost == pytest.approx(0.00497)
+    assert Billing().cache_read_share == 0.0
+
+
+def test_each_chat_request_joins_the_sessions_billing() -> None:
+    model = ScriptedModel([calls(("add", {"a": 1, "b": 2})), reply("3")])
+    agent, _ = make_agent(model, tools=[add])
+    result = agent.chat("add")
+    assert billing_of(agent.session).requests == 2 and result.replaced is False
