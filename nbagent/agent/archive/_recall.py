@@ -31,6 +31,7 @@ class RecallIndex:
     def __init__(self, path: Path, identity: tuple[int, int]) -> None:
         self.path, self.identity = path, identity
         self.covered = 0
+        self.last = (0, b"")  # where the last indexed line starts, and that line
         self.offsets = array("q")  # message number -> where its record starts
         self.starts = array("q")  # message number -> where its text starts in `text`
         try:  # beside the archive: the same private folder and file system
@@ -47,7 +48,7 @@ class RecallIndex:
         if size == self.covered:
             return
         chunks: list[bytes] = []
-        pending = self.size
+        pending, last = self.size, self.last[0]
         try:
             for offset, end, record in read_lines(self.path, self.covered):
                 if record["kind"] == "message":
@@ -57,9 +58,16 @@ class RecallIndex:
                     self.starts.append(pending)
                     chunks.append(data)
                     pending += len(data)
-                self.covered = end
+                self.covered, last = end, offset
         finally:
+            if self.covered:
+                self.last = (last, _line_at(self.path, last))
             self._commit(chunks)
+
+    def still_there(self) -> bool:
+        """The file still holds the last line indexed, where it was (an inode number
+        is reused when a file is deleted and another made)."""
+        return self.covered == 0 or _line_at(self.path, self.last[0]) == self.last[1]
 
     def _commit(self, chunks: list[bytes]) -> None:
         if not chunks:
@@ -118,7 +126,8 @@ def index_of(path: Path) -> RecallIndex:
     identity = (status.st_dev, status.st_ino)
     with _indexes_lock:
         index = _indexes.get(path)
-        if index is None or index.identity != identity or status.st_size < index.covered:
+        if (index is None or index.identity != identity or status.st_size < index.covered
+                or not index.still_there()):
             if index is not None:
                 index.close()
             index = RecallIndex(path, identity)
@@ -129,6 +138,12 @@ def index_of(path: Path) -> RecallIndex:
     with index.lock:
         index.update(status.st_size)
     return index
+
+
+def _line_at(path: Path, offset: int) -> bytes:
+    with open(path, "rb") as handle:
+        handle.seek(offset)
+        return handle.readline()
 
 
 def recall(source: Archive | str | Path | None, query: str = "", message: int = -1,

@@ -40,7 +40,8 @@ BACKLOG = 16 * 2**20  # bytes of failed records held for the next write
 
 
 def _ref(kind: str, payload: Mapping[str, Any]) -> str | None:
-    return str(payload["ref"]) if kind == "output" else None
+    ref = payload.get("ref") if kind == "output" else None
+    return ref if isinstance(ref, str) else None
 
 
 class Archive:
