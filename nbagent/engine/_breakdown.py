@@ -1,4 +1,10 @@
-"""What fills the context window, by kind: the numbers behind `%context`."""
+"""What fills the context window, by kind: the numbers behind the notebook's context table.
+
+The system prompt (with pins) and the tool schemas are counted directly, with the same
+counter every time, so they read the same in every state of a session and after a resume;
+the rest of the context state's total is shared by the other kinds in proportion to their
+counts. What is left is measured against the same base as the context state's percent left.
+"""
 
 from __future__ import annotations
 
@@ -7,20 +13,39 @@ from dataclasses import dataclass
 from ._history import History
 from ._markers import is_memory, is_notebook_state, is_summary
 from ._thresholds import ContextState
-from ._tokens import REPLY_PRIMING, TextCounter, count_tools_tokens, estimate_tokens
+from ._tokens import (
+    REPLY_PRIMING,
+    TextCounter,
+    count_message_tokens,
+    count_tools_tokens,
+    estimate_tokens,
+)
 
 
 @dataclass(frozen=True)
 class Breakdown:
-    """Tokens by kind (calibrated so they add up to the context state's total)."""
+    """Tokens by kind: `system` and `tools` counted as they are, the other kinds sharing
+    the rest of `state.tokens`; `free` is what is left before `state`'s base (the
+    auto-compact trigger while it is armed, else the effective window)."""
 
     system: int
     tools: int
     memory: int  # session memory, summaries and the notebook-state block nbagent wrote
     tool_results: int
     conversation: int  # user and assistant messages, tool calls
-    free: int  # left before the effective window
+    free: int  # left before the base `percent_left` is measured against
     state: ContextState
+
+    @property
+    def base(self) -> int:
+        """The figure percent left and free are both measured against."""
+        limits = self.state.thresholds
+        return limits.auto_compact if self.state.auto_compact_armed else limits.effective_window
+
+    @property
+    def free_percent(self) -> float:
+        """`free` as a percentage of `base`: the context state's percent left."""
+        return self.state.percent_left
 
     @property
     def parts(self) -> dict[str, int]:
@@ -41,27 +66,35 @@ def context_breakdown(
     count_text: TextCounter | None = None,
 ) -> Breakdown:
     """Split `state.tokens` over the kinds of content in `history` and `tools`."""
-    raw = {"system": 0, "memory": 0, "tool_results": 0, "conversation": REPLY_PRIMING}
+    counter = count_text or estimate_tokens
+    system = sum(count_message_tokens(m, count_text=counter) for m in history
+                 if m["role"] == "system")
+    schemas = count_tools_tokens(tools, counter)
+    raw = {"memory": 0, "tool_results": 0, "conversation": REPLY_PRIMING}
     for index, message in enumerate(history):
         tokens = history.message_tokens(index)
         if message["role"] == "system":
-            raw["system"] += tokens
-        elif is_memory(message) or is_summary(message) or is_notebook_state(message):
+            continue
+        if is_memory(message) or is_summary(message) or is_notebook_state(message):
             raw["memory"] += tokens
         elif message["role"] == "tool":
             raw["tool_results"] += tokens
         else:
             raw["conversation"] += tokens
-    raw["tools"] = count_tools_tokens(tools, count_text or estimate_tokens)
+    rest = max(0, state.tokens - system - schemas)
     total = sum(raw.values()) or 1
-    scaled = {kind: round(value * state.tokens / total) for kind, value in raw.items()}
-    free = max(0, state.thresholds.effective_window - state.tokens)
-    return Breakdown(
-        scaled["system"],
-        scaled["tools"],
-        scaled["memory"],
-        scaled["tool_results"],
-        scaled["conversation"],
-        free,
-        state,
-    )
+    shares = {kind: value * rest / total for kind, value in raw.items()}
+    scaled = _rounded(shares, rest)
+    limits = state.thresholds
+    base = limits.auto_compact if state.auto_compact_armed else limits.effective_window
+    return Breakdown(system, schemas, scaled["memory"], scaled["tool_results"],
+                     scaled["conversation"], max(0, base - state.tokens), state)
+
+
+def _rounded(shares: dict[str, float], total: int) -> dict[str, int]:
+    """Round `shares` so they add up to `total` exactly (largest remainders first)."""
+    floors = {kind: int(value) for kind, value in shares.items()}
+    left = total - sum(floors.values())
+    for kind in sorted(shares, key=lambda k: floors[k] - shares[k])[:max(0, left)]:
+        floors[kind] += 1
+    return floors

@@ -8,15 +8,16 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from ._attempt import Attempt
 from ._decision import MAX_FAILURES, Action, Decision, Trigger
 from ._events import Compacted, CompactionStarted, CompactionUndone, EventStream, Rewriting, Status
 from ._exceptions import CompactionFailed, NbagentError
 from ._history import History, validate_messages
 from ._ladder import LADDER, Level, Rung, levels_for, standin
 from ._level_context import LadderContext
+from ._preview import Preview, preview
 from ._questions import ModelQuestions, Standalone
 from ._settings import EngineSettings
 from ._texts import BREAKER_SKIP, CANNOT_UNDO, NOTHING_TO_UNDO
@@ -25,33 +26,10 @@ from ._tracker import TokenTracker
 from ._view import view_change
 from ._window import WindowInfo
 from .compaction import Summarizer
-from .compaction._common import INTERRUPTS, add_costs, error_text
+from .compaction._common import INTERRUPTS, error_text
 
 __all__ = ["MAX_FAILURES", "CompactionController"]
 Message = dict[str, Any]
-
-
-@dataclass
-class _Attempt:
-    """What one compaction attempt has done so far, for its decision record."""
-
-    trigger: Trigger
-    before: int
-    threshold: int
-    focus: str | None
-    levels: list[str] = field(default_factory=list)
-    reasons: list[str] = field(default_factory=list)
-    calls: int = 0
-    cost: float | None = None
-    summary: str | None = None
-    degraded: bool = False
-    holds_breaker: bool = False  # the floor stood in for an open breaker
-    left_view: str | None = None
-    started: float = field(default_factory=time.perf_counter)
-
-    def spent(self, calls: int, cost: float | None) -> None:
-        self.calls += calls
-        self.cost = add_costs(self.cost, cost)
 
 
 class CompactionController:
@@ -176,7 +154,7 @@ class CompactionController:
         return self._apply("auto", history, limits, tokens, None, self._levels("auto", limits))
 
     def compact_now(self, history: History, *, focus: str | None = None) -> Decision:
-        """Compact on request (`%compact`): runs even with the breaker open; success closes it.
+        """Compact on request (`agent.compact()`): runs with the breaker open; success closes it.
 
         L1 snip, then L2 session memory, or L3 full summary when L2 could not run;
         a summarizer that fails leaves the floor. `focus` reaches the summarizer.
@@ -184,6 +162,15 @@ class CompactionController:
         limits = self.thresholds()
         return self._apply("manual", history, limits, self.count(history), focus,
                            self._levels("manual", limits, focus=focus))
+
+    def preview(self, history: History, focus: str | None = None) -> Preview:
+        """What `compact_now(focus=focus)` would do now, computed without calling the
+        summarizer or changing anything (see `Preview`)."""
+        limits = self.thresholds()
+        standins = levels_for("manual", settings=self.settings(), limits=limits, summarize=None,
+                              focus=focus, ladder=self.ladder)
+        return preview(history, self._levels("manual", limits, focus=focus), standins,
+                       tokens_before=self.count(history), focus=focus)
 
     def on_tool_result(self, history: History) -> Decision:
         """Mid-loop, after a round of tool results: a budget-aware micro-snip when over
@@ -223,7 +210,7 @@ class CompactionController:
         return None
 
     def _run_levels(self, trigger: Trigger, history: History, levels: list[Level],
-                    attempt: _Attempt, fits_under: int, target: int) -> list[Message]:
+                    attempt: Attempt, fits_under: int, target: int) -> list[Message]:
         """Run the ladder on a copy; a summarizer that fails leaves the floor instead.
         An automatic ladder stops once the history fits under `fits_under`, and before
         the memory level (a first-choice model level) once it is at or under `target`:
@@ -281,7 +268,7 @@ class CompactionController:
         """Run `levels`; swap the result in only if it is valid (and report if smaller)."""
         threshold = limits.midloop if trigger == "midloop" else limits.auto_compact
         self.events.emit(CompactionStarted(trigger, before, threshold, focus))
-        attempt = _Attempt(trigger, before, threshold, focus)
+        attempt = Attempt(trigger, before, threshold, focus)
         original, counts = history.messages, history.token_counts()
         try:
             target = limits.auto_compact - 1
@@ -340,7 +327,7 @@ class CompactionController:
                         tokens_before=tokens, tokens_after=tokens, threshold=threshold,
                         changed=False, failures=self._failures, breaker_open=self.breaker_open)
 
-    def _finish(self, attempt: _Attempt, action: Action, after: int, *, swapped: bool = False
+    def _finish(self, attempt: Attempt, action: Action, after: int, *, swapped: bool = False
                 ) -> Decision:
         # A degraded success (the summarizer failed, the floor stood in) counts as a failure.
         if action == "compacted" and not attempt.degraded:

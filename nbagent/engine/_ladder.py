@@ -27,6 +27,7 @@ from ._decision import Trigger
 from ._level_context import LadderContext
 from ._plans import plan_floor, plan_memory, plan_overflow, plan_snip, plan_summary
 from ._settings import EngineSettings
+from ._texts import RUNNING
 from ._thresholds import Thresholds
 from .compaction import (
     LevelResult,
@@ -136,7 +137,8 @@ class Level:
 
     def describe(self, messages: Sequence[Message], counts: Sequence[int]) -> str:
         """What this level is about to do to `messages`, in one status line."""
-        return self.plan(messages, counts) if self.plan is not None else f"running {self.name}…"
+        return self.plan(messages, counts) if self.plan is not None else RUNNING.format(
+            level=self.name)
 
 
 def _planned(plan: Plan, messages: Sequence[Message], counts: Sequence[int], *,

@@ -26,6 +26,14 @@ FLOORING = "keeping what code can of {turns} ({tokens:,} tokens; no model call)�
 DROPPING = "dropping the oldest rounds to fit the model's limit ({tokens:,} tokens now)…"
 RUNNING = "running {level}…"
 
+# a preview of the compaction `agent.compact()` would run now
+PREVIEW_NOTHING = "A compaction now would change nothing ({tokens:,} tokens)."
+PREVIEW_LEVELS = "A compaction now runs {levels} ({model}):"
+PREVIEW_KEEPS = ("the floor keeps {users} user messages, {names}, {results} reported results; "
+                 "{pins} pins stay verbatim")
+PREVIEW_TOKENS = ("about {before:,} → {after:,} tokens (before the summarizer's notes); the "
+                  "prompt cache is rewritten from there on: ~{rewrite:,} tokens")
+
 
 def plural(count: int) -> str:
     return "" if count == 1 else "s"

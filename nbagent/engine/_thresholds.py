@@ -173,3 +173,22 @@ def context_state(
             level = meter.name
     return ContextState(tokens, percent_left, level, armed, limits.window.source, limits,
                         breaker_open)
+
+
+THRESHOLD_COLUMNS = ("output_reserve", "effective_window", "auto_compact", "midloop", "warning",
+                     "error", "blocking")
+
+
+def threshold_rows(windows: tuple[tuple[str, int, int | None], ...],
+                   settings: EngineSettings | None = None) -> list[str]:
+    """Markdown rows of `THRESHOLD_COLUMNS` for (label, window, max output) cases, as
+    docs/configuration.md prints them (a test checks the page against this)."""
+    settings = EngineSettings() if settings is None else settings
+    rows = []
+    for label, window, max_output in windows:
+        info = WindowInfo(label, window, "env", max_output, None if max_output is None else "env")
+        limits = _from_window(info, settings)
+        figures = " | ".join(f"{getattr(limits, column):,}" for column in THRESHOLD_COLUMNS)
+        rows.append(f"| {label} | {window:,} | "
+                    f"{'—' if max_output is None else f'{max_output:,}'} | {figures} |")
+    return rows

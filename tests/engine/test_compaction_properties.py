@@ -11,16 +11,16 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nbagent import validate_messages
+from nbagent import Settings, thresholds, validate_messages
 from nbagent.compaction import (
     context_collapse,
-    full_compact,
     ptl_fallback,
     session_memory_compact,
-    snip_old_tools,
     with_notebook_state,
     with_pins,
 )
+from nbagent.engine._ladder import LADDER
+from nbagent.engine._level_context import LadderContext
 from nbagent.engine._markers import is_notebook_state, is_pins
 from nbagent.engine.compaction._common import tokens
 from tests.helpers import nine_sections
@@ -33,17 +33,19 @@ def summary(_: Messages) -> str:
     return nine_sections("brief")
 
 
+# Every row of the ladder, bound as the controller binds it (small sizes, so short
+# histories fold), plus the options no setting reaches and L5, which is on no ladder.
+SMALL = Settings(keep_recent_turns=1, snip_min_chars=10, snip_batch_tokens=0,
+                 memory_tail_min_tokens=10, memory_tail_max_tokens=200,
+                 memory_tail_min_messages=1, memory_min_fold_tokens=0)
+CONTEXT = LadderContext(SMALL, thresholds("claude-sonnet-4-5", settings=SMALL), summary,
+                        error="prompt is too long: 500 tokens > 100 maximum")
 LEVELS: dict[str, Callable[[Messages], Messages]] = {
-    "L1": lambda m: snip_old_tools(m, keep_recent_turns=1, min_chars=10),
-    "L2": lambda m: session_memory_compact(
-        m, summary, tail_min_tokens=10, tail_max_tokens=200, tail_min_messages=1
-    ),
+    **{rung.name: rung.bind(CONTEXT) for rung in LADDER},
     "L2-floor": lambda m: session_memory_compact(
         m, None, tail_min_tokens=10, tail_max_tokens=200, tail_min_messages=1,
         floor_tokens_budget=50,
     ),
-    "L3": lambda m: full_compact(m, summary),
-    "L4": lambda m: ptl_fallback(m, "prompt is too long: 500 tokens > 100 maximum"),
     "L4-no-limit": lambda m: ptl_fallback(m, None),
     "L5": lambda m: context_collapse(m, max_chars=20),
 }
@@ -63,7 +65,7 @@ def test_every_level_returns_a_valid_smaller_history(messages: Messages, level: 
         assert list(result) == messages and result.reason  # type: ignore[attr-defined]
 
 
-@given(histories(), st.sampled_from(["L1", "L5"]))
+@given(histories(), st.sampled_from(["L1 snip", "L5"]))
 def test_snip_and_collapse_are_idempotent(messages: Messages, level: str) -> None:
     once = list(LEVELS[level](messages))
     assert list(LEVELS[level](once)) == once

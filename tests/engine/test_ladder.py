@@ -4,12 +4,15 @@ and that each level is a plain `list → list` function."""
 from __future__ import annotations
 
 import copy
+import inspect
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from nbagent import Level, Settings, levels_for, thresholds
-from nbagent.compaction import LevelResult
+from nbagent import CompactionController, History, Level, Settings, levels_for, thresholds
+from nbagent.compaction import LevelResult, context_collapse
+from nbagent.engine._ladder import LADDER, Rung, describe_ladder
 from nbagent.engine._markers import MEMORY_HEADER, SUMMARY_HEADER, is_snipped
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import session
@@ -113,3 +116,50 @@ def test_the_overflow_level_reads_the_limit_from_the_error() -> None:
                          error="prompt is too long: 18000 tokens > 9000 maximum")
     result = drop(messages)
     assert result.changed and "9,000-token limit" in result.reason
+
+
+def test_the_ladder_is_one_table_every_trigger_reads() -> None:
+    triggers = [("auto", {}), ("auto", {"summarize": None}), ("manual", {}),
+                ("midloop", {}), ("overflow", {})]
+    used = {name for trigger, options in triggers for name in names(trigger, **options)}
+    assert used == {rung.name for rung in LADDER}  # no level outside the table, none unused
+    table = describe_ladder()
+    for rung in LADDER:
+        assert rung.name in table and rung.function.__name__ in table and rung.what in table
+
+
+def test_every_level_takes_counts_by_the_same_keyword() -> None:
+    for rung in LADDER:
+        parameter = inspect.signature(rung.function).parameters["counts"]
+        assert parameter.kind is inspect.Parameter.KEYWORD_ONLY, rung.name
+        assert rung.function.__module__.startswith("nbagent.engine.compaction."), rung.name
+
+
+def test_a_terminal_row_stops_the_ladder_whatever_its_name() -> None:
+    ran: list[str] = []
+
+    def after(messages: Any, *, counts: Any = None) -> LevelResult:
+        ran.append("after")
+        return LevelResult.unchanged(messages, "should not run")
+
+    floor = next(r for r in LADDER if r.terminal)
+    ladder = [*(replace(r, name="L9 my floor") if r is floor else r for r in LADDER),
+              Rung("L9 after", after, lambda c: {}, "never reached", lambda m, n, c: "…",
+                   runs="without_model")]
+    settings = Settings(max_context_tokens=8_192, keep_recent_turns=2)
+    ctl = CompactionController(window="local/test", settings=settings, ladder=ladder)
+    decision = ctl.compact_now(History(session(12)))
+    assert decision.action == "compacted" and decision.levels[-1] == "L9 my floor"
+    assert ran == []
+
+
+def test_a_new_level_is_one_row() -> None:
+    collapse = Rung("L5 collapse", context_collapse, lambda c: {"max_chars": 50},
+                    "cut big tool results", lambda m, n, c: "collapsing tool results…")
+    ctl = CompactionController(window="local/test", ladder=[collapse, *LADDER],
+                               settings=Settings(max_context_tokens=8_192))
+    seen: list[Any] = []
+    ctl.events.subscribe(seen.append)
+    decision = ctl.compact_now(History(session(12)))
+    assert decision.levels[0] == "L5 collapse"
+    assert any(getattr(e, "text", None) == "collapsing tool results…" for e in seen)

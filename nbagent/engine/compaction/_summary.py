@@ -30,6 +30,7 @@ from ._floor import (
     floor_tokens,
     kept_tokens,
     render_floor_parts,
+    shorten_user_message,
 )
 from ._render import RESULT_CHARS, render_message
 
@@ -116,18 +117,42 @@ def validate_summary(text: str) -> list[str]:
     return problems
 
 
-def _with_floor(sections: dict[str, str], floor: dict[str, str]) -> str:
+_NONE = re.compile(
+    r"^\W*(?:none|n/?a|nothing|not applicable|-+|no (?:errors?|issues?|files?|tasks?|"
+    r"pending tasks?|next steps?|messages?))(?: yet| so far)?\W*$", re.IGNORECASE)
+
+
+def says_nothing(body: str) -> bool:
+    """Whether a section's body is empty or only says there is nothing ("None.", "N/A")."""
+    return not body.strip() or _NONE.match(body.strip()) is not None
+
+
+def _with_floor(sections: dict[str, str], floor: dict[str, str], first: str | None,
+                latest: str | None) -> str:
+    """The nine sections with the floor merged in: the parts the floor has for a section
+    are added to it, and a section that says nothing while the floor has content for it
+    is filled from the floor instead (a weak summarizer's "None." never hides them)."""
     additions = {
         "Primary Request and Intent": floor.get("focus"),
         "All user messages": floor.get("users"),
         "Files and Code Sections": floor.get("names"),
         "Errors and fixes": floor.get("errors"),
+        "Problem Solving": floor.get("results"),
+    }
+    stand_ins = {
+        "Primary Request and Intent": f"The first request: {shorten_user_message(first)}"
+        if first else None,
+        "Current Work": f"The latest request: {shorten_user_message(latest)}"
+        if latest else None,
     }
     parts = [SUMMARY_HEADER]
     for number, title in enumerate(SECTIONS, 1):
-        body = sections.get(title, "").strip() or "None."
+        body = sections.get(title, "").strip()
         extra = additions.get(title)
-        if extra:
+        if says_nothing(body):
+            filled = [text for text in (stand_ins.get(title), extra) if text]
+            body = "\n\n".join(filled) if filled else "None."
+        elif extra:
             body = f"{body}\n\n{extra}"
         parts.append(f"## {number}. {title}\n{body}")
     return "\n\n".join(parts)
@@ -218,9 +243,12 @@ def full_compact(
         if is_memory(messages[i]) or is_summary(messages[i]))
     floor_budget = (floor_tokens_budget if floor_tokens_budget is not None
                     else default_budget(sums[-1], carried))
-    floor = render_floor_parts(extract_floor(span), floor_budget, keep_first=True,
+    seen = extract_floor(span)
+    floor = render_floor_parts(seen, floor_budget, keep_first=True,
                                keep_last=not keep_latest, focus=focus)
-    summary = _with_floor(sections, floor)
+    first = seen.user_messages[0] if seen.user_messages else None
+    latest_text = str(messages[latest]["content"]) if latest is not None else None
+    summary = _with_floor(sections, floor, first, latest_text)
     block = {"role": "user", "content": summary}
     kept = [*states, *([latest] if keep_latest and latest is not None else [])]
     result: list[Message] = [*messages[: layout.body], block, *(messages[i] for i in kept),

@@ -1,0 +1,99 @@
+"""`Preview`: the compaction the controller would run now, computed without calling the
+summarizer or changing anything — the levels, the turns folded and the tool outputs
+cleared with their tokens, what the floor keeps, the tokens expected after and the cache
+rewrite it costs. The model levels are stood in for by the floor (the same span folded,
+no call), so the figures are the summarizer-free lower bound of the real compaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._history import History
+from ._ladder import Level
+from ._texts import PREVIEW_KEEPS, PREVIEW_LEVELS, PREVIEW_NOTHING, PREVIEW_TOKENS, turns_text
+from ._view import view_change
+from .compaction import extract_floor, pins_of
+
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What `compact_now(focus)` would do now (see the module docstring)."""
+
+    levels: tuple[str, ...]  # the levels that would run, as the ladder names them
+    calls_model: bool  # whether the real compaction would call the summarizer
+    folded_turns: tuple[int, ...]  # turns (numbered from 1) that would be folded
+    cleared_outputs: int  # tool outputs that would be cleared to a placeholder
+    tokens_removed: int  # tokens of the messages that would leave the view
+    keeps_user_messages: int  # user messages the floor keeps of what is folded
+    keeps_names: tuple[str, ...]  # paths, variable and column names it keeps
+    keeps_results: tuple[str, ...]  # results reported that it keeps
+    pins: tuple[str, ...]  # pinned facts (always kept verbatim)
+    tokens_before: int
+    tokens_after: int  # expected (before the summarizer's notes, when one is called)
+    cache_rewrite: int  # tokens from the first changed message on: rewritten in the cache
+    focus: str | None = None
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.folded_turns or self.cleared_outputs)
+
+    def text(self) -> str:
+        """A few lines for a person."""
+        if not self.changes:
+            return PREVIEW_NOTHING.format(tokens=self.tokens_before)
+        lines = [PREVIEW_LEVELS.format(
+            levels=" → ".join(self.levels),
+            model="calls the summarizer" if self.calls_model else "no model call")]
+        if self.folded_turns:
+            lines.append(f"folds {turns_text(self.folded_turns)}")
+        if self.cleared_outputs:
+            lines.append(f"clears {self.cleared_outputs} old tool output"
+                         f"{'' if self.cleared_outputs == 1 else 's'}")
+        lines[-1] += f" (~{self.tokens_removed:,} tokens leave the view)"
+        names = ", ".join(self.keeps_names[:8]) + (" …" if len(self.keeps_names) > 8 else "")
+        lines.append(PREVIEW_KEEPS.format(users=self.keeps_user_messages,
+                                          names=names or "no names",
+                                          results=len(self.keeps_results),
+                                          pins=len(self.pins)))
+        lines.append(PREVIEW_TOKENS.format(before=self.tokens_before, after=self.tokens_after,
+                                           rewrite=self.cache_rewrite))
+        return "\n".join(lines)
+
+
+def preview(history: History, real: Sequence[Level], standins: Sequence[Level], *,
+            tokens_before: int, focus: str | None = None) -> Preview:
+    """Run `standins` (the model-free levels of the ladder `real` would run) on a copy
+    of `history`; nothing is called, nothing changes."""
+    original, counts = history.messages, history.token_counts()
+    work, current = original, history
+    for level in standins:
+        result = level(work, current.token_counts())
+        if result.changed:
+            work = list(result)
+            current = history.copy_with(work)
+        if level.terminal:
+            break
+    change = view_change(original, work, counts)
+    old = {id(m) for m in original}
+    floor = extract_floor([m for m in work if id(m) not in old])  # read back from the blocks
+    ratio = tokens_before / max(1, history.estimated_tokens)
+    return Preview(
+        levels=tuple(level.name for level in real),
+        calls_model=any(level.calls_model for level in real),
+        folded_turns=change.folded_turns,
+        cleared_outputs=change.cleared_outputs,
+        tokens_removed=round(change.tokens_removed * ratio),
+        keeps_user_messages=len(floor.user_messages),
+        keeps_names=floor.names,
+        keeps_results=floor.results,
+        pins=tuple(pins_of(original)),
+        tokens_before=tokens_before,
+        tokens_after=round(change.tokens_after * ratio),
+        cache_rewrite=round(change.rewrite_tokens * ratio),
+        focus=focus,
+    )
