@@ -15,7 +15,7 @@ import pytest
 
 from nbagent.agent.mcp._servers import McpServers
 from nbagent.testing import ScriptedModel, calls, reply
-from tests.agent.mcp.servers.launch import DEMO, free_port, http_demo
+from tests.agent.mcp.servers.launch import DEMO, free_port, http_demo, listening
 from tests.helpers import make_agent, tool_results
 
 pytestmark = pytest.mark.real
@@ -61,9 +61,8 @@ def test_a_server_that_goes_away_gives_errors_then_works_when_it_is_back() -> No
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                    start_new_session=True)
         deadline = time.monotonic() + 30
-        with McpServers({"probe": {"url": address}}, start_timeout=2) as probe:
-            while not probe.tools() and time.monotonic() < deadline:
-                time.sleep(0.2)
+        while not listening(port) and time.monotonic() < deadline:
+            time.sleep(0.05)
         return process
 
     with McpServers({"web": {"url": address}}, start_timeout=5,

@@ -27,7 +27,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _listening(port: int) -> bool:
+def listening(port: int) -> bool:
     with socket.socket() as probe:
         probe.settimeout(0.2)
         return probe.connect_ex(("127.0.0.1", port)) == 0
@@ -42,7 +42,7 @@ def http_demo(timeout: float = 30.0) -> Iterator[str]:
                                start_new_session=True)
     try:
         deadline = time.monotonic() + timeout
-        while not _listening(port):
+        while not listening(port):
             if process.poll() is not None:
                 raise RuntimeError(f"the demo HTTP server exited with {process.returncode}")
             if time.monotonic() > deadline:
@@ -52,8 +52,8 @@ def http_demo(timeout: float = 30.0) -> Iterator[str]:
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(10)
+            try:  # a tool still sleeping in a worker thread can hold a graceful stop
+                process.wait(3)
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait(10)
