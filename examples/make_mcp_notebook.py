@@ -49,6 +49,7 @@ for t in servers.tools():
 AGENT = '''import nbagent
 from nbagent.testing import ScriptedModel, calls
 
+
 # No API key needed here: a scripted stand-in plays the model (it calls the two MCP tools,
 # then answers from what the second one returned). With a real model:
 # nbagent.new_session(model="anthropic/claude-sonnet-4-20250514")
