@@ -18,9 +18,11 @@ from ..engine._controller import CompactionController
 from ..engine._decision import Decision
 from ..engine._events import ContextChanged, EventStream, Status
 from ..engine._history import History
+from ..engine._preview import Preview
 from ..engine._thresholds import ContextState
 from ..engine._window import WindowInfo
 from ..engine.compaction import Summarizer
+from ._billing import Billing, billing_of
 from ._loop import ChatResult, run_chat
 from ._model_side import AgentModel
 from ._resume import resume
@@ -194,7 +196,8 @@ class Agent:
     def _offer_tools(self) -> None:
         offered = notebook_tools(
             self.namespace, self.session.store, enable_python=self.settings().enable_python,
-            archive=lambda: self.session.archive,
+            archive=lambda: self.session.archive, events=self.session.events,
+            settings=self.settings,
         ) if self.builtin_tools else []
         self.tools = {t.name: t for t in [*offered, *self.extra_tools]}
 
@@ -335,8 +338,20 @@ class Agent:
         with self.session.turn():
             return self.session.controller.compact_now(self.history, focus=focus)
 
+    def preview_compaction(self, focus: str | None = None) -> Preview:
+        """What `compact(focus)` would do now — which turns it would fold or clear, what
+        the floor keeps, the tokens after and the cache rewrite — computed without calling
+        the summarizer or changing anything (`preview.text()` says it in a few lines)."""
+        return self.session.controller.preview(self.history, focus=focus)
+
     def undo_compaction(self) -> None:
-        """Restore the history as it was before the last compaction (`%compact --undo`),
-        as long as nothing was added since; otherwise `NbagentError` says why."""
-        self.session.controller.undo(self.history)
+        """Restore the history as it was before the last compaction (also one a resumed
+        archive recorded), as long as nothing was added since; otherwise `NbagentError`
+        says why."""
+        self.session.undo_compaction()
         self.events.emit(ContextChanged(self.context_state(), self.cost))
+
+    def billing(self) -> Billing:
+        """What this session's chat requests were billed so far: input, cache reads and
+        writes, output, and their cost at litellm's prices (`cache_read_share`)."""
+        return billing_of(self.session)

@@ -171,8 +171,6 @@ def test_a_dataframe_from_a_tool_reaches_the_provider_as_a_table() -> None:
                                             "1  south     7.25"]
 
 
-@pytest.mark.xfail(strict=True, reason="the agent does not pass its event stream to "
-                   "notebook_tools yet (Agent._offer_tools: events=self.session.events)")
 def test_code_proposed_by_the_model_is_announced_for_one_cell_and_never_run() -> None:
     from nbagent.events import CellProposed
 
