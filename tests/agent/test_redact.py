@@ -20,6 +20,7 @@ from nbagent.agent.archive._redact import (
     REDACTED,
     SHAPES,
     find_secrets,
+    looks_secret,
     redact,
     redact_value,
     secret_env_values,
@@ -233,3 +234,78 @@ def test_a_session_whose_tool_arguments_held_an_api_key_resumes_and_chats() -> N
     assert resumed.chat("where were we?").text == "still here"
     arguments = resumed.history.messages[2]["tool_calls"][0]["function"]["arguments"]
     assert json.loads(arguments) == {"url": "https://example.com/data.csv", "api_key": REDACTED}
+
+
+# -- environment values: by shape and certainty, whole tokens, never structure -----------------
+
+COINCIDENCES = {"POSTGRES_PASSWORD": "postgres", "PARTITION_KEY": "customer_id",
+                "DEFAULT_ROLE_TOKEN": "assistant", "USER_SECRET": "user", "TOOL_KEY": "tool",
+                "BUCKET_KEY": "reports-2024-final", "DB_PASSWORD": "Summer2024",
+                "SERVICE_TOKEN": "localhost:8888", "FUNCTION_SECRET": "function",
+                "MAIN_KEY": "main", "SYSTEM_PASSWORD": "system", "CALL_TOKEN": "call_1"}
+
+
+@pytest.mark.parametrize("name", list(ORDINARY))
+def test_words_that_equal_a_secret_named_variable_are_not_redacted(name: str) -> None:
+    assert secret_env_values(COINCIDENCES) == []
+    assert redact(ORDINARY[name], COINCIDENCES) == ORDINARY[name]
+
+
+def test_the_issue_s_message_comes_back_whole_and_its_roles_too(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                ) -> None:
+    for variable, value in COINCIDENCES.items():
+        monkeypatch.setenv(variable, value)
+    text = ("Load the orders table from postgres (postgresql://localhost/shop) and group by "
+            "customer_id")
+    agent = Agent(model=ScriptedModel([reply("grouped by customer_id")]), namespace={},
+                  builtin_tools=False)
+    agent.chat(text)
+    agent.session.close()
+    back = replay(agent.session.archive.path)  # type: ignore[union-attr]
+    assert back.messages == agent.history.messages  # nothing altered, roles included
+    resumed = Agent.resume(agent.session_id, model=ScriptedModel([reply("ok")]), namespace={})
+    assert resumed.history.messages[1]["content"] == text
+    resumed.session.close()
+
+
+@pytest.mark.parametrize(("value", "secret"), [
+    ("q8Zt2Lx9-Vw4Mn7Bc", True), ("0c03490ba324909ffc5be3a2827c1ac9", True),
+    ("Zq9xW2vB7nM4kP1s", True), ("postgres", False), ("customer_id", False),
+    ("assistant", False), ("reports-2024-final", False), ("Summer2024", False),
+    ("new-york-city-taxi.csv", False), ("2024-01-01T00:00:00", False),
+    ("/home/me/.ssh/id_rsa", False), ("localhost:8888", False), ("${API_KEY}", False),
+    ("1234567890123", False), ("PARTITION_BY_CUSTOMER", False)])
+def test_a_value_is_a_secret_by_its_shape(value: str, secret: bool) -> None:
+    assert looks_secret(value) is secret
+
+
+def test_an_environment_secret_is_redacted_only_as_a_whole_token() -> None:
+    environ = {"MY_SERVICE_TOKEN": "q8Zt2Lx9-Vw4Mn7Bc"}
+    assert redact("use q8Zt2Lx9-Vw4Mn7Bc, not xq8Zt2Lx9-Vw4Mn7Bc9", environ) == \
+        "use [redacted], not xq8Zt2Lx9-Vw4Mn7Bc9"
+
+
+def test_keys_roles_and_ids_are_structure_and_never_change() -> None:
+    environ = {"CALL_TOKEN": "call8Zt2Lx9Vw4Mn7Bc"}
+    message = {"role": "tool", "tool_call_id": "call8Zt2Lx9Vw4Mn7Bc",
+               "content": "id call8Zt2Lx9Vw4Mn7Bc", "call8Zt2Lx9Vw4Mn7Bc": 1}
+    assert redact_value(message, environ) == {
+        "role": "tool", "tool_call_id": "call8Zt2Lx9Vw4Mn7Bc", "content": "id [redacted]",
+        "call8Zt2Lx9Vw4Mn7Bc": 1}
+
+
+@pytest.mark.parametrize("text", [
+    "-----BEGIN RSA PRIVATE KEY----- goes first in the file, then the body, then the END line.",
+    "The file starts with -----BEGIN OPENSSH PRIVATE KEY-----\nand that is all we know.",
+    "-----BEGIN PRIVATE KEY-----\n(elided)\n-----END PRIVATE KEY-----",
+], ids=["header in prose", "header then prose", "elided body"])
+def test_a_key_header_without_its_body_redacts_nothing(text: str) -> None:
+    assert redact(text, NO_ENV) == text
+
+
+def test_a_key_body_cut_short_is_still_redacted_and_the_text_after_kept() -> None:
+    body = "\n".join(["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" * 1] * 3)
+    text = f"-----BEGIN PRIVATE KEY-----\n{body}\n\nThat was the key (cut by the pager)."
+    assert redact(text, NO_ENV) == ("-----BEGIN PRIVATE KEY-----[redacted]\n"
+                                    "That was the key (cut by the pager).")

@@ -1,6 +1,8 @@
 """Redaction at rest: find secrets by their real shapes and replace only the secret span.
 
-One table (`SHAPES`) holds every recognised format; each row says which span it removes.
+One table (`_shapes.SHAPES`) holds every recognised format; each row says which span it
+removes. Environment values are secrets only when they look like one (`looks_secret`)
+and only as whole tokens; keys, roles and ids are structure and never change.
 `redact` keeps structure: a JSON text stays valid JSON (secrets are removed inside its
 parsed values; it is re-serialised only when the span edit would not parse back the
 same). The live history never passes through here: only what goes to disk, or into an
@@ -9,179 +11,54 @@ error message, does.
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-REDACTED = "[redacted]"
-Span = tuple[int, int]
+from ._shapes import API_NAME, PASSWORD_NAME, PLACEHOLDER, REDACTED, SHAPES, SecretShape
 
+__all__ = ["REDACTED", "SHAPES", "Redactor", "SecretShape", "find_secrets", "looks_secret",
+           "redact", "redact_value", "secret_env_values"]
 
-def _has_digit(text: str) -> bool:
-    return any(c.isdigit() for c in text)
-
-
-def _random_looking(text: str) -> bool:
-    """Keys are random: long, letters and digits mixed, a long unbroken alphanumeric run;
-    slugs and hyphenated words ("sk-learn-pipeline-2024") are not."""
-    runs = re.findall(r"[A-Za-z0-9]+", text)
-    return (len(text) >= 16 and _has_digit(text) and any(c.isalpha() for c in text)
-            and max((len(run) for run in runs), default=0) >= 10)
-
-
-def _mixed_case(text: str) -> bool:
-    return any(c.isupper() for c in text) and any(c.islower() for c in text)
-
-
-@dataclass(frozen=True)
-class SecretShape:
-    """One secret format. `pattern` finds candidates (it opens with a literal where it
-    can: that keeps a pass over megabytes of output fast); `span` says which part of a
-    match is the secret, or None when the candidate is not one after all."""
-
-    name: str
-    pattern: re.Pattern[str]
-    span: Callable[[re.Match[str]], Span | None]
-
-
-def _whole(check: Callable[[str], bool] | None = None) -> Callable[[re.Match[str]], Span | None]:
-    """The group named "secret" if the pattern has one, else the whole match, when
-    `check` accepts it."""
-
-    def span(match: re.Match[str]) -> Span | None:
-        group = "secret" if "secret" in match.re.groupindex else 0
-        found = match.span(group)
-        if found[0] == found[1] or (check is not None and not check(match.group(group))):
-            return None
-        return found
-
-    return span
-
-
-def _shape(name: str, pattern: str, span: Callable[[re.Match[str]], Span | None] | None = None,
-           flags: int = 0) -> SecretShape:
-    return SecretShape(name, re.compile(pattern, flags), span or _whole())
-
-
-def _no_word_before(width: int) -> str:
-    """A lookbehind set after a literal prefix `width` characters long: the prefix does
-    not continue a word ("risk-adjusted" holds no "sk-" key, "task-scheduler" neither)."""
-    return rf"(?<![A-Za-z0-9_-].{{{width}}})"
-
-
-# `name = value`, `"name": "value"`, `name: value`, `Name=value;`: a quoted value (with
-# escapes) or a bare one, which stops at code punctuation
-_ASSIGN = r"""(?![A-Za-z0-9_])["']?[ \t]*(?::(?![=:])|=(?![=>]))[ \t]*"""
-_VALUE = (r"""(?:(?P<quote>["'])(?P<quoted>(?:\\.|(?!(?P=quote))[^\\\n])*)(?P=quote)"""
-          r"""|(?P<bare>[^\s"'<>;&,(){}\[\]\\`]+))""")
-_NAME_HEAD = re.compile(r"[A-Za-z0-9_.-]{0,80}\Z")
-_SEGMENTS = r"(?:[A-Za-z0-9]+[_.-])*"
-_PASSWORD_NAME = re.compile(_SEGMENTS + r"[A-Za-z]*(?:password|passwd|pwd)", re.I)
-_API_NAME = re.compile(
-    _SEGMENTS + r"(?:(?:x-)?api[_-]?key|secret(?:[_-]?(?:access[_-]?)?key)?|client[_-]?secret|"
-    r"private[_-]?key|auth[_-]?key|"
-    r"(?:access|auth|refresh|api|bearer|session|id)[_-]?token|authorization)", re.I)
-_AWS_SECRET_NAME = re.compile(_SEGMENTS + r"(?:aws[_-]?)?secret[_-]?(?:access[_-]?)?key", re.I)
-_PLACEHOLDER = re.compile(r"\{[^{}]*\}|\$\{?[A-Za-z_]\w*\}?|%\([^)]*\)s|<[^<>]*>|\*+|x+|X+|"
-                          r"\.+|" + re.escape(REDACTED))
-_IDENTIFIER_PATH = re.compile(r"[A-Za-z_]+(?:\.[A-Za-z_]+)*")
-
-
-def _name(match: re.Match[str]) -> str:
-    """The whole name an assignment's keyword ends (`OPENAI_API_KEY` for its `KEY`)."""
-    head = _NAME_HEAD.search(match.string, max(0, match.start() - 80), match.start())
-    return (head.group() if head else "") + match.group("key")
-
-
-def _assigned(names: re.Pattern[str], min_length: int) -> Callable[[re.Match[str]], Span | None]:
-    """The value of `name = value` when the name is a secret's and the value is one: not a
-    placeholder, nor code (`getpass()`, `os.environ[...]`, an identifier, a path)."""
-
-    def span(match: re.Match[str]) -> Span | None:
-        if not names.fullmatch(_name(match)):
-            return None
-        if match.group("quoted") is not None:
-            value, found = match.group("quoted"), match.span("quoted")
-        else:
-            value, found = match.group("bare"), match.span("bare")
-            after = match.string[found[1]:found[1] + 1]
-            if after in ("(", "[") or value[:1] in ("/", "~", "$"):
-                return None  # a call, an index, a path, a reference: not the value itself
-            if after not in (";", "&") and _IDENTIFIER_PATH.fullmatch(value):
-                return None  # `password=password`, `api_key=config.key`
-        if len(value) < min_length or _PLACEHOLDER.fullmatch(value):
-            return None
-        return found
-
-    return span
-
-
-def _aws_secret(match: re.Match[str]) -> Span | None:
-    return match.span("secret") if _AWS_SECRET_NAME.fullmatch(_name(match)) else None
-
-
-SHAPES: tuple[SecretShape, ...] = (
-    _shape("OpenAI / Anthropic / OpenRouter key", r"sk-" + _no_word_before(3)
-           + r"[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])", _whole(_random_looking)),
-    _shape("AWS access key id", r"A" + _no_word_before(1) + r"(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])"
-           r"[A-Z0-9]{16}(?![A-Za-z0-9])"),
-    _shape("AWS secret access key", r"(?P<key>(?i:key))" + _ASSIGN
-           + r"""["']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""", _aws_secret),
-    _shape("GitHub token", r"g" + _no_word_before(1) + r"(?:h[pousr]_[A-Za-z0-9]{36,255}|"
-           r"ithub_pat_[A-Za-z0-9_]{50,255})(?![A-Za-z0-9_])"),
-    _shape("GitLab token", r"glpat-" + _no_word_before(6) + r"[A-Za-z0-9_-]{20,}"
-           r"(?![A-Za-z0-9_-])"),
-    _shape("Google API key", r"AIza" + _no_word_before(4) + r"[0-9A-Za-z_-]{35}"
-           r"(?![A-Za-z0-9_-])"),
-    _shape("Slack token", r"xox" + _no_word_before(3) + r"[abposr]-[0-9A-Za-z-]{10,}"
-           r"(?![A-Za-z0-9_-])", _whole(_has_digit)),
-    _shape("Hugging Face token", r"hf_" + _no_word_before(3) + r"[A-Za-z0-9]{30,}"
-           r"(?![A-Za-z0-9_])", _whole(_mixed_case)),
-    _shape("Stripe key", r"[sr]k_" + _no_word_before(3) + r"(?:live|test)_[0-9A-Za-z]{16,}"
-           r"(?![A-Za-z0-9_])"),
-    _shape("Groq key", r"gsk_" + _no_word_before(4) + r"[A-Za-z0-9]{40,}(?![A-Za-z0-9_])",
-           _whole(_random_looking)),
-    _shape("Replicate token", r"r8_" + _no_word_before(3) + r"[A-Za-z0-9]{30,}"
-           r"(?![A-Za-z0-9_])", _whole(_random_looking)),
-    _shape("Perplexity key", r"pplx-" + _no_word_before(5) + r"[A-Za-z0-9]{32,}"
-           r"(?![A-Za-z0-9_-])", _whole(_random_looking)),
-    _shape("xAI key", r"xai-" + _no_word_before(4) + r"[A-Za-z0-9]{32,}(?![A-Za-z0-9_-])",
-           _whole(_random_looking)),
-    _shape("npm token", r"npm_" + _no_word_before(4) + r"[A-Za-z0-9]{36}(?![A-Za-z0-9_])",
-           _whole(_random_looking)),
-    _shape("PyPI token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{20,}"),
-    _shape("SendGrid key", r"SG\." + _no_word_before(3) + r"[A-Za-z0-9_-]{16,32}\."
-           r"[A-Za-z0-9_-]{16,64}(?![A-Za-z0-9_-])"),
-    _shape("JSON Web Token", r"eyJ" + _no_word_before(3) + r"[A-Za-z0-9_-]{5,}\.eyJ"
-           r"[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}=*"),
-    _shape("PEM private key", r"-----BEGIN (?P<label>[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----"
-           r"(?P<secret>.+?)(?=-----END (?P=label)-----|\Z)", flags=re.S),
-    _shape("password in a URL", r"""://[^\s:@/?#"'<>\\`]*:(?P<secret>[^\s/?#"'<>\\`]+)@"""
-           r"""(?=[^\s/?#"'<>\\`@]+)""", _whole(lambda p: not _PLACEHOLDER.fullmatch(p))),
-    _shape("secret in a URL query", r"[?&](?i:token|access_token|api_key|apikey|key|sig|"
-           r"signature|x-amz-signature|x-amz-security-token|auth|code)="
-           r"""(?P<secret>[^&#\s"'<>\\`]+)""", _whole(_random_looking)),
-    _shape("bearer token", r"(?i:bearer)[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{8,}=*)"
-           r"(?![A-Za-z0-9._~+/=-])", _whole(lambda t: len(t) >= 16 or _has_digit(t))),
-    _shape("basic auth header", r"(?i:authorization)" + _ASSIGN + r"""["']?(?i:basic)[ \t]+"""
-           r"(?P<secret>[A-Za-z0-9+/]{8,}=*)"),
-    _shape("password assignment", r"(?P<key>(?i:pass(?:word|wd)|pwd))" + _ASSIGN + _VALUE,
-           _assigned(_PASSWORD_NAME, 1)),
-    _shape("API key assignment", r"(?P<key>(?i:key|secret|token|authorization))"
-           + _ASSIGN + _VALUE, _assigned(_API_NAME, 8)),
-)
 
 _DATA_URI = re.compile(r"data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+")
 _SECRET_ENV_NAME = re.compile(r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$")
+_STRUCTURE = {"role", "id", "tool_call_id", "type", "ref", "kind"}
 _NOT_SECRET_VALUES = {"true", "false", "none", "null", "yes", "no", "on", "off", "empty"}
+
+
+def _kind(char: str) -> int:
+    return 0 if char.isdigit() else 1 if char.isupper() else 2
+
+
+def _entropy(text: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def looks_secret(value: str) -> bool:
+    """A value that is a secret by its shape, whatever names it: long, no spaces, high
+    entropy and letters and digits that keep switching (random), unlike words,
+    identifiers, paths, numbers, dates and placeholders ("postgres", "customer_id",
+    "assistant", "reports-2024-final", "Summer2024")."""
+    if (len(value) < 10 or any(c.isspace() for c in value) or value[0] in "/~."
+            or value.isdigit() or PLACEHOLDER.fullmatch(value)):
+        return False
+    runs = re.findall(r"[A-Za-z0-9]+", value)
+    letters = sum(len(run) for run in runs)
+    switches = sum(_kind(a) != _kind(b) for run in runs for a, b in itertools.pairwise(run))
+    return letters >= 8 and switches >= max(3, letters // 4) and _entropy(value) >= 3.0
 
 
 def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Values of environment variables whose names say they are secret (…_KEY, …TOKEN,
-    …SECRET, …PASSWORD) and that are long enough to be one; longest first."""
+    …SECRET, …PASSWORD) and whose values look like one (`looks_secret`); longest first."""
     environ = os.environ if environ is None else environ
     found = set()
     for name, value in environ.items():
@@ -189,11 +66,17 @@ def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
         if not any(_SECRET_ENV_NAME.search(part) for part in parts):
             continue
         value = value.strip()
-        if (len(value) >= 8 and not any(c.isspace() for c in value)
-                and value[0] not in "/~." and value.lower() not in _NOT_SECRET_VALUES
-                and not value.isdigit()):
+        if value.lower() not in _NOT_SECRET_VALUES and looks_secret(value):
             found.add(value)
     return sorted(found, key=len, reverse=True)
+
+
+def _whole_token(text: str, start: int, end: int) -> bool:
+    """The span is not part of a longer word: no letter or digit runs on across it."""
+    before = text[start - 1] if start > 0 else ""
+    after = text[end] if end < len(text) else ""
+    return not ((before.isalnum() and text[start].isalnum())
+                or (after.isalnum() and text[end - 1].isalnum()))
 
 
 def find_secrets(text: str, env_values: Iterable[str] = ()) -> list[tuple[int, int, str]]:
@@ -207,8 +90,9 @@ def find_secrets(text: str, env_values: Iterable[str] = ()) -> list[tuple[int, i
     for value in env_values:
         start = text.find(value)
         while start >= 0:
-            spans.append((start, start + len(value), "secret environment variable"))
-            start = text.find(value, start + len(value))
+            if _whole_token(text, start, start + len(value)):
+                spans.append((start, start + len(value), "secret environment variable"))
+            start = text.find(value, start + 1)
     if not spans:
         return []
     if "base64," in text:  # an image's data is not a key, whatever it happens to spell
@@ -231,9 +115,10 @@ class Redactor:
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         self.env_values = secret_env_values(environ)
 
-    def spans(self, text: str) -> str:
-        """Replace each secret span of `text`, whatever the text's structure."""
-        found = find_secrets(text, self.env_values)
+    def spans(self, text: str, *, env: bool = True) -> str:
+        """Replace each secret span of `text`, whatever the text's structure (`env`:
+        also the secret environment variables' values)."""
+        found = find_secrets(text, self.env_values if env else ())
         if not found:
             return text
         parts: list[str] = []
@@ -266,9 +151,8 @@ class Redactor:
         """Redact every string inside a JSON-like value (a new value; the input is kept)."""
         if isinstance(value, str):
             return self.text(value)
-        if isinstance(value, Mapping):
-            return {(self.text(k) if isinstance(k, str) else k): self._field(k, v)
-                    for k, v in value.items()}
+        if isinstance(value, Mapping):  # keys are structure: never altered
+            return {k: self._field(k, v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return [self.value(v) for v in value]
         return value
@@ -278,10 +162,12 @@ class Redactor:
         secret ({"api_key": "demo-key-12345678"})."""
         if not isinstance(value, str) or not isinstance(key, str):
             return self.value(value)
+        if key in _STRUCTURE:  # a role, an id: only a secret by its own shape
+            return self.spans(value, env=False)
         cleaned = self.text(value)
-        if cleaned != value or not value or _PLACEHOLDER.fullmatch(value):
+        if cleaned != value or not value or PLACEHOLDER.fullmatch(value):
             return cleaned
-        if ((_PASSWORD_NAME.fullmatch(key) or _API_NAME.fullmatch(key))
+        if ((PASSWORD_NAME.fullmatch(key) or API_NAME.fullmatch(key))
                 and value.lower() not in _NOT_SECRET_VALUES):
             return REDACTED
         return value
