@@ -170,7 +170,7 @@ class CompactionController:
         standins = levels_for("manual", settings=self.settings(), limits=limits, summarize=None,
                               focus=focus, ladder=self.ladder)
         return preview(history, self._levels("manual", limits, focus=focus), standins,
-                       tokens_before=self.count(history), focus=focus)
+                       count=self.count, focus=focus)
 
     def on_tool_result(self, history: History) -> Decision:
         """Mid-loop, after a round of tool results: a budget-aware micro-snip when over

@@ -7,7 +7,7 @@ no call), so the figures are the summarizer-free lower bound of the real compact
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,9 +66,10 @@ class Preview:
 
 
 def preview(history: History, real: Sequence[Level], standins: Sequence[Level], *,
-            tokens_before: int, focus: str | None = None) -> Preview:
+            count: Callable[[History], int], focus: str | None = None) -> Preview:
     """Run `standins` (the model-free levels of the ladder `real` would run) on a copy
-    of `history`; nothing is called, nothing changes."""
+    of `history`; nothing is called, nothing changes. `count` is the controller's."""
+    tokens_before = count(history)
     original, counts = history.messages, history.token_counts()
     work, current = original, history
     for level in standins:
@@ -81,19 +82,18 @@ def preview(history: History, real: Sequence[Level], standins: Sequence[Level], 
     change = view_change(original, work, counts)
     old = {id(m) for m in original}
     floor = extract_floor([m for m in work if id(m) not in old])  # read back from the blocks
-    ratio = tokens_before / max(1, history.estimated_tokens)
     return Preview(
         levels=tuple(level.name for level in real),
         calls_model=any(level.calls_model for level in real),
         folded_turns=change.folded_turns,
         cleared_outputs=change.cleared_outputs,
-        tokens_removed=round(change.tokens_removed * ratio),
+        tokens_removed=change.tokens_removed,
         keeps_user_messages=len(floor.user_messages),
         keeps_names=floor.names,
         keeps_results=floor.results,
         pins=tuple(pins_of(original)),
         tokens_before=tokens_before,
-        tokens_after=round(change.tokens_after * ratio),
-        cache_rewrite=round(change.rewrite_tokens * ratio),
+        tokens_after=count(current) if current is not history else tokens_before,
+        cache_rewrite=change.rewrite_tokens,
         focus=focus,
     )

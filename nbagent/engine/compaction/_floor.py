@@ -27,7 +27,7 @@ from .._markers import (
 from .._tokens import estimate_tokens
 from . import _identifiers as ids
 from ._render import _text
-from ._results import results_in
+from ._results import rank, results_in
 from ._users import decides, fit_users, shorten_user_message
 
 __all__ = ["Floor", "decides", "extract_floor", "floor_budget", "render_floor",
@@ -233,6 +233,20 @@ def _error_cost(line: str) -> int:
     return estimate_tokens(line) + 2
 
 
+def _results(results: Sequence[str], budget: float) -> list[str]:
+    """The results that fit `budget`: findings first, the latest first; in their order."""
+    order = sorted(range(len(results)), key=lambda i: (rank(results[i]), -i))
+    chosen: set[int] = set()
+    used = 0
+    for index in order:
+        cost = _error_cost(results[index])
+        if used + cost > budget:
+            break
+        chosen.add(index)
+        used += cost
+    return [r for i, r in enumerate(results) if i in chosen]
+
+
 def render_floor_parts(
     floor: Floor,
     budget: int,
@@ -245,9 +259,10 @@ def render_floor_parts(
     """The floor as text within about `budget` tokens, by part ("focus", "users", "names",
     "errors", "results"; empty parts left out): user messages (the oldest middle ones
     shortened first; the first and the last kept whole when asked), then names, error lines
-    up to their shares (more when the user messages leave room); the latest results, on top,
-    up to `RESULTS_SHARE` of the budget. Names chosen that the notes
-    beside the floor (`shown`) already show are not printed twice (see `names_shown`)."""
+    up to their shares (more when the user messages leave room); results, on top, up to
+    `RESULTS_SHARE` of the budget (findings first, the latest first, printed in order).
+    Names chosen that the notes beside the floor (`shown`) already show are not printed
+    twice (see `names_shown`)."""
     users_cost = sum(estimate_tokens(t) + 2 for t in floor.user_messages)
     errors_all = sum(map(_error_cost, floor.error_lines))
     names = _take(floor.names, max(budget * NAMES_SHARE, budget - users_cost - errors_all),
@@ -256,7 +271,7 @@ def render_floor_parts(
     errors = _take(floor.error_lines,
                    max(budget * ERRORS_SHARE, budget - users_cost - names_cost), _error_cost)
     errors_cost = sum(map(_error_cost, errors))
-    results = _take(floor.results[::-1], budget * RESULTS_SHARE, _error_cost)[::-1]
+    results = _results(floor.results, budget * RESULTS_SHARE)
     users_budget = budget - names_cost - errors_cost
     users = fit_users(list(floor.user_messages), users_budget, keep_first, keep_last)
     parts: dict[str, str] = {}

@@ -9,9 +9,9 @@ import re
 
 MAX_RESULT_CHARS = 240  # a longer sentence is cut here (recall returns it whole)
 MIN_WORDS = 3  # words of letters around the number: the subject and what it did
-MAX_RESULTS = 60  # per text, before the budget (bounds the work)
+MAX_RESULTS = 60  # the latest per text, before the budget
 
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=[A-Z0-9\"'`(*_])|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _FIGURE = re.compile(
@@ -22,6 +22,11 @@ _FIGURE = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z_\-']+")
+_FINDING = re.compile(  # a change, a comparison or a share: what a user came to find
+    r"%|\b(?:fell|fall|falls|rose|rise|rises|grew|grow|grows|drop(?:ped|s)?|increas|decreas|"
+    r"declin|doubl|halv|peak|lowest|highest|largest|smallest|most|least|than|versus|vs\.?|"
+    r"correlat|significan|outlier|median|average|accuracy|auc|r2|rmse|p-value|p =|p<)",
+    re.IGNORECASE)
 _FENCE = re.compile(r"^\s*```")
 
 
@@ -58,6 +63,10 @@ def results_in(text: str) -> list[str]:
         if len(sentence) > MAX_RESULT_CHARS:
             sentence = sentence[: MAX_RESULT_CHARS - 1].rstrip() + "…"
         found.append(sentence)
-        if len(found) >= MAX_RESULTS:
-            break
-    return found
+    return found[-MAX_RESULTS:]
+
+
+def rank(sentence: str) -> int:
+    """0 for a finding (a change, a comparison, a share), 1 for another figure: under a
+    tight budget the floor keeps findings first, the latest first within each rank."""
+    return 0 if _FINDING.search(sentence) else 1
