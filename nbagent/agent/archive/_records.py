@@ -10,7 +10,7 @@ import json
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ...engine._exceptions import ArchiveError, NbagentWarning
 from ._kinds import BY_KIND
@@ -49,19 +49,23 @@ def check(record: Any, path: Path, number: int) -> dict[str, Any]:
     return record
 
 
-def read_lines(path: Path, start: int = 0) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    """(offset, end, record) for each record from byte `start` on, checked. An unfinished last
-    line is skipped with a warning; any other damage (bad JSON, bytes that are not UTF-8,
-    a record without its fields) is an `ArchiveError` naming the line."""
+def read_lines(path: Path, start: int = 0, stop: int | None = None
+               ) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(offset, end, record) for each record from byte `start` on (to `stop`), checked. An
+    unfinished last line is skipped with a warning; any other damage (bad JSON, bytes that
+    are not UTF-8, a record without its fields) is an `ArchiveError` naming the line."""
     try:
         handle = open_for_reading(path)
     except OSError as error:
         raise ArchiveError(f"cannot read the session archive {path}: {error}") from error
     with handle:
+        number = 1 + _lines_before(handle, start)
         handle.seek(start)
-        position, number = start, 1
+        position = start
         for line in handle:
             offset, position = position, position + len(line)
+            if stop is not None and offset >= stop:
+                return
             if line.strip():
                 try:
                     record = json.loads(line.decode("utf-8"))
@@ -75,6 +79,18 @@ def read_lines(path: Path, start: int = 0) -> Iterator[tuple[int, int, dict[str,
                     raise damaged(path, number, problem) from None
                 yield offset, position, check(record, path, number)
             number += 1
+
+
+def _lines_before(handle: BinaryIO, offset: int) -> int:
+    """How many lines end before `offset` (to name a damaged line by its number)."""
+    handle.seek(0)
+    count, left = 0, offset
+    while left > 0:
+        block = handle.read(min(left, 1 << 20))
+        if not block:
+            break
+        count, left = count + block.count(b"\n"), left - len(block)
+    return count
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:

@@ -7,6 +7,9 @@ stay on disk, read back by offset (`ArchivedOutputs`).
 from __future__ import annotations
 
 import json
+import mmap
+import os
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,10 +60,32 @@ class Replay:
 
 
 def replay(path: str | Path) -> Replay:
-    """Read a whole archive back; an archive without a session in it is an `ArchiveError`."""
+    """Read an archive back; an archive without a session in it is an `ArchiveError`.
+
+    Only what decides the session's state is parsed: the records from the last rewrite
+    on (it holds the whole history then), and before it the session, decision, exchange
+    and compaction records, and each output's ref (its text stays on disk). A byte search
+    finds them, so a long archive costs what its live session holds, not its length."""
     path = Path(path)
     state = ReplayState(path.stem)
-    for offset, _, record in read_lines(path):
+    marks = _marks(path)
+    rewrites = [offset for offset, kind in marks if kind == "rewrite"]
+    start = rewrites[-1] if rewrites else 0
+    for offset, kind in marks:
+        if offset >= start:
+            break
+        if kind == "output":
+            ref = _output_ref(path, offset)
+            if ref is not None:
+                state.outputs[ref] = offset
+        elif kind == "exchange":
+            _exchange_before(path, offset, rewrites, state)
+        elif kind in ("session", "decision", "compacting"):
+            _apply(state, path, offset)
+    if state.compacting and start:  # the last rewrite is a compaction's: it can be undone
+        previous = [offset for offset in rewrites if offset < start]
+        state.messages = _history(path, previous[-1] if previous else 0, start)
+    for offset, _, record in read_lines(path, start):
         row = BY_KIND.get(record["kind"])
         if row is not None:  # a kind this version does not know is passed over
             row.replay(state, record, offset)
@@ -69,6 +94,97 @@ def replay(path: str | Path) -> Replay:
     return Replay(path, state.session_id, state.model, state.messages,
                   ArchivedOutputs(path, state.outputs), state.failures, state.exchanges,
                   state.undo, state.sequence)
+
+
+_MARKED = ("session", "rewrite", "output", "decision", "exchange", "compacting")
+_MARK = re.compile(rb'(?:^|\n)\{"kind": "(' + "|".join(_MARKED).encode() + rb')"')
+
+
+def _marks(path: Path) -> list[tuple[int, str]]:
+    """(offset, kind) of every record of a kind in `_MARKED`, by a byte search."""
+    try:
+        with open_for_reading(path) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size == 0:
+                return []
+            with mmap.mmap(handle.fileno(), size, access=mmap.ACCESS_READ) as view:
+                marks = [(match.start() + (view[match.start()] == 10), match.group(1).decode())
+                         for match in _MARK.finditer(view)]
+                if marks and view.find(b"\n", marks[-1][0]) < 0:
+                    marks.pop()  # a torn last line: read_lines skips it too
+                return marks
+    except OSError as error:
+        raise ArchiveError(f"cannot read the session archive {path}: {error}") from error
+
+
+def _apply(state: ReplayState, path: Path, offset: int) -> None:
+    for at, _, record in read_lines(path, offset):
+        row = BY_KIND.get(record["kind"])
+        if row is not None:
+            row.replay(state, record, at)
+        return
+
+
+def _history(path: Path, start: int, stop: int) -> list[Message]:
+    """The history as it stood at byte `stop` (from the rewrite at `start`, or the start)."""
+    state = ReplayState(path.stem)
+    for offset, _, record in read_lines(path, start, stop):
+        if record["kind"] in ("message", "rewrite"):
+            BY_KIND[record["kind"]].replay(state, record, offset)
+    return state.messages
+
+
+def _exchange_before(path: Path, offset: int, rewrites: list[int], state: ReplayState) -> None:
+    """An exchange record before the last rewrite: the message it names, read back."""
+    record = read_at(path, offset)
+    key = record.get("key") if record is not None else None
+    if record is None or not isinstance(key, str) or not key:
+        return
+    earlier = [at for at in rewrites if at < offset]
+    index = record.get("index")
+    state.exchanges.pop(key, None)
+    if isinstance(index, int):
+        messages = _history(path, earlier[-1] if earlier else 0, offset)
+        if 0 <= index < len(messages):
+            state.exchanges[key] = messages[index]
+        return
+    message = _message_before(path, offset)
+    if message is not None:
+        state.exchanges[key] = message
+
+
+def _message_before(path: Path, offset: int) -> Message | None:
+    """The message record just before `offset` (the exchange's user message)."""
+    with open_for_reading(path) as handle:
+        start = offset
+        while start > 0:
+            begin = max(0, start - 65_536)
+            handle.seek(begin)
+            block = handle.read(start - begin)
+            found = block.rfind(b'\n{"kind": "message"', 0, max(0, len(block) - 1))
+            if found >= 0 or begin == 0:
+                at = begin + found + 1 if found >= 0 else 0
+                record = read_at(path, at)
+                message = record.get("message") if record is not None else None
+                return message if isinstance(message, dict) and record is not None and \
+                    record.get("kind") == "message" else None
+            start = begin + 32  # the marker may straddle the block's edge
+    return None
+
+
+def _output_ref(path: Path, offset: int) -> str | None:
+    """An output record's ref, read from its start (its text is never parsed here)."""
+    with open_for_reading(path) as handle:
+        handle.seek(offset)
+        head = handle.read(1_024).decode("utf-8", "replace")
+    marker = head.find('"ref": ')
+    if marker < 0:
+        return None
+    try:
+        ref, _ = json.JSONDecoder().raw_decode(head, marker + len('"ref": '))
+    except ValueError:
+        return None
+    return ref if isinstance(ref, str) else None
 
 
 def output_offsets(path: Path) -> dict[str, int]:
