@@ -9,7 +9,10 @@ names, error lines, numbers, four user decisions each) run through nbagent's pub
 `CompactionController` on an 8,192-token window, compacting as it decides, then once by
 `compact_now(focus=...)`. Each summarizer is scored on what the history still shows:
 identifiers, user messages (whole or shortened with a recall handle), the first request
-and the latest ask after every compaction, the decisions, and the size.
+and the latest ask after every compaction, the decisions, the results the assistant
+reported, probe questions (where is a file, what was a number, what was decided and why,
+what to do next: each answerable when one line the model sees holds its answer), and the
+size.
 """
 
 from __future__ import annotations
@@ -65,6 +68,28 @@ DECISIONS = [  # (what the user says, the phrase that must stay visible)
 ]
 
 
+WHY = {  # a decision's key phrase → the reason the user gave with it
+    "rows from the old pilot": "not comparable",
+    "fill missing {num} with the median": "not the mean",
+    "exclude anything recorded before 2022-03-01": "miscalibrated",
+    "treat 'n/a' and empty strings as missing": "everywhere",
+    "use 2023 as the holdout year": "train only on earlier data",
+    "cap {num} at its 99th percentile": "before any model sees it",
+    "keep only the eu regions": "for the report",
+    "report money in euros": "0.92 per dollar",
+}
+REGIONS = ["EMEA-North", "APAC-South", "Americas-West", "EMEA-Central"]
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A question whose answer is one line of what the model sees holding every `needs`."""
+
+    kind: str  # path, number, decision, next
+    question: str
+    needs: tuple[str, ...]
+
+
 _PROSE = [
     "I checked the result against the row counts from the previous step and they agree.",
     "The distribution has a long right tail, so the mean sits well above the median here.",
@@ -91,6 +116,8 @@ class Session:
     rounds: list[Round]
     identifiers: list[str]
     decisions: list[str]  # the phrases that must stay visible
+    results: list[str] = field(default_factory=list)  # the findings reported, verbatim
+    probes: list[Probe] = field(default_factory=list)
 
 
 def _table(rng: random.Random, columns: Sequence[str], rows: int) -> str:
@@ -135,8 +162,15 @@ def make_session(seed: int, rounds: int = 60) -> Session:
     decisions = rng.sample(DECISIONS, 4)
     frames: dict[str, list[str]] = {}
     identifiers: list[str] = []
+    results: list[str] = []
+    subjects: list[str] = []
     out: list[Round] = []
     calls = 0
+
+    def found(sentence: str, subject: str) -> str:
+        results.append(sentence)
+        subjects.append(subject)
+        return sentence
 
     def seen(*names: str) -> None:
         identifiers.extend(n for n in names if n not in identifiers)
@@ -189,9 +223,12 @@ def make_session(seed: int, rounds: int = 60) -> Session:
         said = phrase.format(num=numeric[2])
 
         def decide(said: str = said) -> None:
+            rows, gone = rng.randint(800, 4000), rng.randint(20, 400)
             add(said, f"{clean} = merged.copy()  # applying: {said[:40]}",
-                f"{clean}.shape -> ({rng.randint(800, 4000)}, {len(columns) + 2})",
-                "Done, noted for the rest of the analysis.")
+                f"{clean}.shape -> ({rows}, {len(columns) + 2})",
+                "Done, noted for the rest of the analysis. " + (found(
+                    f"{rows:,} rows of {clean} remain, {gone:,} fewer than before.", clean)
+                    if not results else ""))
             frames[clean] = frames["merged"]
             seen(clean)
 
@@ -203,14 +240,19 @@ def make_session(seed: int, rounds: int = 60) -> Session:
                      f"{ratio_col} added."), seen(ratio_col)),
         lambda: (add(f"Break {target} down by {category}.",
                      f"by_group = {clean}.groupby('{category}')['{target}'].agg(['mean', 'sum'])",
-                     _table(rng, ["mean", "sum"], 6), f"by_group shows {category} differs."),
+                     _table(rng, ["mean", "sum"], 6), f"by_group shows {category} differs. "
+                     + found(f"{target} in {(region := rng.choice(REGIONS))} fell "
+                             f"{rng.uniform(5, 30):.1f}% from October to December.", region)),
                  seen("by_group")),
         lambda: (add("Fit a gradient boosting model on the usual features.",
                      f"feature_cols = {numeric!r}\nX_train, X_test, y_train, y_test = "
                      f"train_test_split({clean}[feature_cols], {clean}['{target}'])\n"
                      "model = GradientBoostingClassifier(n_estimators=300).fit(X_train, y_train)",
-                     f"test accuracy: {rng.uniform(0.7, 0.95):.3f}",
-                     "The model is fit; feature_cols holds the inputs."),
+                     f"test accuracy: {(accuracy := rng.uniform(0.7, 0.95)):.3f}",
+                     "The model is fit; feature_cols holds the inputs. " + found(
+                         f"Its test accuracy is {accuracy:.3f}, up from "
+                         f"{accuracy - rng.uniform(0.05, 0.2):.3f} for the baseline.",
+                         "accuracy")),
                  seen("feature_cols", "X_train", "X_test", "y_train", "model")),
         lambda: (add(f"Save the clean data to {clean_path} and the model to {model_path}.",
                      f"{clean}.to_parquet('{clean_path}')\njoblib.dump(model, '{model_path}')",
@@ -241,8 +283,23 @@ def make_session(seed: int, rounds: int = 60) -> Session:
         step()
     while len(out) < rounds:
         explore()
-    return Session(seed, out, identifiers,
-                   [key.format(num=numeric[2]).lower() for _, key in decisions])
+    keys = [key.format(num=numeric[2]).lower() for _, key in decisions]
+    probes = [
+        Probe("path", "Where is the clean data saved?", (clean_path,)),
+        Probe("path", "Where did the model go?", (model_path,)),
+        *(Probe("number", f"What did we find about {subject}?", (subject, *_figures(r)))
+          for r, subject in zip(results, subjects, strict=True)),
+        *(Probe("decision", f"Why {key}?", (key, WHY[k].format(num=numeric[2]).lower()))
+          for (_, k), key in zip(decisions, keys, strict=True)),
+        Probe("next", "What did the user ask for last?",
+              (out[-1].messages[0]["content"],)),
+    ]
+    return Session(seed, out, identifiers, keys, results, probes)
+
+
+def _figures(sentence: str) -> tuple[str, ...]:
+    """Every figure of a reported result."""
+    return tuple(re.findall(r"\d[\d,]*(?:\.\d+)?%?", sentence))
 
 
 def garbage(_: list[Message]) -> str:
@@ -372,6 +429,8 @@ class Score:
     first_ask: float
     latest_ask: float
     decisions: float
+    results: float
+    probes: float
     tokens_after: int
     peak_tokens: int
     trigger: int
@@ -379,6 +438,16 @@ class Score:
     failed: int
     breaker_opened: bool
     missing: list[str]
+
+
+def answerable(probe: Probe, text: str) -> bool:
+    """Whether one line of `text` holds every piece of the probe's answer."""
+    lowered = probe.kind == "decision"
+    for line in text.splitlines():
+        line = line.lower() if lowered else line
+        if all(need in line for need in probe.needs):
+            return True
+    return False
 
 
 def score(session: Session, run: Run) -> Score:
@@ -395,6 +464,10 @@ def score(session: Session, run: Run) -> Score:
         first_ask=run.first_kept / checked if run.asks_checked else 1.0,
         latest_ask=run.latest_kept / checked if run.asks_checked else 1.0,
         decisions=sum(d in lowered for d in session.decisions) / len(session.decisions),
+        results=(sum(r in text for r in session.results) / len(session.results)
+                 if session.results else 1.0),
+        probes=(sum(answerable(p, text) for p in session.probes) / len(session.probes)
+                if session.probes else 1.0),
         tokens_after=run.tokens_after, peak_tokens=run.peak_tokens, trigger=run.trigger,
         compactions=run.compactions, failed=run.failed, breaker_opened=run.breaker_opened,
         missing=missing,
@@ -409,6 +482,8 @@ def mean_score(scores: Sequence[Score]) -> dict[str, Any]:
         "first_ask": sum(s.first_ask for s in scores) / n,
         "latest_ask": sum(s.latest_ask for s in scores) / n,
         "decisions": sum(s.decisions for s in scores) / n,
+        "results": sum(s.results for s in scores) / n,
+        "probes": sum(s.probes for s in scores) / n,
         "tokens_after": max(s.tokens_after for s in scores),
         "peak_tokens": max(s.peak_tokens for s in scores),
         "trigger": scores[0].trigger,
@@ -435,12 +510,14 @@ def _pct(x: float) -> str:
 
 def table(results: dict[str, dict[str, Any]]) -> str:
     lines = ["| summarizer | identifiers | user messages | first / latest ask | decisions | "
-             "tokens after (max) | peak before a request | compactions (failed) | breaker opened |",
-             "|---|---:|---:|---|---:|---:|---:|---:|---:|"]
+             "results | probes | tokens after (max) | peak before a request | "
+             "compactions (failed) | breaker opened |",
+             "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     for label, r in results.items():
         lines.append(
             f"| {label} | {_pct(r['identifiers'])} | {_pct(r['user_messages'])} | "
             f"{_pct(r['first_ask'])} / {_pct(r['latest_ask'])} | {_pct(r['decisions'])} | "
+            f"{_pct(r.get('results', 0))} | {_pct(r.get('probes', 0))} | "
             f"{r['tokens_after']:,} | {r['peak_tokens']:,} | {r['compactions']} "
             f"({r['failed']}) | {r['breaker_opened']} |")
     return "\n".join(lines)
@@ -470,6 +547,14 @@ decides to, then once more by `compact_now(focus=...)`. Figures are means over t
 - **first / latest ask**: after every compaction that rewrote the history, the share in
   which the first request and the latest ask were still whole.
 - **decisions**: the share of the four decisions still visible.
+- **results**: the share of the three findings the assistant reported (a count after a
+  cleaning step, a change by region, a model's score against its baseline) still visible
+  word for word.
+- **probes**: questions in the spirit of published compaction evaluations, scored without
+  a model: each is answerable when one line the model sees holds its whole answer — where
+  the clean data and the model were saved (the path), what each finding was (its subject
+  and every figure), what the user decided and why (the decision and its reason), and what
+  the user asked for last.
 - **peak before a request**: the largest history at a turn boundary after `maybe_compact`.
 - **compactions (failed)**: controller calls that rewrote the history (snips included),
   summed over the sessions; in brackets those it reported as failed. **breaker opened**:
@@ -488,8 +573,9 @@ columns as they are now), which the floor's names from the transcript cannot say
 
 {table(with_state)}
 
-Targets, with every summarizer: first request and latest ask 100%; user messages and
-decisions 100% visible; identifiers at least 95%; the compacted history under the trigger.
+Targets, with every summarizer: first request and latest ask 100%; user messages, decisions
+and reported results 100% visible; identifiers at least 95%; probes at least 95%; the
+compacted history under the trigger.
 
 Past the target: the same sessions at {LONG_ROUNDS} rounds, where the user messages no longer
 fit the floor's share of the window (a quarter of the trigger, at most 2,000 tokens). The

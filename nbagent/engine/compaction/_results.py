@@ -22,10 +22,10 @@ _FIGURE = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z_\-']+")
-_FINDING = re.compile(  # a change, a comparison or a share: what a user came to find
-    r"%|\b(?:fell|fall|falls|rose|rise|rises|grew|grow|grows|drop(?:ped|s)?|increas|decreas|"
-    r"declin|doubl|halv|peak|lowest|highest|largest|smallest|most|least|than|versus|vs\.?|"
-    r"correlat|significan|outlier|median|average|accuracy|auc|r2|rmse|p-value|p =|p<)",
+_FINDING = re.compile(  # a change or a comparison: what an analysis concludes
+    r"\b(?:fell|falls?|rose|rises?|grew|grows?|drop(?:ped|s)?|increas\w*|decreas\w*|declin\w*|"
+    r"doubl\w*|halv\w*|peak\w*|lowest|highest|largest|smallest|than|versus|vs\.?|up from|"
+    r"down from|correlat\w*|significan\w*|accuracy|auc|rmse|r2|p-value)\b",
     re.IGNORECASE)
 _FENCE = re.compile(r"^\s*```")
 
@@ -67,6 +67,6 @@ def results_in(text: str) -> list[str]:
 
 
 def rank(sentence: str) -> int:
-    """0 for a finding (a change, a comparison, a share), 1 for another figure: under a
-    tight budget the floor keeps findings first, the latest first within each rank."""
+    """0 for a finding (a change, a comparison, a model's score), 1 for another figure:
+    under a tight budget the floor keeps findings first, the latest first in each rank."""
     return 0 if _FINDING.search(sentence) else 1
