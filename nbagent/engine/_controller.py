@@ -10,6 +10,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
+from . import _texts as texts
 from ._attempt import Attempt
 from ._decision import MAX_FAILURES, Action, Decision, Trigger
 from ._events import Compacted, CompactionStarted, CompactionUndone, EventStream, Rewriting, Status
@@ -20,7 +21,6 @@ from ._level_context import LadderContext
 from ._preview import Preview, preview
 from ._questions import ModelQuestions, Standalone
 from ._settings import EngineSettings
-from ._texts import BREAKER_SKIP, CANNOT_UNDO, NOTHING_TO_UNDO
 from ._thresholds import ContextState, Thresholds, context_state, thresholds
 from ._tracker import TokenTracker
 from ._view import view_change
@@ -72,8 +72,7 @@ class CompactionController:
         self.events = events if events is not None else EventStream()
         if model is not None and (summarize is not None or window != "default"
                                   or summarizer_window is not None or settings is not None):
-            raise ValueError("Give either `model` (one object answering the model questions) "
-                             "or the fixed answers (summarize, window, settings), not both.")
+            raise ValueError(texts.MODEL_OR_ANSWERS)
         self.model: ModelQuestions = model if model is not None else Standalone(
             summarize, window, summarizer_window, settings, self.tracker)
         self._failures = 0
@@ -130,10 +129,10 @@ class CompactionController:
         """Put back the history as it was before the last compaction, if nothing was added
         since; otherwise raise `NbagentError` saying why."""
         if self._undo is None:
-            raise NbagentError(NOTHING_TO_UNDO)
+            raise NbagentError(texts.NOTHING_TO_UNDO)
         before, generation, length, decision = self._undo
         if history.generation != generation or len(history) != length:
-            raise NbagentError(CANNOT_UNDO.format(added=len(history) - length))
+            raise NbagentError(texts.CANNOT_UNDO.format(added=len(history) - length))
         self.events.emit(Rewriting(before))
         history.replace(before)
         self._undo = None
@@ -204,9 +203,9 @@ class CompactionController:
               ) -> Decision | None:
         """Why an automatic path must not run now (off, or under its trigger)."""
         if not limits.auto_compact_enabled:
-            return self._quiet(trigger, tokens, threshold, "automatic compaction is off")
+            return self._quiet(trigger, tokens, threshold, texts.AUTO_IS_OFF)
         if tokens < threshold:
-            return self._quiet(trigger, tokens, threshold, f"under the {trigger} trigger")
+            return self._quiet(trigger, tokens, threshold, texts.UNDER.format(trigger=trigger))
         return None
 
     def _run_levels(self, trigger: Trigger, history: History, levels: list[Level],
@@ -290,7 +289,7 @@ class CompactionController:
         if not attempt.levels:  # a no-op is never a success; at the turn boundary it fails
             if self.breaker_open and trigger in ("auto", "midloop"):
                 # no model level ran, so nothing failed: L1 alone had nothing to clear
-                attempt.reasons.append(BREAKER_SKIP.format(failures=self._failures))
+                attempt.reasons.append(texts.BREAKER_SKIP.format(failures=self._failures))
                 return self._finish(attempt, "skipped", before)
             return self._finish(attempt, "failed" if trigger in ("auto", "overflow") else "none",
                                 before)
@@ -301,11 +300,11 @@ class CompactionController:
         after = self.count(history)
         action: Action = "compacted"
         if after >= before:
-            attempt.reasons.append("no reduction")
+            attempt.reasons.append(texts.NO_REDUCTION)
             action = "failed"
         elif trigger != "overflow" and after >= limits.auto_compact:
-            attempt.reasons.append(f"still {after:,} tokens, over the {limits.auto_compact:,} "
-                                   "trigger")
+            attempt.reasons.append(texts.STILL_OVER.format(tokens=after,
+                                                           trigger=limits.auto_compact))
             action = "failed"
         decision = self._finish(attempt, action, after, swapped=True)
         self._undo = (*undo, decision)
@@ -316,10 +315,10 @@ class CompactionController:
         """A result must be a valid history with the same system prompt and pending calls."""
         pending = validate_messages(work)
         if pending != history.pending_tool_calls:
-            raise CompactionFailed("the result lost a pending tool call")
+            raise CompactionFailed(texts.LOST_PENDING)
         preamble = history.preamble.stop
         if work[:preamble] != original[:preamble]:
-            raise CompactionFailed("the result changed the system prompt")
+            raise CompactionFailed(texts.CHANGED_SYSTEM)
 
     def _quiet(self, trigger: Trigger, tokens: int, threshold: int, reason: str,
                action: Action = "none") -> Decision:

@@ -16,6 +16,17 @@ BREAKER_SKIP = ("circuit breaker open after {failures} failures: no summaries un
 NOTHING_TO_UNDO = "There is no compaction to undo in this session."
 CANNOT_UNDO = ("Cannot undo the last compaction: the conversation went on since ({added} new "
                "messages). Its full text stays in the session archive.")
+MODEL_OR_ANSWERS = ("Give either `model` (one object answering the model questions) or the "
+                    "fixed answers (summarize, window, settings), not both.")
+
+# why a compaction did not run, or did not count as a success (decision reasons)
+AUTO_IS_OFF = "automatic compaction is off"
+UNDER = "under the {trigger} trigger"
+NO_REDUCTION = "no reduction"
+STILL_OVER = "still {tokens:,} tokens, over the {trigger:,} trigger"
+LOST_PENDING = "the result lost a pending tool call"
+CHANGED_SYSTEM = "the result changed the system prompt"
+
 GET_IT_BACK = "the recall tool finds any detail; agent.undo_compaction() restores it all"
 
 # progress: one status line before each level runs, from what it will touch
