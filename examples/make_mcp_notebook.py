@@ -36,36 +36,36 @@ def revenue(region: str) -> str:
 if __name__ == "__main__":
     server.run()  # over stdio: nbagent starts it and talks to it through its stdin/stdout'''
 
-CONNECT = '''import sys
+AGENT = '''import sys
 
-from nbagent.agent.mcp._servers import McpServers
-
-# The same shape as an "mcpServers" entry in Claude Desktop's or Cursor's config file.
-servers = McpServers({"sales": {"command": sys.executable, "args": [server_path]}},
-                     on_status=print)
-for t in servers.tools():
-    print(f"{t.name}: {t.description}")'''
-
-AGENT = '''import nbagent
+import nbagent
 from nbagent.testing import ScriptedModel, calls
 
 
 # No API key needed here: a scripted stand-in plays the model (it calls the two MCP tools,
-# then answers from what the second one returned). With a real model:
-# nbagent.new_session(model="anthropic/claude-sonnet-4-20250514")
+# then answers from what the second one returned). With a real model, pass
+# model="anthropic/claude-sonnet-4-20250514" instead.
 def answer(messages):
     found = [m["content"] for m in messages if m["role"] == "tool"][-1]
     return f"The north region leads: {found}."
 
 stand_in = ScriptedModel([calls(("list_regions", {})), calls(("revenue", {"region": "north"})),
-                          answer])
-agent = nbagent.new_session(model=stand_in)
-for t in servers.tools(reserved=agent.tools):
-    agent.add_tool(t)'''
+                          answer, calls(("revenue", {"region": "atlantis"})),
+                          "There is no region called atlantis."])
+# The same shape as an "mcpServers" entry in Claude Desktop's or Cursor's config file;
+# NBAGENT_MCP_CONFIG can name such a file instead.
+agent = nbagent.new_session(model=stand_in, mcp_servers={
+    "sales": {"command": sys.executable, "args": [server_path]}})
+agent.mcp_servers()  # nothing starts until the first chat'''
+
+SERVERS = '''for name, state, tools in agent.mcp_servers():
+    print(f"{name}: {state}; tools: {', '.join(tools)}")
+for t in agent.tools.values():
+    print(f"{t.name}: {t.description}")'''
 
 FAILURE = '''# A tool error (or a server that dies or hangs) is a result the model can read; it
 # never ends the chat, and the next call starts a stopped server again.
-servers.call("sales", "revenue", {"region": "atlantis"})'''
+print([m["content"] for m in agent.history if m["role"] == "tool"][-1])'''
 
 MCP = [
     new_markdown_cell(
@@ -78,15 +78,18 @@ MCP = [
     new_code_cell("import os\nimport tempfile\n\n"
                   "server_path = os.path.join(tempfile.mkdtemp(), \"sales_server.py\")"),
     new_code_cell(SERVER),
-    new_markdown_cell("Start the server and list its tools: their names, descriptions and "
-                      "schemas are the server's own."),
-    new_code_cell(CONNECT),
+    new_markdown_cell("Offer the server's tools to the agent; it starts the server on the "
+                      "first chat."),
     new_code_cell(AGENT),
     new_code_cell("%%chat\nWhich region sold the most?"),
+    new_markdown_cell("The server now runs; its tools' names, descriptions and schemas are "
+                      "its own:"),
+    new_code_cell(SERVERS),
     new_markdown_cell("The tools' schemas take room in the window like any tool's:"),
     new_code_cell("%context"),
+    new_code_cell("%%chat\nAnd atlantis?"),
     new_code_cell(FAILURE),
-    new_code_cell("servers.close()  # stops the server process (also done when Python exits)"),
+    new_code_cell("agent.close()  # stops the server process (also done when Python exits)"),
 ]
 
 

@@ -5,7 +5,7 @@ current `Session` (what changes). The chat loop lives in `_loop` as plain functi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from ._model_side import AgentModel
 from ._resume import resume
 from ._session import Session
 from ._settings import ENV_PREFIX, Settings
+from ._toolbox import Toolbox
 from .archive._redact import redact
 from .models._llm import ChatModel, RetryPolicy
 from .models._resolve import (
@@ -36,7 +37,7 @@ from .models._resolve import (
 )
 from .tools._builtin import notebook_tools
 from .tools._namespace import expand_cell_references, notebook_state
-from .tools._tool import Tool, as_tool
+from .tools._tool import Tool
 
 NOTEBOOK_STATE_TOKENS = 1_500  # at a 200K window; scaled down with the window
 ALIASES = {"window": "max_context_tokens"}  # the short names %nbagent accepts
@@ -75,6 +76,9 @@ class Agent:
         summarize: the compaction summarizer; by default the compaction model.
         session_id: names the session's archive file (default: a new, dated id);
             `archive=False` keeps no archive.
+        mcp_servers: MCP servers whose tools the model may call, by name:
+            `{"command": ..., "args": [...], "env": {...}}` (stdio) or `{"url": ...}`
+            (streamable HTTP); servers in the `mcp_config` file (NBAGENT_MCP_CONFIG) too.
     """
 
     def __init__(
@@ -91,6 +95,7 @@ class Agent:
         summarize: Summarizer | None = None,
         session_id: str | None = None,
         archive: bool = True,
+        mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         self._fixed = settings if isinstance(settings, Settings) else None
         self.overrides: dict[str, Any] = dict(settings) if isinstance(settings, dict) else {}
@@ -101,9 +106,9 @@ class Agent:
         self.system = system
         self.namespace = namespace if namespace is not None else vars(__main__)
         self.builtin_tools = builtin_tools
-        self.extra_tools = [as_tool(t) for t in tools]
+        self.toolbox = Toolbox(tools, mcp_servers=mcp_servers, mcp_config=current.mcp_config,
+                               call_timeout=current.mcp_timeout_s)
         self.retry = retry or RetryPolicy()
-        self.tools: dict[str, Tool] = {}
         self._answers = AgentModel(self, compact_spec=compact_model, summarize=summarize)
         self.session: Session
         self._new_session(session_id, archive)
@@ -183,23 +188,37 @@ class Agent:
         start = getattr(self.model, "start_in_background", None)
         return bool(start()) if callable(start) else False
 
+    @property
+    def tools(self) -> dict[str, Tool]:
+        """Every tool offered now, by name: built-ins, your own, MCP servers'."""
+        return self.toolbox.tools
+
     def add_tool(self, candidate: Tool | Callable[..., Any]) -> Tool:
         """Offer one more tool (a function or a `@tool`); a tool of the same name is replaced."""
-        made = as_tool(candidate)
-        self.extra_tools = [t for t in self.extra_tools if t.name != made.name] + [made]
-        self.tools[made.name] = made
-        return made
+        return self.toolbox.add(candidate)
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        return [t.schema for t in self.tools.values()]
+        return self.toolbox.schemas()
+
+    def add_mcp_server(self, name: str, spec: Mapping[str, Any]) -> None:
+        """Offer the tools of one more MCP server (`{"command", "args", "env"}` or
+        `{"url"}`); it starts on the next chat. A bad spec raises `ValueError`."""
+        self.toolbox.add_mcp_server(name, spec)
+
+    def remove_mcp_server(self, name: str) -> None:
+        """Stop offering an MCP server's tools and stop its process."""
+        self.toolbox.remove_mcp_server(name)
+
+    def mcp_servers(self) -> list[tuple[str, str, list[str]]]:
+        """(name, state, tool names) of each MCP server."""
+        return self.toolbox.mcp_servers()
 
     def _offer_tools(self) -> None:
-        offered = notebook_tools(
+        self.toolbox.offer_builtins(notebook_tools(
             self.namespace, self.session.store, enable_python=self.settings().enable_python,
             archive=lambda: self.session.archive, events=self.session.events,
             settings=self.settings,
-        ) if self.builtin_tools else []
-        self.tools = {t.name: t for t in [*offered, *self.extra_tools]}
+        ) if self.builtin_tools else [])
 
     def window(self) -> WindowInfo:
         """The current model's context window, and where the number came from (the
@@ -221,6 +240,12 @@ class Agent:
         budget = max(100, self.session.controller.thresholds().scaled(NOTEBOOK_STATE_TOKENS))
         state = notebook_state(self.namespace, max_tokens=budget)
         return redact(state) if state is not None else None  # it goes to the provider
+
+    def close(self) -> None:
+        """Release the session's archive and stop the MCP servers' processes (they start
+        again if the agent chats on)."""
+        self.session.close()
+        self.toolbox.close()
 
     def new_session(self, session_id: str | None = None, *, archive: bool = True) -> Session:
         """Start a fresh conversation with the same configuration. The old session's
@@ -329,8 +354,15 @@ class Agent:
         interrupt, leaves a valid history.
         """
         self._answers.probe()
-        return run_chat(self, self.session, text, on_text=on_text, tool_choice=tool_choice,
-                        exchange=exchange)
+        starting = self.toolbox.unlisted_servers()
+        if starting:
+            self.events.emit(Status(f"starting MCP server(s) {', '.join(starting)}…"))
+        self.toolbox.list_mcp_tools()
+        try:
+            return run_chat(self, self.session, text, on_text=on_text, tool_choice=tool_choice,
+                            exchange=exchange)
+        finally:
+            self.toolbox.warn_problems()
 
     def compact(self, focus: str | None = None) -> Decision:
         """Compact now (what `%compact` does), with optional focus instructions."""

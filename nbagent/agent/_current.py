@@ -113,7 +113,7 @@ def new_session(model: Any = None, **options: Any) -> Agent:
     """Start a new agent and session (a fresh history) and make it the current one."""
     global _current
     if _current is not None:
-        _current.session.close()
+        _current.close()  # its archive, and its MCP servers' processes
     options.setdefault("namespace", user_namespace())
     _current = Agent(model=model, **options)
     return _current

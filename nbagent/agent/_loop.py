@@ -62,8 +62,10 @@ class Configured(Protocol):
     """What the loop needs of an agent's configuration."""
 
     model: ChatModel
-    tools: dict[str, Tool]
     retry: RetryPolicy
+
+    @property
+    def tools(self) -> dict[str, Tool]: ...
 
     def settings(self) -> Settings: ...
 

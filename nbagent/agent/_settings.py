@@ -62,3 +62,16 @@ class Settings(EngineSettings):
     enable_python: bool = Field(
         False, description="Offer the model the python tool (runs code in your namespace)."
     )
+    prompt_caching: bool = Field(
+        True, description="Mark requests for the provider's prompt cache where it needs "
+        "marks (Anthropic, Bedrock, Vertex's Anthropic models) and send a per-session cache "
+        "key where it accepts one (OpenAI); off sends requests unmarked."
+    )
+    mcp_config: str | None = Field(
+        None, description="A JSON file with an `mcpServers` object (as other MCP clients "
+        "use): those servers' tools are offered to the model."
+    )
+    mcp_timeout_s: float = Field(
+        60.0, gt=0, description="An MCP tool call still running after this many seconds "
+        "counts as hung: its server is stopped and started again on the next call."
+    )

@@ -37,6 +37,7 @@ def text_of(outputs: list[dict[str, Any]]) -> str:
 def test_every_example_is_tested() -> None:
     assert sorted(p.name for p in EXAMPLES.glob("*.ipynb")) == [
         "long_session.ipynb",
+        "mcp.ipynb",
         "quickstart.ipynb",
     ]
 

@@ -1,5 +1,5 @@
 """examples/mcp.ipynb, executed top to bottom in a real kernel: the MCP server it writes
-starts, its tools are listed, the chat calls them and answers from their results, the
+starts on the first chat, the chat calls its tools and answers from their results, the
 schemas show in %context, a failing call comes back as an error, and close() stops it."""
 
 from __future__ import annotations
@@ -30,11 +30,13 @@ def test_the_mcp_example_runs_and_the_agent_uses_the_servers_tools() -> None:
                    resources={"metadata": {"path": str(EXAMPLES)}}).execute()
     cells = [c.get("outputs", []) for c in notebook.cells if c.cell_type == "code"]
     assert not [o for outputs in cells for o in outputs if o["output_type"] == "error"]
-    listing = text_of(cells[3])
-    assert "starting MCP server 'sales'" in listing
-    assert "list_regions: The sales regions, one per line." in listing
-    chat = text_of(cells[5])
+    assert "sales" in text_of(cells[3]) and "not started" in text_of(cells[3])
+    chat = text_of(cells[4])
     assert "list_regions()" in chat and "revenue(region='north')" in chat
     assert "The north region leads: north: 2,710.50 EUR." in chat
+    listing = text_of(cells[5])
+    assert "sales: running, 2 tools; tools: list_regions, revenue" in listing
+    assert "list_regions: The sales regions, one per line." in listing
     assert "tool schemas" in text_of(cells[6])
-    assert "no region 'atlantis'; known: north, south, east, west" in text_of(cells[7])
+    assert "There is no region called atlantis." in text_of(cells[7])
+    assert "no region 'atlantis'; known: north, south, east, west" in text_of(cells[8])
