@@ -8,7 +8,10 @@ No API key, no network. This module only gathers its parts, one concept each:
     _gguf             where the bundled GGUF is
     _prompt_counter   the GGUF's tokenizer and template, in process
     _local_model      the model (litellm to the server; counts; tool choice)
-    _local_server     the server process
+    _local_server     the server process (kept alive; `_server_child` is its entry point)
+
+Beside them: `_embedded` (the embedded model as the agent holds it: warm start, status
+lines) and `_discovery` (local models already on the machine).
 
     from nbagent.local import local_model
     model = local_model(n_ctx=4096)        # a LocalModel: chat, count, window, output cap
