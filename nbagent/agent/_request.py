@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -47,22 +46,26 @@ def caching_enabled(settings: Any) -> bool:
     return bool(value)
 
 
-@dataclass
-class _Latest:
-    index: int
-    digest: str
+MAX_REMEMBERED = 64  # earlier breakpoints remembered per session
 
 
-def _digest(messages: Sequence[Message], end: int) -> str:
-    text = json.dumps(list(messages[:end]), ensure_ascii=False, sort_keys=True, default=str)
-    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+def _chain(messages: Sequence[Message]) -> list[str]:
+    """A running digest per message: entry i stands for the whole prefix through i."""
+    digest, chain = "", []
+    for message in messages:
+        text = json.dumps(message, ensure_ascii=False, sort_keys=True, default=str)
+        digest = hashlib.sha1((digest + text).encode("utf-8", "surrogatepass")).hexdigest()
+        chain.append(digest)
+    return chain
 
 
 class CacheMemory:
-    """Per session: the previous request's latest stable message, and whether the history
-    up to it is still byte for byte what was sent (no compaction, undo or re-run since)."""
+    """Per session: where earlier requests put their latest breakpoint, and the digest of
+    the prefix through it. The newest of those whose prefix is still byte for byte in the
+    history is where the provider has a cache entry to read: after a compaction that is
+    the last one before the first changed message, not the boundary far before it."""
 
-    _by_session: WeakKeyDictionary[Session, _Latest] = WeakKeyDictionary()
+    _by_session: WeakKeyDictionary[Session, dict[int, str]] = WeakKeyDictionary()
 
     @classmethod
     def plan(cls, session: Session, tools: list[dict[str, Any]], split: int | None,
@@ -84,14 +87,15 @@ class CacheMemory:
             if not is_block(messages[index]):
                 break
             boundary = index
-        previous = None
-        remembered = cls._by_session.get(session)
-        if remembered is not None and remembered.index < len(messages) - 1 \
-                and _digest(messages, remembered.index + 1) == remembered.digest:
-            previous = remembered.index
+        chain = _chain(messages)
+        written = cls._by_session.get(session, {})
+        held = [i for i, digest in written.items()
+                if i < len(chain) - 1 and chain[i] == digest]
         if messages:
-            cls._by_session[session] = _Latest(len(messages) - 1,
-                                               _digest(messages, len(messages)))
+            kept = {i: written[i] for i in sorted(held)[-MAX_REMEMBERED + 1:]}
+            kept[len(chain) - 1] = chain[-1]
+            cls._by_session[session] = kept
         return CachePlan(stable=len(messages), prefix_tokens=prefix, split=split,
-                         boundary=boundary, previous=previous, key=f"nbagent-{session.id}",
-                         enabled=enabled, preamble=max(preamble, 1))
+                         boundary=boundary, previous=max(held, default=None),
+                         key=f"nbagent-{session.id}", enabled=enabled,
+                         preamble=max(preamble, 1))

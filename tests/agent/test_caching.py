@@ -125,24 +125,27 @@ def test_in_a_tool_loop_the_context_never_rewrites_an_earlier_message() -> None:
     assert [m["content"] for m in second if m["role"] == "user"][-1].startswith("[")
 
 
-def test_the_previous_breakpoint_is_remembered_until_the_history_is_rewritten() -> None:
-    agent, _ = make_agent(ScriptedModel([reply("a"), reply("b")]))
+def test_the_previous_breakpoint_is_the_newest_one_whose_prefix_still_holds() -> None:
+    agent, _ = make_agent(ScriptedModel([calls(("add", {"a": 1, "b": 2})), reply("3"),
+                                         reply("b")]), tools=[add])
     session = agent.session
     assert CacheMemory.plan(session, [], None, enabled=True).previous is None
-    agent.chat("one")
+    agent.chat("one")  # requests ended at the user's message (1), then the tool result (3)
     plan = CacheMemory.plan(session, [], None, enabled=True)
-    assert plan.previous == 1 and plan.stable == 3 and plan.key == f"nbagent-{session.id}"
-    session.rewrite([session.history[0], {"role": "user", "content": "one, rewritten"},
-                     session.history[2]])
-    assert CacheMemory.plan(session, [], None, enabled=True).previous is None
+    assert plan.previous == 3 and plan.stable == 5 and plan.key == f"nbagent-{session.id}"
+    messages = session.history.messages  # a compaction rewrites the tool result (3)
+    session.rewrite([*messages[:3], {**messages[3], "content": "[cleared]"}, messages[4]])
+    assert CacheMemory.plan(session, [], None, enabled=True).previous == 1  # still cached
+    session.rewrite([messages[0], {"role": "user", "content": "one, rewritten"}])
+    assert CacheMemory.plan(session, [], None, enabled=True).previous == 0  # the system prompt
 
 
 def test_the_setting_reads_the_field_then_the_environment(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NBAGENT_PROMPT_CACHING", raising=False)
-    assert caching_enabled(Settings())
-    monkeypatch.setenv("NBAGENT_PROMPT_CACHING", "off")
-    assert not caching_enabled(Settings())
+    assert caching_enabled(Settings.from_env())
+    monkeypatch.setenv("NBAGENT_PROMPT_CACHING", "false")
+    assert not caching_enabled(Settings.from_env())
 
     class WithField:
         prompt_caching = True

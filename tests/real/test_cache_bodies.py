@@ -51,7 +51,8 @@ def agent_for(stub: ProviderStub, name: str, namespace: dict[str, Any] | None = 
     return Agent(model=LiteLLMModel(name, api_base=base, api_key="sk-test-not-real"),
                  tools=[peek], builtin_tools=False, system=SYSTEM,
                  namespace={"threshold": 0.5} if namespace is None else namespace,
-                 settings=Settings(max_context_tokens=60_000, **settings),
+                 settings=Settings.from_env(overrides={"max_context_tokens": 60_000,
+                                                       **settings}),
                  retry=RetryPolicy(sleep=lambda s: None),
                  summarize=ScriptedSummarizer(default="- the user studies revenue by region"))
 
