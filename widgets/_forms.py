@@ -57,6 +57,14 @@ def server_lines(agent: Any) -> str:
 
 def mcp(agent: Any, rest: str) -> str:
     """Run one `%nbagent mcp …` form; returns the lines to show."""
+    try:
+        return _mcp(agent, rest)
+    except (ValueError, KeyError) as error:  # a bad spec, an unknown name: the user's input
+        message = error.args[0] if error.args else str(error)
+        raise UsageError(f"%nbagent mcp: {message}") from None
+
+
+def _mcp(agent: Any, rest: str) -> str:
     verb, _, after = rest.strip().partition(" ")
     if verb == "add":
         name, spec = mcp_spec(after)
@@ -85,7 +93,8 @@ def models() -> str:
         window = getattr(model, "window", None)
         size = f"window {window:,}" if isinstance(window, int) else "window unknown"
         tools = "tool calls" if getattr(model, "tools", False) else "no tool calls"
-        lines.append(f"{model.name}: {size} · {tools} · %nbagent model={model.model}")
+        name = getattr(model, "name", str(model))
+        lines.append(f"{name}: {size} · {tools} · %nbagent model={getattr(model, 'model', name)}")
     return "\n".join(lines)
 
 

@@ -119,6 +119,10 @@ class ProgressLine:
             self._handle.update(status_bundle(""), raw=True)
 
 
+def _share(value: float) -> str:
+    return "<1%" if 0 < value < 0.5 else percent(value)
+
+
 def show_breakdown(breakdown: Breakdown, *, cost: float, breaker: str | None = None,
                    billing: Any = None, last: Decision | None = None) -> None:
     """`%context`: what fills the window, every threshold, the breaker and the cost. The
@@ -131,7 +135,7 @@ def show_breakdown(breakdown: Breakdown, *, cost: float, breaker: str | None = N
     limits = state.thresholds
     base = max(1, reading.threshold)
     parts = {**breakdown.parts, "free": max(0, reading.threshold - state.tokens)}
-    shares = {kind: percent(100 * tokens / base) for kind, tokens in parts.items()}
+    shares = {kind: _share(100 * tokens / base) for kind, tokens in parts.items()}
     shares["free"] = percent(reading.percent_left)
     headroom = limits.effective_window - reading.threshold
     if headroom > 0:

@@ -15,7 +15,7 @@ from nbagent.widgets._forms import mcp_spec
 
 import nbagent
 from nbagent import Agent, NbagentError
-from nbagent.testing import ScriptedModel
+from nbagent.testing import ScriptedModel, calls, reply
 from tests.notebook.helpers import plain, session
 
 
@@ -145,3 +145,33 @@ def test_a_model_that_cannot_start_does_not_fail_the_load(
 
     monkeypatch.setattr(nbagent, "current", broken)
     load(InteractiveShell.instance())  # the first chat says what is wrong
+
+
+@pytest.mark.real
+def test_a_real_mcp_server_added_in_the_notebook_answers_a_chat(ip: InteractiveShell) -> None:
+    from tests.agent.mcp.servers.launch import DEMO, http_demo
+
+    model = ScriptedModel([calls(("add", {"a": 2, "b": 40})), reply("42"),
+                           calls(("echo", {"text": "over http"})), reply("echoed")])
+    agent = session(model, builtin_tools=False)
+    try:
+        with capture_output() as added:
+            ip.run_line_magic("nbagent", f"mcp add demo -- {sys.executable} '{DEMO}'")
+        assert plain(added) == ["demo: not started · no tools"]
+        with capture_output():
+            ip.run_line_magic("chat", "what is 2 + 40?")
+        assert [m["content"] for m in agent.history if m["role"] == "tool"] == ["42"]
+        with capture_output() as listed:
+            ip.run_line_magic("nbagent", "mcp list")
+        (line,) = plain(listed)
+        assert line.startswith("demo: running") and "add" in line and "echo" in line
+        with http_demo() as url:
+            with capture_output():
+                ip.run_line_magic("nbagent", "mcp remove demo")
+                ip.run_line_magic("nbagent", f"mcp add web {url}")
+                ip.run_line_magic("chat", "echo it")
+        assert str(agent.history[-2]["content"]).startswith("over http")
+        with pytest.raises(UsageError, match="%nbagent mcp"):
+            ip.run_line_magic("nbagent", "mcp remove nothing-by-that-name")
+    finally:
+        agent.close()

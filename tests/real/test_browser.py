@@ -1,7 +1,10 @@
 """The notebook parts in real JupyterLab 4, rendered by headless Chromium (Debian's, driven
-by Playwright): the meter in the light and dark themes and in a reopened notebook, a
-reply that streams, copy buttons, re-run cells and interrupts. JupyterLab runs on
-127.0.0.1 with a token; the tests start and stop it."""
+by Playwright): the meter line in the light and dark themes, live while a chat runs and
+unchanged after run → save → restart → reload (no widget error: JupyterLab saves no
+widget state by default), the interactive meter of `%nbagent meter`, a reply that
+streams, copy buttons, a proposed cell that lands below the chat cell and runs, re-run
+cells and interrupts. JupyterLab runs on 127.0.0.1 with a token; the tests start and
+stop it."""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ SCREENSHOT = ROOT / "docs" / "meter-in-jupyterlab.png"
 SCREENSHOT_DARK = ROOT / "docs" / "meter-in-jupyterlab-dark.png"
 WAIT_MS = 120_000
 WIDGET = ".nbagent-meter"  # the meter drawn by the widget's own code (not a fallback copy)
+LINE = ".jp-OutputArea-output > .nbagent-meter-body"  # a chat cell's meter: plain HTML
 
 SLOW_MODEL = '''\
 import time
@@ -48,6 +52,16 @@ class SlowModel(ScriptedModel):
 
 ANSWER = " ".join(f"w{i}" for i in range(150)) + "\\n\\n```python\\nprint('copied')\\n```\\n"
 agent = nbagent.new_session(model=SlowModel(default=reply(ANSWER)),
+                            settings=nbagent.Settings(max_context_tokens=8192))
+'''
+
+
+PROPOSING_MODEL = '''\
+import nbagent
+from nbagent.testing import ScriptedModel, reply
+
+CODE = "answer = 6 * 7\\nprint('from the proposed cell', answer)"
+agent = nbagent.new_session(model=ScriptedModel(default=reply(f"Run this:\\n\\n```python\\n{CODE}\\n```\\n")),
                             settings=nbagent.Settings(max_context_tokens=8192))
 '''
 
@@ -99,8 +113,12 @@ class Lab:
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     root = tmp_path_factory.mktemp("lab")
     shutil.copy(ROOT / "examples" / "quickstart.ipynb", root)
+    notebook(root / "widget.ipynb", "%load_ext nbagent", SLOW_MODEL, "%%chat\nhello",
+             "%nbagent meter")  # the interactive meter, an extra
     notebook(root / "stream.ipynb", "%load_ext nbagent", SLOW_MODEL, "%%chat\nstream please",
              "from nbagent.widgets import MeterLine\ndisplay(MeterLine.follow(agent))")
+    notebook(root / "propose.ipynb", "%load_ext nbagent", PROPOSING_MODEL,
+             "%%chat --cell\nshow me the answer as code")
     notebook(
         root / "cells.ipynb",
         "%load_ext nbagent",
@@ -115,9 +133,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     for plugin, values in {
         "@jupyterlab/apputils-extension/notification": {"fetchNews": "false",
                                                         "checkForUpdates": False},
-        # Save the widgets' state with the notebook, so a reopened one can draw them.
-        "@jupyter-widgets/jupyterlab-manager/plugin": {"saveState": True},
-    }.items():
+    }.items():  # (the widget manager keeps its default: no widget state saved)
         path = settings / f"{plugin}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
@@ -268,7 +284,8 @@ def text_contrasts(page: Any, scope: str) -> dict[str, float]:
     return found
 
 
-def test_the_meter_in_jupyterlab_light_and_dark_then_reopened(browser: Any, lab: Lab) -> None:
+def test_the_meter_in_jupyterlab_light_and_dark_then_saved_restarted_and_reloaded(
+        browser: Any, lab: Lab) -> None:
     page = open_notebook(browser, lab, "quickstart.ipynb", "meter")
     source = nbformat.read(ROOT / "examples" / "quickstart.ipynb", as_version=4)
     compact_cell = next(i for i, c in enumerate(source.cells) if c.source.startswith("%compact"))
@@ -277,36 +294,32 @@ def test_the_meter_in_jupyterlab_light_and_dark_then_reopened(browser: Any, lab:
     cells.nth(compact_cell).click()
     menu(page, "Run", "Run All Above Selected Cell")
     page.locator(".nbagent-tool").nth(1).wait_for(timeout=WAIT_MS)
-    meter = page.locator(f"{WIDGET} .nbagent-meter-body").last
-    meter.wait_for(timeout=WAIT_MS)
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('.nbagent-meter .nbagent-meter-body')]"
-        ".every(e => !e.textContent.includes('0 / 0 tokens'))", timeout=WAIT_MS)
     idle(page)
+    meter = page.locator(LINE).last
+    meter.wait_for(timeout=WAIT_MS)
     before = meter.inner_text()
-    assert "context left" in before and re.search(r"\d+% context left", before)
+    assert re.search(r"\d+% context left", before)
     level = meter.get_attribute("data-level")
     words = {"ok": "ok", "warning": "warning", "error": "compacting soon",
              "compact": "compacting", "blocking": "blocked"}[level]
     assert words in meter.locator(".nbagent-meter-status").inner_text()
     assert "last compaction" not in before
-    # The plain-HTML copy shown with the widget is hidden where the widget draws.
-    fallback = page.locator(".nbagent-meter-fallback").last
-    assert fallback.count() == 1 and not fallback.is_visible()
+    assert page.locator(WIDGET).count() == 0  # chat cells hold no widget
 
     cells.nth(compact_cell).scroll_into_view_if_needed()
     cells.nth(compact_cell).click()
     menu(page, "Run", "Run Selected Cell and All Below")
     page.locator(".nbagent-compaction").first.wait_for(timeout=WAIT_MS)
     page.wait_for_function(
-        "() => [...document.querySelectorAll('.nbagent-meter .nbagent-meter-body')]"
-        ".some(e => e.textContent.includes('last compaction'))", timeout=WAIT_MS)
+        f"() => [...document.querySelectorAll({json.dumps(LINE)})]"
+        ".every(e => e.textContent.includes('last compaction'))", timeout=WAIT_MS)
     idle(page)
-    meter = page.locator(f"{WIDGET} .nbagent-meter-body").last
-    after = meter.inner_text()
+    lines = page.locator(LINE)
+    after = lines.last.inner_text()
     assert after != before and "last compaction L" in after  # e.g. "L2 memory: 1,778 → 1,241"
+    assert len({lines.nth(i).inner_text() for i in range(lines.count())}) == 1  # all live
     assert "compacted (L" in page.locator(".nbagent-compaction").first.inner_text()
-    light = text_contrasts(page, WIDGET)
+    light = text_contrasts(page, ".jp-OutputArea-output")
     assert min(light.values()) >= 4.5, light
     top = cells.nth(compact_cell - 2)  # the second chat, its tool lines and its meter
     top.evaluate("e => e.scrollIntoView({block: 'start'})")
@@ -316,49 +329,78 @@ def test_the_meter_in_jupyterlab_light_and_dark_then_reopened(browser: Any, lab:
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'",
                            timeout=WAIT_MS)
     page.wait_for_timeout(500)  # the theme's stylesheet applies
-    dark = text_contrasts(page, WIDGET)
+    dark = text_contrasts(page, ".jp-OutputArea-output")
     assert min(dark.values()) >= 4.5, dark
-    track = page.locator(f"{WIDGET} .nbagent-meter-track").last.evaluate(
+    track = page.locator(f"{LINE} .nbagent-meter-track").last.evaluate(
         "e => getComputedStyle(e).backgroundColor")
     assert _luminance(_rgba(track)[:3]) < 0.2  # a dark track, not a glaring light one
     top.evaluate("e => e.scrollIntoView({block: 'start'})")
     page.screenshot(path=str(SCREENSHOT_DARK))
     menu(page, "Settings", "Theme", "JupyterLab Light")
 
-    # Save (with the widgets' state), stop the kernel, and reopen copies of the notebook.
+    # The everyday round trip: save, restart the kernel, reload the page.
     page.keyboard.press("Control+s")
     saved = lab.root / "quickstart.ipynb"
     deadline = time.monotonic() + 60
-    while "widgets" not in json.loads(saved.read_text()).get("metadata", {}):
-        assert time.monotonic() < deadline, "the notebook was not saved with widget state"
+    while "last compaction L" not in saved.read_text():
+        assert time.monotonic() < deadline, "the notebook was not saved"
         time.sleep(0.5)
+    assert "application/vnd.jupyter.widget-view+json" not in saved.read_text()
     menu(page, "Kernel", "Shut Down Kernel")
+    page.wait_for_timeout(1_000)
+    page.reload()
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=WAIT_MS)
+    idle(page)
+    reloaded = page.locator(LINE)
+    reloaded.last.wait_for(timeout=WAIT_MS)
+    reloaded.last.scroll_into_view_if_needed()
+    assert reloaded.last.inner_text() == after  # exactly as it was, with no kernel state
+    assert reloaded.count() == lines.count()
+    notebook_text = page.locator(".jp-Notebook").inner_text()
+    assert "model not found" not in notebook_text and "Error displaying widget" not in (
+        notebook_text)
     page.context.close()
-    shown = after.splitlines()[0]
-    data = json.loads(saved.read_text())
-    (lab.root / "reopened.ipynb").write_text(json.dumps(data))
-    data["metadata"].pop("widgets")
-    (lab.root / "stripped.ipynb").write_text(json.dumps(data))
-
-    reopened = open_notebook(browser, lab, "reopened.ipynb", "reopened")
-    drawn = reopened.locator(f"{WIDGET} .nbagent-meter-body").last
-    drawn.wait_for(timeout=WAIT_MS)  # drawn from the saved traits: no kernel has this model
-    assert "last compaction L" in drawn.inner_text()
-    assert drawn.inner_text().splitlines()[0] == shown
-    assert "model not found" not in reopened.locator(".jp-Notebook").inner_text()
-    reopened.context.close()
-
-    stripped = open_notebook(browser, lab, "stripped.ipynb", "stripped")
-    copy = stripped.locator(".nbagent-meter-fallback").last
-    copy.wait_for(timeout=WAIT_MS)
-    assert copy.is_visible() and "last compaction L" in copy.inner_text()
-    stripped.context.close()
 
     exported = subprocess.run(
         [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--stdout",
-         str(lab.root / "stripped.ipynb")], capture_output=True, text=True, check=True).stdout
-    assert "context left" in exported  # what nbviewer and GitHub show: each meter once
-    assert exported.count("nbagent-meter-body") == exported.count("nbagent-meter-fallback") > 0
+         str(saved)], capture_output=True, text=True, check=True).stdout
+    assert "context left" in exported and "last compaction L" in exported  # nbviewer, GitHub
+
+
+def test_the_interactive_meter_of_nbagent_meter(browser: Any, lab: Lab) -> None:
+    page = open_notebook(browser, lab, "widget.ipynb", "widget")
+    for index in range(3):
+        run_cell(page, index)
+    drawn = run_cell(page, 3).locator(f"{WIDGET} .nbagent-meter-body")
+    drawn.wait_for(timeout=WAIT_MS)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.nbagent-meter .nbagent-meter-body')]"
+        ".some(e => /[1-9][\\d,]* \\/ 6,841 tokens/.test(e.textContent))", timeout=WAIT_MS)
+    assert re.search(r"\d+% context left", drawn.inner_text())
+    # The plain-HTML copy shown with the widget is hidden where the widget draws.
+    fallback = page.locator(".nbagent-meter-fallback").last
+    assert fallback.count() == 1 and not fallback.is_visible()
+    assert min(text_contrasts(page, WIDGET).values()) >= 4.5
+    page.context.close()
+
+
+def test_a_proposed_cell_lands_below_the_chat_cell_and_runs(browser: Any, lab: Lab) -> None:
+    page = open_notebook(browser, lab, "propose.ipynb", "propose")
+    run_cell(page, 0)
+    run_cell(page, 1)
+    chat = run_cell(page, 2)
+    assert "proposed a new cell below" in chat.locator(".jp-OutputArea").inner_text()
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    page.wait_for_function("() => document.querySelectorAll('.jp-Notebook .jp-Cell').length "
+                           "=== 4", timeout=WAIT_MS)
+    new = cells.nth(3)
+    code = new.locator(".jp-InputArea-editor").inner_text()
+    assert code.splitlines() == ["answer = 6 * 7", "print('from the proposed cell', answer)"]
+    assert "[" not in new.locator(".jp-InputPrompt").inner_text().replace("[ ]", "")  # not run
+    assert new.locator(".jp-OutputArea-output").count() == 0
+    ran = run_cell(page, 3)
+    assert "from the proposed cell 42" in ran.locator(".jp-OutputArea").inner_text()
+    page.context.close()
 
 
 def test_a_reply_streams_before_it_ends_and_its_code_can_be_copied(
@@ -372,6 +414,9 @@ def test_a_reply_streams_before_it_ends_and_its_code_can_be_copied(
         "() => { const t = document.querySelector('.jp-Notebook').innerText;"
         " return t.includes('w20') ? t : null; }", timeout=WAIT_MS, polling=50).json_value()
     assert "w149" not in partial  # text showed while the reply was still arriving
+    running = page.locator(".jp-Notebook .jp-Cell").nth(2)
+    assert "context left" in running.locator(LINE).first.inner_text()  # the meter, already
+    assert re.search(r"\[\*\]", running.locator(".jp-InputPrompt").inner_text())
     page.wait_for_function(
         "() => document.querySelector('.jp-Notebook').innerText.includes('w149')",
         timeout=WAIT_MS)
@@ -402,7 +447,9 @@ def test_a_rerun_cell_keeps_one_exchange_and_an_interrupt_leaves_one_line(
     output = slow.locator(".jp-OutputArea").inner_text()
     assert "interrupted — the session is intact" in output
     assert "Traceback" not in output and "KeyboardInterrupt" not in output
-    assert len([line for line in output.splitlines() if line.strip()]) == 1
+    said = [o.inner_text() for o in slow.locator(".jp-OutputArea-output").all()
+            if not o.locator(".nbagent-meter-body").count()]
+    assert len([line for text in said for line in text.splitlines() if line.strip()]) == 1
     after = run_cell(page, 4)
     assert "w149" in after.locator(".jp-OutputArea").inner_text()  # the session still works
     count = run_cell(page, 5)
