@@ -40,9 +40,9 @@ from .tools._namespace import expand_cell_references, notebook_state
 from .tools._tool import Tool
 
 NOTEBOOK_STATE_TOKENS = 1_500  # at a 200K window; scaled down with the window
-ALIASES = {"window": "max_context_tokens"}  # the short names %nbagent accepts
+ALIASES = {"window": "max_context_tokens"}  # short names configure() accepts
 NOTICE = ("answers come from the embedded SmolLM2-135M, a very small model (no API key, no "
-          "network); %nbagent model=NAME picks any litellm model")
+          "network); agent.use_model(NAME) picks any litellm model")
 DEFAULT_SYSTEM = (
     "You are a data-science assistant working inside the user's Jupyter notebook. Use the "
     "tools to look at their variables and files before answering; quote exact names; keep "
@@ -328,7 +328,7 @@ class Agent:
         return self.session.context_state()
 
     def breakdown(self) -> Breakdown:
-        """What fills the window now, by kind (what `%context` shows)."""
+        """What fills the window now, by kind (the figures behind the notebook's table)."""
         return context_breakdown(self.history, self.tool_schemas(), self.context_state(),
                                  self.session.tracker.count_text)
 
@@ -365,7 +365,7 @@ class Agent:
             self.toolbox.warn_problems()
 
     def compact(self, focus: str | None = None) -> Decision:
-        """Compact now (what `%compact` does), with optional focus instructions."""
+        """Compact now, with optional focus instructions (what the summary must keep)."""
         self._answers.probe()
         with self.session.turn():
             return self.session.controller.compact_now(self.history, focus=focus)
