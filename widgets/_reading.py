@@ -33,7 +33,11 @@ def percent(value: float) -> str:
 def billing_words(billing: Any) -> str:
     """"62% of input read from cache" from `agent.billing()` ("" when nothing is known)."""
     share = getattr(billing, "cache_read_share", None)
-    if billing is None or share is None or not getattr(billing, "input_tokens", 0):
+    sent = getattr(billing, "prompt_tokens", None)
+    if sent is None:
+        sent = sum(getattr(billing, name, 0) or 0 for name in
+                   ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
+    if billing is None or share is None or not sent:
         return ""
     return f"{percent(100 * float(share))} of input read from cache"
 

@@ -176,3 +176,25 @@ def test_a_tool_without_arguments_shows_none(arguments: str) -> None:
     tool_line = shown(captured)[0]
     assert tool_line["text/plain"] == "list_variables() → 12 chars"
     assert "<pre>df: DataFrame</pre>" in tool_line["text/html"]
+
+
+def test_the_sessions_cache_share_and_each_cells_cost_from_real_usage(
+        ip: InteractiveShell) -> None:
+    from nbagent import Usage
+
+    used = Usage(input_tokens=200, output_tokens=20, cache_read_tokens=600)
+    agent = session(ScriptedModel([reply("first", usage=used, cost=0.0031),
+                                   reply("second", usage=used)]))
+    if not callable(getattr(agent, "billing", None)):
+        pytest.skip("Agent.billing is not in this library version yet")
+    with capture_output() as paid:
+        ip.run_line_magic("chat", "one")
+    with capture_output() as unpaid:
+        ip.run_line_magic("chat", "two")
+    assert "this cell cost $0.0031" in plain(paid)
+    assert not any("this cell cost" in line for line in plain(unpaid))
+    with capture_output() as context:
+        ip.run_line_magic("context", "")
+    share = f"{round(100 * agent.billing().cache_read_share)}% of input read from cache"
+    assert share in plain(context)[0] and share != "0% of input read from cache"
+    assert share in str(MeterLine.follow(agent).reading)
