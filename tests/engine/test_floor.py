@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from nbagent import CompactionFailed, validate_messages
+from nbagent import CompactionFailed, Settings, thresholds, validate_messages
 from nbagent.compaction import (
     Floor,
     context_collapse,
@@ -29,6 +29,8 @@ from nbagent.compaction import (
     with_notebook_state,
     with_pins,
 )
+from nbagent.engine._ladder import LADDER
+from nbagent.engine._level_context import LadderContext
 from nbagent.engine._markers import (
     MEMORY_HEADER,
     PINS_HEADER,
@@ -334,11 +336,14 @@ def test_dropped_rounds_leave_their_floor_and_still_fit() -> None:
 
 # -- counts: given once, reused --------------------------------------------------------------
 
-LEVELS = {
-    "L1": lambda m, c: snip_old_tools(m, keep_recent_turns=2, counts=c),
-    "L2": lambda m, c: session_memory_compact(m, None, counts=c, **KNOBS),
-    "L3": lambda m, c: full_compact(m, lambda _: nine_sections(), counts=c),
-    "L4": lambda m, c: ptl_fallback(m, "prompt is too long: 9000 tokens > 3000 maximum", counts=c),
+_SIZES = Settings(keep_recent_turns=2, memory_tail_min_tokens=KNOBS["tail_min_tokens"],
+                  memory_tail_max_tokens=KNOBS["tail_max_tokens"],
+                  memory_tail_min_messages=KNOBS["tail_min_messages"], memory_min_fold_tokens=0)
+_CONTEXT = LadderContext(_SIZES, thresholds("claude-sonnet-4-5", settings=_SIZES),
+                         lambda _: nine_sections(),
+                         error="prompt is too long: 9000 tokens > 3000 maximum")
+LEVELS: dict[str, Any] = {  # every row of the ladder, as the controller binds it, and L5
+    **{rung.name: rung.bind(_CONTEXT) for rung in LADDER},
     "L5": lambda m, c: context_collapse(m, 100, counts=c),
 }
 
