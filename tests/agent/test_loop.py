@@ -416,3 +416,44 @@ def test_a_cut_reply_with_tool_calls_leaves_them_answered_and_the_session_goes_o
     assert agent.chat("go").stop_reason == "overflow"
     assert tool_results(agent) == ["Not run: the reply was cut when the context window ran out."]
     assert agent.chat("again").text == "next"
+
+
+def test_the_embedded_servers_own_failure_passes_through_once_with_its_text() -> None:
+    from nbagent import LocalModelError
+
+    stopped = LocalModelError("the local model's server stopped (Connection error.) and "
+                              "could not be restarted: port 8765 is taken")
+    model = ScriptedModel([stopped], name="local/smollm2")
+    agent, sleeps = make_agent(model)
+    with pytest.raises(LocalModelError) as caught:
+        agent.chat("hi")
+    assert caught.value is stopped and (sleeps, len(model.requests)) == ([], 1)
+    assert "provider may be down" not in str(caught.value)
+    assert agent.history[-1] == {"role": "user", "content": "hi"}
+
+
+def test_a_huge_pin_is_named_as_the_cause_with_the_call_that_removes_it() -> None:
+    model = ScriptedModel([reply("never sent")])
+    agent, _ = make_agent(model, settings=Settings(max_context_tokens=2_048), tools=[add])
+    agent.pin("a short fact: churn_30d is the target")
+    agent.pin("the full data dictionary: " + "column_name means something " * 400)
+    result = agent.chat("hi")
+    stop = result.stop_message or ""
+    assert result.stop_reason == "blocked" and model.requests == []
+    assert "pin 1" in stop and "agent.unpin(1)" in stop and "%" not in stop
+    assert stop.split("tokens (", 1)[1].startswith("pin 1")  # the largest part first
+    assert stop.index("agent.unpin(1)") < stop.index("new_session(builtin_tools=False)")
+
+
+def test_a_huge_tool_output_is_named_when_compaction_cannot_shrink_the_conversation() -> None:
+    model = ScriptedModel([reply("never sent")])
+    agent, _ = make_agent(model, settings=Settings(max_context_tokens=2_048,
+                                                   disable_compact=True))
+    agent.history.extend([
+        {"role": "user", "content": "load it"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "add", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "row " * 3_000},
+        {"role": "assistant", "content": "loaded"}])
+    stop = agent.chat("and now?").stop_message or ""
+    assert "a tool output (message 3" in stop and "agent.compact()" in stop

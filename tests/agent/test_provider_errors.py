@@ -247,3 +247,12 @@ def test_parse_token_limits_is_public() -> None:
         213_462,
         200_000,
     )
+
+
+def test_nbagents_own_errors_are_never_retried_whatever_their_text_says() -> None:
+    from nbagent import LocalModelError
+    from nbagent.agent.providers._errors import should_retry
+
+    assert should_retry(ConnectionError("Connection error."))
+    assert not should_retry(LocalModelError("the local model's server stopped (Connection "
+                                            "error.) and could not be restarted"))

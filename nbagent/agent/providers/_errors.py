@@ -33,6 +33,7 @@ import os
 import re
 from typing import Literal
 
+from ...engine._exceptions import NbagentError
 from ...engine.compaction._limits import parse_requested_output, parse_token_limits
 
 ErrorKind = Literal[
@@ -249,8 +250,10 @@ def is_context_overflow(error_or_text: BaseException | str, status: int | None =
 
 
 def should_retry(error: BaseException) -> bool:
-    """Worth sending again unchanged: rate limits and transient failures only."""
-    return classify_error(error) in _RETRIED
+    """Worth sending again unchanged: rate limits and transient failures only. nbagent's
+    own errors (the embedded model's server that could not be kept alive, a broken
+    install) already say what happened: never retried."""
+    return not isinstance(error, NbagentError) and classify_error(error) in _RETRIED
 
 
 def is_stop_reason_overflow(
