@@ -118,8 +118,10 @@ def test_preview_of_the_library_when_it_has_one(ip: InteractiveShell) -> None:
         pytest.skip("Agent.preview_compaction is not in this library version yet")
     before = agent.history.messages
     with capture_output() as captured:
-        ip.run_line_magic("compact", "--preview")
-    assert plain(captured) and agent.history.messages == before
+        ip.run_line_magic("compact", "--preview keep the city names")
+    assert plain(captured) == [notebook_words(agent.preview_compaction("keep the city names")
+                                              .text())]
+    assert agent.history.messages == before
 
 
 def test_what_left_the_view_is_said_in_the_chat_cell_and_in_show() -> None:
