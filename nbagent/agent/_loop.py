@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from ..engine._decision import Decision
 from ..engine._events import Status, ToolFinished, ToolStarted
@@ -33,6 +33,7 @@ __all__ = ["INTERRUPTED", "ChatResult", "Configured", "repair_reply", "run_chat"
 MAX_OVERFLOW_RECOVERIES = 2
 LOOP_WARN_AT = 3  # the third identical call in a row gets a steering note
 INTERRUPTED = texts.INTERRUPTED
+NO_LIMITS: tuple[None, None] = (None, None)  # an overflow that states no numbers
 StopReason = str  # "done", "max_rounds", "loop", "timeout", "blocked", "overflow"
 
 
@@ -192,8 +193,8 @@ class _Turn:
         for call_id in self.session.history.pending_tool_calls:
             self.session.add({"role": "tool", "tool_call_id": call_id,
                               "content": texts.CUT_CALL})
-        self._note(self.session.controller.handle_ptl_error(
-            self.session.history, "the context window was exhausted during the reply"))
+        self._note(self.session.controller.handle_ptl_error(  # no limit is known
+            self.session.history, cast(Any, NO_LIMITS)))
         return self.result(reply, "overflow", texts.RAN_OUT, truncated=True)
 
     def request(self, tool_choice: str | None) -> Completion:
@@ -217,10 +218,12 @@ class _Turn:
                 raise
             except Exception as error:
                 kind = classify_error(error)
-                if kind == "overflow":
-                    session.learn_window(parse_token_limits(str(error))[1])
+                if kind == "overflow":  # the agent reads the text; L4 takes the numbers
+                    limits = parse_token_limits(str(error))
+                    session.learn_window(limits[1])
                     if attempt < MAX_OVERFLOW_RECOVERIES:
-                        self._note(session.controller.handle_ptl_error(session.history, error))
+                        self._note(session.controller.handle_ptl_error(
+                            session.history, cast(Any, limits)))
                         continue
                 raise ModelCallError(kind, texts.failure_message(
                     agent.model.name, kind, error, session.window(), agent.retry.max_attempts,

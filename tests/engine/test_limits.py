@@ -106,3 +106,16 @@ def test_numbers_that_are_not_token_counts_are_left_alone() -> None:
 )
 def test_the_output_reservation_is_read_when_stated(text: str, output: int | None) -> None:
     assert parse_requested_output(text) == output
+
+
+def test_l4_takes_the_numbers_the_agent_read_and_fits_them_as_it_fits_the_text() -> None:
+    from nbagent.compaction import ptl_fallback
+
+    messages = [{"role": "system", "content": "s"}]
+    for t in range(12):
+        messages += [{"role": "user", "content": f"question {t} " * 60},
+                     {"role": "assistant", "content": f"answer {t} " * 60}]
+    text = "prompt is too long: 9000 tokens > 3000 maximum"
+    from_numbers = ptl_fallback(messages, parse_token_limits(text))
+    assert from_numbers.changed and list(from_numbers) == list(ptl_fallback(messages, text))
+    assert len(from_numbers) < len(ptl_fallback(messages, (None, None)))

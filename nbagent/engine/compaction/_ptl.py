@@ -1,5 +1,7 @@
 """L4: the reactive fallback after a provider says the prompt is too long. One pass over
-prefix sums of the per-message counts finds the cut; what goes leaves its floor.
+prefix sums of the per-message counts finds the cut; what goes leaves its floor. It takes
+the numbers the agent read from the provider's text (`TokenLimits`); a text is still read
+here for callers that pass one.
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ from ._common import Layout, LevelResult, Message, counts_for, first_user_index,
 from ._floor import default_budget, extract_floor, render_floor
 from ._limits import parse_token_limits
 
+TokenLimits = tuple[int | None, int | None]  # (the prompt's size, the model's limit)
 DROPPED_NOTE = "(Older rounds were dropped to fit the model's limit; code kept this of them.)"
 FLOOR_SHARE_OF_TARGET = 0.1  # the most the dropped rounds' floor may take of the target
 
 
 def ptl_fallback(
     messages: Sequence[Message],
-    error: BaseException | str | None = None,
+    error: TokenLimits | BaseException | str | None = None,
     drop_turns: int = 3,
     *,
     headroom: float = 0.9,
@@ -28,15 +31,15 @@ def ptl_fallback(
 ) -> LevelResult:
     """Drop the oldest whole rounds until the prompt fits `headroom` of the limit.
 
-    The limit (and the actual size, which calibrates our estimate to the provider's
-    count) are parsed from `error`; with no limit in it, the oldest `drop_turns` rounds
-    go. Never dropped: the preamble, compaction blocks, the first user request, the
-    newest round (with any pending turn). Whole rounds only, so no tool result is
-    orphaned. With `keep_floor`, the dropped rounds' floor (user messages, names, error
-    lines) becomes one memory block, when it fits. `counts` (one per message) are reused.
+    `error` gives the limit (and the actual size, which calibrates our estimate to the
+    provider's count): the parsed `(actual, limit)`, or the provider's text to read them
+    from; with no limit, the oldest `drop_turns` rounds go. Never dropped: the preamble,
+    compaction blocks, the first user request, the newest round (with any pending turn).
+    Whole rounds only, so no tool result is orphaned. With `keep_floor`, the dropped
+    rounds' floor (user messages, names, error lines) becomes one memory block, when it
+    fits. `counts` (one per message) are reused.
     """
-    text = str(error) if error is not None else ""
-    actual, limit = parse_token_limits(text)
+    actual, limit = limits_of(error)
     layout = Layout.of(messages)
     rounds = list(layout.rounds)
     if len(rounds) < 2:
@@ -91,3 +94,10 @@ def ptl_fallback(
         *messages[cut_to:],
     ]
     return LevelResult(result, changed=True, reason=how)
+
+
+def limits_of(error: TokenLimits | BaseException | str | None) -> TokenLimits:
+    """The (actual, limit) pair: given as it is, or read from an error's text."""
+    if isinstance(error, tuple):
+        return error
+    return parse_token_limits(str(error)) if error is not None else (None, None)
