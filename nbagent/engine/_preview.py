@@ -13,7 +13,14 @@ from typing import Any
 
 from ._history import History
 from ._ladder import Level
-from ._texts import PREVIEW_KEEPS, PREVIEW_LEVELS, PREVIEW_NOTHING, PREVIEW_TOKENS, turns_text
+from ._texts import (
+    PREVIEW_KEEPS,
+    PREVIEW_LEVELS,
+    PREVIEW_NOTHING,
+    PREVIEW_TOKENS,
+    plural,
+    turns_text,
+)
 from ._view import view_change
 from .compaction import extract_floor, pins_of
 
@@ -53,13 +60,13 @@ class Preview:
             lines.append(f"folds {turns_text(self.folded_turns)}")
         if self.cleared_outputs:
             lines.append(f"clears {self.cleared_outputs} old tool output"
-                         f"{'' if self.cleared_outputs == 1 else 's'}")
+                         f"{plural(self.cleared_outputs)}")
         lines[-1] += f" (~{self.tokens_removed:,} tokens leave the view)"
         names = ", ".join(self.keeps_names[:8]) + (" …" if len(self.keeps_names) > 8 else "")
-        lines.append(PREVIEW_KEEPS.format(users=self.keeps_user_messages,
-                                          names=names or "no names",
-                                          results=len(self.keeps_results),
-                                          pins=len(self.pins)))
+        users, results, pins = self.keeps_user_messages, len(self.keeps_results), len(self.pins)
+        lines.append(PREVIEW_KEEPS.format(users=users, users_s=plural(users),
+                                          names=names or "no names", results=results,
+                                          results_s=plural(results), pins=pins))
         lines.append(PREVIEW_TOKENS.format(before=self.tokens_before, after=self.tokens_after,
                                            rewrite=self.cache_rewrite))
         return "\n".join(lines)

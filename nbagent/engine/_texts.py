@@ -40,10 +40,10 @@ RUNNING = "running {level}…"
 # a preview of the compaction `agent.compact()` would run now
 PREVIEW_NOTHING = "A compaction now would change nothing ({tokens:,} tokens)."
 PREVIEW_LEVELS = "A compaction now runs {levels} ({model}):"
-PREVIEW_KEEPS = ("the floor keeps {users} user messages, {names}, {results} reported results; "
-                 "{pins} pins stay verbatim")
-PREVIEW_TOKENS = ("about {before:,} → {after:,} tokens (before the summarizer's notes); the "
-                  "prompt cache is rewritten from there on: ~{rewrite:,} tokens")
+PREVIEW_KEEPS = ("the floor keeps {users} user message{users_s}, {names}, {results} reported "
+                 "result{results_s}; pinned facts kept verbatim: {pins}")
+PREVIEW_TOKENS = ("about {before:,} → {after:,} tokens (before the summarizer's notes); it "
+                  "rewrites ~{rewrite:,} tokens of the prompt cache")
 
 
 def plural(count: int) -> str:

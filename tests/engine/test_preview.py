@@ -54,7 +54,7 @@ def test_a_preview_says_what_would_fold_clear_and_keep() -> None:
     assert preview.pins == ("the fiscal year starts in April",)
     text = preview.text()
     assert text.startswith("A compaction now runs L1 snip → L2 memory → L3 summary")
-    assert "folds turns 1–" in text and "1 pins stay verbatim" in text
+    assert "folds turns 1–" in text and "pinned facts kept verbatim: 1" in text
     assert f"{preview.tokens_before:,} → {preview.tokens_after:,}" in text and "%" not in text
 
 
