@@ -183,3 +183,12 @@ def test_the_session_counts_what_the_provider_billed(stub: ProviderStub, name: s
     assert billing.input_cost == pytest.approx(sum(prices.input_cost(b) for b in bills),
                                                rel=1e-6)
     assert 0 < billing.cache_read_share < 1
+
+
+def test_the_real_path_bench_runs_a_short_session_with_no_extra_requests() -> None:
+    from cache_real import run
+
+    result = run("anthropic", 12)
+    assert result.real.requests == result.steps == result.replay.requests
+    assert result.real.other_requests <= 1  # the one start-of-session server probe
+    assert result.real.cache_read_share > 0.8 and result.replay.cache_read_share > 0.8
