@@ -148,7 +148,7 @@ def test_notebook_tools_offers_the_table_with_schemas_without_the_context() -> N
     assert "context" not in schemas["read_file"]["parameters"]["properties"]
     assert set(schemas["read_file"]["parameters"]["properties"]) == {
         "path", "offset", "limit", "start"}
-    assert schemas["propose_cell"]["description"].startswith("Propose Python code as a new")
+    assert schemas["propose_cell"]["description"].startswith("Put code in a new notebook cell")
     assert [t.name for t in offered if t.paging] == ["read_file", "read_output", "recall"]
 
 

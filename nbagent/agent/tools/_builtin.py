@@ -53,15 +53,13 @@ def describe_variable(context: ToolContext, name: str, rows: int = 5) -> str:
 def read_file(context: ToolContext, path: str, offset: int = 0, limit: int = 200,
               start: int = 0) -> str:
     """Read a text file by lines, a page at a time (files under the working directory
-    and NBAGENT_READ_ROOTS only). A page holds at most 500 lines and 16,000 characters;
-    its header says how to read on.
+    and NBAGENT_READ_ROOTS only).
 
     Args:
         path: the file's path.
         offset: the first line to read (0-based).
         limit: how many lines to read (at most 500).
-        start: begin this many bytes into line `offset` (a line longer than a page is
-            read in pieces: copy the value from the page header).
+        start: a byte in line `offset` to start at (from a page header).
     """
     return read_text_page(path, offset, limit, start=start, bounds=context.page)
 
@@ -72,7 +70,7 @@ def read_output(context: ToolContext, ref: str, offset: int = 0, limit: int = 4_
     Args:
         ref: the reference named in the cut marker (the tool call id).
         offset: the first character to read.
-        limit: how many characters to read (at most 16,000).
+        limit: how many characters to read.
     """
     return context.store.page(ref, offset, limit)
 
@@ -94,13 +92,12 @@ def recall(context: ToolContext, query: str = "", message: int = -1, offset: int
 
 
 def propose_cell(context: ToolContext, code: str, explanation: str = "") -> str:
-    """Propose Python code as a new notebook cell below the chat cell, for the user to
-    review and run (it is never run for them). Use it for code the user should run or
-    keep; several proposals in one turn join into one cell.
+    """Put code in a new notebook cell below the chat, for the user to review and run
+    (it is never run for them).
 
     Args:
-        code: the code for the new cell.
-        explanation: a short note on what the code does (placed above it as comments).
+        code: the cell's code.
+        explanation: a short comment placed above it.
     """
     return propose(context.events, code, explanation)
 
