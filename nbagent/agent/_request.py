@@ -25,13 +25,15 @@ Message = dict[str, Any]
 def with_context(messages: list[Message], context: str | None
                  ) -> tuple[list[Message], int | None]:
     """The request with the notebook context at its end (a copy; the history never stores
-    it): after the text of the latest message when that is the user's, else as a trailing
-    user message. Returns the messages and, when the context shares the latest message,
-    the offset where it starts there (what came before it is the cacheable part)."""
+    it): after the text of the latest message when that is the user's or a tool result
+    (servers and models read "the last message is a tool result" as the cue to answer),
+    else as a trailing user message. Returns the messages and, when the context shares the
+    latest message, the offset where it starts there (before it: the cacheable part)."""
     if not context:
         return messages, None
     last = messages[-1] if messages else None
-    if last is not None and is_plain_user(last) and isinstance(last.get("content"), str):
+    if last is not None and isinstance(last.get("content"), str) and (
+            is_plain_user(last) or last.get("role") == "tool"):
         text = str(last["content"])
         return [*messages[:-1], {**last, "content": f"{text}\n\n[{context}]"}], len(text)
     return [*messages, {"role": "user", "content": f"[{context}]"}], None

@@ -107,9 +107,13 @@ def test_the_notebook_context_joins_the_users_message_or_trails_a_tool_result() 
     answered = [*asked, {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "c1", "content": "42"}]
-    sent, split = with_context(answered, "x: int = 1")
-    assert sent[:-1] == answered and sent[-1] == {"role": "user", "content": "[x: int = 1]"}
-    assert split is None
+    sent, split = with_context(answered, "x: int = 1")  # the tool result stays last
+    assert sent[:-1] == answered[:-1] and split == len("42")
+    assert sent[-1] == {"role": "tool", "tool_call_id": "c1", "content": "42\n\n[x: int = 1]"}
+    marked, _ = apply_cache_plan("anthropic/claude-sonnet-4-5", "anthropic", sent,
+                                 plan_for(4, tokens_each=2_000, split=split))
+    assert marked[-2:] == [{**answered[-1], "cache_control": {"type": "ephemeral"}},
+                           {"role": "user", "content": "[x: int = 1]"}]
     memory = [*asked[:1], {"role": "user", "content": f"{MEMORY_HEADER}\n- notes"}]
     assert with_context(memory, "x")[0][-1] == {"role": "user", "content": "[x]"}
     assert with_context(asked, None) == (asked, None)
@@ -122,7 +126,7 @@ def test_in_a_tool_loop_the_context_never_rewrites_an_earlier_message() -> None:
     agent.chat("add things")
     first, second, third = model.requests
     assert second[:len(first) - 1] == first[:-1] and third[:len(second) - 1] == second[:-1]
-    assert [m["content"] for m in second if m["role"] == "user"][-1].startswith("[")
+    assert second[-1]["role"] == "tool" and "rows: int = 10" in second[-1]["content"]
 
 
 def test_the_previous_breakpoint_is_the_newest_one_whose_prefix_still_holds() -> None:

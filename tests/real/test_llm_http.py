@@ -85,7 +85,7 @@ def test_an_unrecoverable_overflow_ends_with_the_actionable_message(server: Stub
     agent = agent_for(server, window=200_000)
     with pytest.raises(ModelCallError) as caught:
         agent.chat("x" * 20_000)  # one message alone is over the server's window
-    assert caught.value.kind == "overflow" and "%compact" in str(caught.value)
+    assert caught.value.kind == "overflow" and "agent.compact()" in str(caught.value)
     assert (
         type(caught.value.__cause__).__name__ == "ContextWindowExceededError"
     )  # litellm's mapping

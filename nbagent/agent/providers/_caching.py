@@ -95,16 +95,22 @@ def breakpoints(plan: CachePlan, minimum: int) -> list[int]:
     return sorted(chosen)
 
 
-def _marked(message: Message, split: int | None) -> Message:
+def _marked(message: Message, split: int | None) -> list[Message]:
+    """The message with a breakpoint; a per-request tail (from `split`) after it: its own
+    text block in a user message, its own user message after a tool result (litellm puts
+    it in the same Anthropic turn, after the tool_result block)."""
     content = message.get("content")
-    if split is not None and isinstance(content, str) and 0 < split < len(content):
-        stable, tail = content[:split], content[split:].strip()
-        blocks: list[dict[str, Any]] = [{"type": "text", "text": stable,
-                                         "cache_control": dict(EPHEMERAL)}]
-        if tail:
-            blocks.append({"type": "text", "text": tail})
-        return {**message, "content": blocks}
-    return {**message, "cache_control": dict(EPHEMERAL)}
+    marker = {"cache_control": dict(EPHEMERAL)}
+    if split is None or not isinstance(content, str) or not 0 < split < len(content):
+        return [{**message, **marker}]
+    stable, tail = content[:split], content[split:].strip()
+    if message.get("role") == "tool":
+        return [{**message, "content": stable, **marker},
+                *([{"role": "user", "content": tail}] if tail else [])]
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": stable, **marker}]
+    if tail:
+        blocks.append({"type": "text", "text": tail})
+    return [{**message, "content": blocks}]
 
 
 def apply_cache_plan(model: str, provider: str | None, messages: list[Message],
@@ -120,7 +126,10 @@ def apply_cache_plan(model: str, provider: str | None, messages: list[Message],
     marks = breakpoints(plan, minimum_cacheable(model))
     if not marks:
         return messages, {}
-    sent = list(messages)
-    for index in marks:
-        sent[index] = _marked(messages[index], plan.split if index == plan.stable - 1 else None)
+    sent: list[Message] = []
+    for index, message in enumerate(messages):
+        if index in marks:
+            sent += _marked(message, plan.split if index == plan.stable - 1 else None)
+        else:
+            sent.append(message)
     return sent, {}
