@@ -1,9 +1,12 @@
 """The compaction levels, pure functions from a message list to a new one (L1 snip, L2
-session memory, L3 full summary, L4 overflow fallback, L5 collapse), and the floor.
-Re-exported from the engine, where each lives in its own file."""
+session memory, L3 full summary, L4 overflow fallback; L5 collapse, a utility on no
+ladder), the floor, and the ladder: `LADDER`, the table of levels the controller runs,
+printed by `describe_ladder()`. Re-exported from the engine, where each lives in its own
+file."""
 
 from __future__ import annotations
 
+from .engine._ladder import LADDER, Level, Rung, describe_ladder, levels_for
 from .engine.compaction import (
     SECTIONS,
     Floor,
@@ -27,6 +30,11 @@ from .engine.compaction import (
 )
 
 __all__ = [
+    "LADDER",
+    "Level",
+    "Rung",
+    "describe_ladder",
+    "levels_for",
     "Floor",
     "LevelResult",
     "SECTIONS",

@@ -227,13 +227,12 @@ class Agent:
 
     # -- sessions --------------------------------------------------------------------------
 
-    def _new_session(self, session_id: str | None, archive: bool) -> Session:
+    def _new_session(self, session_id: str | None, archive: bool) -> None:
         data = self.settings().data_dir
         self.session = Session(self._answers, system=self.system, session_id=session_id,
                                archive=archive,
                                data_dir=Path(data).expanduser() if data else None)
         self._offer_tools()
-        return self.session
 
     def notebook_state(self) -> str | None:
         """The bounded listing of the namespace's variables (None when there are none)."""
@@ -247,11 +246,13 @@ class Agent:
         self.session.close()
         self.toolbox.close()
 
-    def new_session(self, session_id: str | None = None, *, archive: bool = True) -> Session:
-        """Start a fresh conversation with the same configuration. The old session's
-        archive is released, and its event subscribers stay with it."""
+    def new_session(self, session_id: str | None = None, *, archive: bool = True) -> Agent:
+        """Start a fresh conversation with the same configuration (this agent, as
+        `nbagent.new_session()` returns the agent it starts). The old session's archive is
+        released, and its event subscribers stay with it."""
         self.session.close()
-        return self._new_session(session_id, archive)
+        self._new_session(session_id, archive)
+        return self
 
     # -- pins ----------------------------------------------------------------------------
 

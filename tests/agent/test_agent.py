@@ -88,7 +88,7 @@ def test_a_new_session_keeps_the_configuration_and_releases_the_old_archive(
                   settings={"data_dir": str(tmp_path), "max_context_tokens": 4_096})
     agent.chat("one")
     old = agent.session
-    agent.new_session()
+    assert agent.new_session() is agent  # as nbagent.new_session() gives the agent
     assert agent.session is not old and len(agent.history) == 1
     assert "lambda_tool" in agent.tools and agent.settings().max_context_tokens == 4_096
     assert agent.chat("two").text == "b"

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from nbagent import classify_error, is_context_overflow, parse_token_limits
 from nbagent.agent.providers._errors import (
     auth_hint,
     is_stop_reason_overflow,
     retry_after_seconds,
     should_retry,
 )
+from nbagent.providers import classify_error, is_context_overflow, parse_token_limits
 from nbagent.testing import provider_error
 
 DATA = Path(__file__).parents[1] / "data"

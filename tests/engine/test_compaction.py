@@ -183,7 +183,7 @@ PTL_ERRORS = [
 def test_parse_token_limits_reads_actual_and_limit(
     text: str, actual: int | None, limit: int | None
 ) -> None:
-    from nbagent import parse_token_limits
+    from nbagent.providers import parse_token_limits
 
     assert parse_token_limits(text) == (actual, limit)
 

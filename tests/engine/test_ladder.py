@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from nbagent import CompactionController, History, Level, Settings, levels_for, thresholds
-from nbagent.compaction import LevelResult, context_collapse
+from nbagent import CompactionController, History, Settings, thresholds
+from nbagent.compaction import Level, LevelResult, context_collapse, levels_for
 from nbagent.engine._ladder import LADDER, Rung, describe_ladder
 from nbagent.engine._markers import MEMORY_HEADER, SUMMARY_HEADER, is_snipped
 from nbagent.testing import ScriptedSummarizer

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from nbagent import classify_error, parse_token_limits
 from nbagent.engine.compaction._limits import parse_requested_output
+from nbagent.providers import classify_error, parse_token_limits
 
 OVERFLOWS: list[dict[str, Any]] = json.loads(
     (Path(__file__).parents[1] / "data" / "overflow_errors.json").read_text()
