@@ -154,19 +154,16 @@ def test_an_interrupt_in_the_summarizer_keeps_its_meaning_and_the_history(
     assert ctl.failure_count() == 0 and statuses(seen)[-1] == ""  # the line is cleared
 
 
-def test_a_summarizer_cancelled_in_a_merge_leaves_the_floors() -> None:
-    calls = 0
-
+def test_a_summarizer_cancelled_in_a_merge_merges_by_code() -> None:
     def summarize(messages: list[dict[str, Any]]) -> str:
-        nonlocal calls
-        calls += 1
-        if calls > 2:
+        if "Merge these memory notes" in str(messages[-1]["content"]):
             raise asyncio.CancelledError()
         return NOTES + " " + "x " * 400
 
     ctl, _ = controller(summarize, memory_max_tokens=10)
     history = History(session(12))
     for t in range(12, 24):
-        ctl.compact_now(history)
+        ctl.compact_now(history)  # never raises
         history.extend(tool_round(t))
-    assert ctl.decisions[-1].action in ("compacted", "failed")  # never raised
+    merged = [d for d in ctl.decisions if "merging failed" in d.reason]
+    assert merged and "CancelledError" in merged[0].reason and merged[0].action == "compacted"
