@@ -176,3 +176,10 @@ def test_each_chat_request_joins_the_sessions_billing() -> None:
     agent, _ = make_agent(model, tools=[add])
     result = agent.chat("add")
     assert billing_of(agent.session).requests == 2 and result.replaced is False
+
+
+def test_a_rerun_cell_says_it_replaced_its_exchange() -> None:
+    agent, _ = make_agent(ScriptedModel([reply("first"), reply("second"), reply("other")]))
+    assert agent.chat("what is df?", exchange="cell-1").replaced is False
+    assert agent.chat("what is df, really?", exchange="cell-1").replaced is True
+    assert agent.chat("and this?", exchange="cell-2").replaced is False
