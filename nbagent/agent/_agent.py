@@ -35,7 +35,7 @@ from .models._resolve import (
     EmbeddedModel,
     chat_model,
 )
-from .tools._builtin import notebook_tools
+from .tools._builtin import BUILTIN_TOOLS, notebook_tools
 from .tools._namespace import expand_cell_references, notebook_state
 from .tools._tool import Tool
 
@@ -69,8 +69,10 @@ class Agent:
         tools: functions (or `@tool`s) the model may call, beside the built-ins.
         system: the system prompt; it is never edited by compaction.
         namespace: the variables the built-in tools see (default: `__main__`'s).
-        builtin_tools: offer list_variables, describe_variable, read_file, read_output,
-            recall (and python when `enable_python` is set).
+        builtin_tools: offer the built-in tools (list_variables, describe_variable,
+            read_file, read_output, recall, propose_cell, and python when `enable_python`
+            is set), none (False), or only those named (their schemas take room in a small
+            window).
         settings: fixed settings, or overrides (a dict) on top of the environment's.
         retry: how transient model failures are retried.
         summarize: the compaction summarizer; by default the compaction model.
@@ -89,7 +91,7 @@ class Agent:
         tools: Iterable[Tool | Callable[..., Any]] = (),
         system: str = DEFAULT_SYSTEM,
         namespace: dict[str, Any] | None = None,
-        builtin_tools: bool = True,
+        builtin_tools: bool | Iterable[str] = True,
         settings: Settings | dict[str, Any] | None = None,
         retry: RetryPolicy | None = None,
         summarize: Summarizer | None = None,
@@ -105,7 +107,8 @@ class Agent:
                                    and not current.local_model_path else None)
         self.system = system
         self.namespace = namespace if namespace is not None else vars(__main__)
-        self.builtin_tools = builtin_tools
+        self.builtin_tools = builtin_tools if isinstance(builtin_tools, bool) else (
+            _known_builtins(builtin_tools))
         self.toolbox = Toolbox(tools, mcp_servers=mcp_servers, mcp_config=current.mcp_config,
                                call_timeout=current.mcp_timeout_s)
         self.retry = retry or RetryPolicy()
@@ -214,11 +217,14 @@ class Agent:
         return self.toolbox.mcp_servers()
 
     def _offer_tools(self) -> None:
-        self.toolbox.offer_builtins(notebook_tools(
+        chosen = self.builtin_tools
+        offered = [] if chosen is False else notebook_tools(
             self.namespace, self.session.store, enable_python=self.settings().enable_python,
             archive=lambda: self.session.archive, events=self.session.events,
-            settings=self.settings,
-        ) if self.builtin_tools else [])
+            settings=self.settings)
+        if not isinstance(chosen, bool):
+            offered = [t for t in offered if t.name in chosen]
+        self.toolbox.offer_builtins(offered)
 
     def window(self) -> WindowInfo:
         """The current model's context window, and where the number came from (the
@@ -388,3 +394,12 @@ class Agent:
         """What this session's chat requests were billed so far: input, cache reads and
         writes, output, and their cost at litellm's prices (`cache_read_share`)."""
         return billing_of(self.session)
+
+
+def _known_builtins(names: Iterable[str]) -> frozenset[str]:
+    chosen = frozenset(names)
+    unknown = sorted(chosen - set(BUILTIN_TOOLS))
+    if unknown:
+        raise ValueError(f"no built-in tool named {', '.join(unknown)}; the built-ins are "
+                         f"{', '.join(BUILTIN_TOOLS)}")
+    return chosen

@@ -138,7 +138,9 @@ def make_agent(window: int, offline: bool) -> Agent:
         from ._settings import Settings
         from .models._scripted import offline_analyst
 
+        # the two built-ins the stand-in calls: every schema takes room in a small window
         return Agent(model=offline_analyst(), system=SYSTEM, tools=sales_tools(),
+                     builtin_tools=("list_variables", "describe_variable"),
                      namespace={"sales": SALES}, settings=Settings(max_context_tokens=window))
     agent = Agent(model="local", system=SYSTEM, tools=sales_tools(), builtin_tools=False,
                   namespace={}, settings={"local_n_ctx": window})

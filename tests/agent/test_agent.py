@@ -215,3 +215,16 @@ def test_the_embedded_models_status_lines_reach_the_event_stream() -> None:
     agent.events.subscribe(seen.append)
     agent.model.on_status("starting the local model (SmolLM2-135M)… 3 s")  # type: ignore[attr-defined]
     assert Status("starting the local model (SmolLM2-135M)… 3 s") in seen
+
+
+def test_the_built_in_tools_can_be_chosen_by_name() -> None:
+    agent = Agent(model=ScriptedModel(), archive=False, namespace={},
+                  builtin_tools=["list_variables", "describe_variable"])
+    assert sorted(agent.tools) == ["describe_variable", "list_variables"]
+    agent.new_session()  # a new session offers the same choice
+    assert sorted(agent.tools) == ["describe_variable", "list_variables"]
+    assert "propose_cell" in Agent(model=ScriptedModel(), archive=False, namespace={}).tools
+    assert Agent(model=ScriptedModel(), archive=False, builtin_tools=False).tools == {}
+    with pytest.raises(ValueError, match="no built-in tool named read_everything; the "
+                       "built-ins are list_variables, describe_variable"):
+        Agent(model=ScriptedModel(), archive=False, builtin_tools=["read_everything"])
