@@ -143,7 +143,7 @@ def test_an_unrecoverable_overflow_ends_with_the_actionable_message(server: Loca
     with pytest.raises(ModelCallError) as caught:
         agent.chat("revenue " * 2_500, tool_choice="none")
     assert caught.value.kind == "overflow"  # streamed, yet the server's real error
-    assert "%compact" in str(caught.value) and "archive" in str(caught.value)
+    assert "agent.compact()" in str(caught.value) and "archive" in str(caught.value)
     assert agent.history[-1]["content"] == "revenue " * 2_500
 
 
