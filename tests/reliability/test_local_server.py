@@ -130,6 +130,7 @@ def test_a_server_that_died_is_restarted_by_the_next_chat_which_says_so() -> Non
         assert isinstance(served, LocalModel) and served.server is not None
         process = served.server.process  # type: ignore[attr-defined]
         assert process is not None
+        assert os.getsid(process.pid) == process.pid != os.getsid(0)  # a session of its own
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
 
