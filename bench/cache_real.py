@@ -572,7 +572,7 @@ def run_replay(provider: str, turns: int, recorded: list[dict[str, Any]],
             compactions += controller.maybe_compact(history).changed
             sent = history.messages
             if contexts is not None:
-                sent = with_context(sent, contexts[requests] or None)[0]
+                sent = with_context(sent, contexts[requests] or None, at_end=True)[0]
             body = render(sent)
             shared = common_prefix(previous, body)
             total += len(body)

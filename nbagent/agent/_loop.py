@@ -23,7 +23,7 @@ from ._reply import call_signature, repair_reply
 from ._request import CacheMemory, caching_enabled, with_context
 from ._session import Session
 from ._settings import Settings
-from .models._llm import ChatModel, Completion, RetryPolicy, call_model
+from .models._llm import ChatModel, Completion, RetryPolicy, call_model, takes_cache_plan
 from .providers._errors import classify_error, is_stop_reason_overflow
 from .tools._tool import Tool, run_tool
 
@@ -207,7 +207,8 @@ class _Turn:
             session.history.check_ready()
             self.status("thinking…")
             tools = agent.tool_schemas()
-            messages, split = with_context(session.history.messages, context)
+            messages, split = with_context(session.history.messages, context,
+                                           at_end=takes_cache_plan(agent.model))
             plan = CacheMemory.plan(session, tools, split, enabled=caching)
             try:
                 return call_model(agent.model, messages, tools,

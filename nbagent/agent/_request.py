@@ -22,20 +22,33 @@ from .providers._caching import CachePlan
 Message = dict[str, Any]
 
 
-def with_context(messages: list[Message], context: str | None
+def with_context(messages: list[Message], context: str | None, *, at_end: bool = True
                  ) -> tuple[list[Message], int | None]:
-    """The request with the notebook context at its end (a copy; the history never stores
-    it): after the text of the latest message when that is the user's or a tool result
-    (servers and models read "the last message is a tool result" as the cue to answer),
-    else as a trailing user message. Returns the messages and, when the context shares the
-    latest message, the offset where it starts there (before it: the cacheable part)."""
+    """The request with the notebook context (a copy; the history never stores it).
+
+    `at_end` (for providers reached through litellm, where the prompt cache counts): after
+    the text of the latest message when that is the user's or a tool result (servers and
+    templates read "the last message is a tool result" as the cue to answer), else as a
+    trailing user message; returns the offset where it starts in the latest message (what
+    precedes it is the cacheable part). Otherwise (a model of one's own, the embedded one,
+    scripted ones, which read the last tool result as the tool's output): after the latest
+    plain user message's text, wherever it is.
+    """
     if not context:
+        return messages, None
+    note = f"\n\n[{context}]"
+    if not at_end:
+        for index in range(len(messages) - 1, 0, -1):
+            message = messages[index]
+            if is_plain_user(message) and isinstance(message.get("content"), str):
+                sent = {**message, "content": f"{message['content']}{note}"}
+                return [*messages[:index], sent, *messages[index + 1:]], None
         return messages, None
     last = messages[-1] if messages else None
     if last is not None and isinstance(last.get("content"), str) and (
             is_plain_user(last) or last.get("role") == "tool"):
         text = str(last["content"])
-        return [*messages[:-1], {**last, "content": f"{text}\n\n[{context}]"}], len(text)
+        return [*messages[:-1], {**last, "content": f"{text}{note}"}], len(text)
     return [*messages, {"role": "user", "content": f"[{context}]"}], None
 
 

@@ -119,14 +119,26 @@ def test_the_notebook_context_joins_the_users_message_or_trails_a_tool_result() 
     assert with_context(asked, None) == (asked, None)
 
 
-def test_in_a_tool_loop_the_context_never_rewrites_an_earlier_message() -> None:
-    model = ScriptedModel([calls(("add", {"a": 1, "b": 2})), calls(("add", {"a": 3, "b": 4})),
-                           reply("7")])
+def test_a_model_of_ones_own_sees_the_context_on_the_users_message_and_tool_results_as_is(
+        ) -> None:
+    model = ScriptedModel([calls(("add", {"a": 1, "b": 2})), reply("3")])
     agent, _ = make_agent(model, tools=[add], namespace={"rows": 10})
     agent.chat("add things")
-    first, second, third = model.requests
-    assert second[:len(first) - 1] == first[:-1] and third[:len(second) - 1] == second[:-1]
-    assert second[-1]["role"] == "tool" and "rows: int = 10" in second[-1]["content"]
+    first, second = model.requests
+    assert first[-1]["content"].startswith("add things\n\n[") and "rows: int = 10" in str(
+        first[-1]["content"])
+    assert second[:len(first)] == first and second[-1]["content"] == "3"  # the tool's own
+    assert all("rows: int" not in str(m.get("content")) for m in agent.history)
+
+
+def test_only_models_that_send_through_litellm_take_a_cache_plan() -> None:
+    from nbagent import LiteLLMModel
+    from nbagent.agent.models._llm import takes_cache_plan
+    from nbagent.agent.models._local_model import LocalModel
+
+    assert takes_cache_plan(LiteLLMModel("anthropic/claude-sonnet-4-5"))
+    assert not takes_cache_plan(ScriptedModel())
+    assert LocalModel.complete is not LiteLLMModel.complete  # its own: sent as it is
 
 
 def test_the_previous_breakpoint_is_the_newest_one_whose_prefix_still_holds() -> None:

@@ -234,6 +234,12 @@ def _wait(policy: RetryPolicy) -> Callable[[tenacity.RetryCallState], float]:
     return wait
 
 
+def takes_cache_plan(model: ChatModel) -> bool:
+    """Whether `call_model` sends through `LiteLLMModel.send` with a cache plan: a litellm
+    model that completes as `LiteLLMModel` does (not one that overrides `complete`)."""
+    return isinstance(model, LiteLLMModel) and type(model).complete is LiteLLMModel.complete
+
+
 def call_model(
     model: ChatModel,
     messages: list[Message],
@@ -271,8 +277,8 @@ def call_model(
         before_sleep=announce,
         reraise=True,
     )
-    if plan is not None and isinstance(model, LiteLLMModel) \
-            and type(model).complete is LiteLLMModel.complete:
+    if plan is not None and takes_cache_plan(model):
+        assert isinstance(model, LiteLLMModel)
         return retrying(model.send, messages, tools, on_text=on_text, tool_choice=tool_choice,
                         plan=plan)
     return retrying(model.complete, messages, tools, on_text=on_text, tool_choice=tool_choice)
