@@ -27,9 +27,20 @@ def encode(record: Mapping[str, Any]) -> bytes:
         return (json.dumps(record, ensure_ascii=True, default=str) + "\n").encode("ascii")
 
 
-def damaged(path: Path, number: int, problem: str) -> ArchiveError:
-    return ArchiveError(f"{path.name} line {number} {problem}: the archive is corrupted "
-                        f"({path})")
+class Damaged(ArchiveError):
+    """A damaged line, named by its number (`at` renames it once the number is known)."""
+
+    def __init__(self, path: Path, number: int, problem: str) -> None:
+        super().__init__(f"{path.name} line {number} {problem}: the archive is corrupted "
+                         f"({path})")
+        self.path, self.problem = path, problem
+
+    def at(self, number: int) -> Damaged:
+        return Damaged(self.path, number, self.problem)
+
+
+def damaged(path: Path, number: int, problem: str) -> Damaged:
+    return Damaged(path, number, problem)
 
 
 def check(record: Any, path: Path, number: int) -> dict[str, Any]:
@@ -59,26 +70,63 @@ def read_lines(path: Path, start: int = 0, stop: int | None = None
     except OSError as error:
         raise ArchiveError(f"cannot read the session archive {path}: {error}") from error
     with handle:
-        number = 1 + _lines_before(handle, start)
         handle.seek(start)
-        position = start
+        position, number = start, 1
         for line in handle:
             offset, position = position, position + len(line)
             if stop is not None and offset >= stop:
                 return
             if line.strip():
                 try:
-                    record = json.loads(line.decode("utf-8"))
-                except (ValueError, RecursionError) as error:
-                    if not line.endswith(b"\n") and not handle.read(1):
-                        warnings.warn(f"skipped a truncated last line ({number}) of {path.name}",
-                                      NbagentWarning, stacklevel=3)
-                        return
-                    problem = ("is not UTF-8 text" if isinstance(error, UnicodeDecodeError)
-                               else "is not valid JSON")
-                    raise damaged(path, number, problem) from None
-                yield offset, position, check(record, path, number)
+                    record = parse(line, path, number)
+                except _Torn:
+                    if handle.read(1):
+                        raise damaged(path, _number(handle, start, number),
+                                      "is not valid JSON") from None
+                    warnings.warn(f"skipped a truncated last line "
+                                  f"({_number(handle, start, number)}) of {path.name}",
+                                  NbagentWarning, stacklevel=3)
+                    return
+                except Damaged as error:
+                    if start == 0:
+                        raise
+                    raise error.at(_number(handle, start, number)) from None
+                yield offset, position, record
             number += 1
+
+
+class _Torn(ValueError):
+    """A line without its newline that is not valid JSON: cut mid-write, maybe."""
+
+
+def parse(line: bytes, path: Path, number: int) -> dict[str, Any]:
+    """One line's record, checked; `number` names it in the error."""
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except (ValueError, RecursionError) as error:
+        if not line.endswith(b"\n"):
+            raise _Torn() from None
+        problem = ("is not UTF-8 text" if isinstance(error, UnicodeDecodeError)
+                   else "is not valid JSON")
+        raise damaged(path, number, problem) from None
+    return check(record, path, number)
+
+
+def read_checked_at(path: Path, offset: int) -> dict[str, Any] | None:
+    """The checked record whose line starts at `offset` (None: a torn last line)."""
+    with open_for_reading(path) as handle:
+        handle.seek(offset)
+        line = handle.readline()
+        try:
+            return parse(line, path, 1)
+        except _Torn:
+            return None
+        except Damaged as error:
+            raise error.at(_number(handle, offset, 1)) from None
+
+
+def _number(handle: BinaryIO, start: int, number: int) -> int:
+    return number + _lines_before(handle, start) if start else number
 
 
 def _lines_before(handle: BinaryIO, offset: int) -> int:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import mmap
 import os
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 from ...engine._exceptions import ArchiveError
 from ._kinds import BY_KIND, ReplayState
 from ._private_files import open_for_reading
-from ._records import read_at, read_lines
+from ._records import read_at, read_checked_at, read_lines
 
 Message = dict[str, Any]
 _OUTPUT_LINE = b'{"kind": "output"'
@@ -97,19 +96,27 @@ def replay(path: str | Path) -> Replay:
 
 
 _MARKED = ("session", "rewrite", "output", "decision", "exchange", "compacting")
-_MARK = re.compile(rb'(?:^|\n)\{"kind": "(' + "|".join(_MARKED).encode() + rb')"')
 
 
 def _marks(path: Path) -> list[tuple[int, str]]:
-    """(offset, kind) of every record of a kind in `_MARKED`, by a byte search."""
+    """(offset, kind) of every record of a kind in `_MARKED`, in order, by byte searches
+    for each kind's line start (a newline, then `{"kind": "<kind>"`)."""
     try:
         with open_for_reading(path) as handle:
             size = os.fstat(handle.fileno()).st_size
             if size == 0:
                 return []
             with mmap.mmap(handle.fileno(), size, access=mmap.ACCESS_READ) as view:
-                marks = [(match.start() + (view[match.start()] == 10), match.group(1).decode())
-                         for match in _MARK.finditer(view)]
+                marks: list[tuple[int, str]] = []
+                for kind in _MARKED:
+                    marker = b'\n{"kind": "' + kind.encode() + b'"'
+                    if view[:len(marker) - 1] == marker[1:]:
+                        marks.append((0, kind))
+                    found = view.find(marker)
+                    while found >= 0:
+                        marks.append((found + 1, kind))
+                        found = view.find(marker, found + len(marker))
+                marks.sort()
                 if marks and view.find(b"\n", marks[-1][0]) < 0:
                     marks.pop()  # a torn last line: read_lines skips it too
                 return marks
@@ -118,11 +125,10 @@ def _marks(path: Path) -> list[tuple[int, str]]:
 
 
 def _apply(state: ReplayState, path: Path, offset: int) -> None:
-    for at, _, record in read_lines(path, offset):
-        row = BY_KIND.get(record["kind"])
-        if row is not None:
-            row.replay(state, record, at)
-        return
+    record = read_checked_at(path, offset)
+    row = BY_KIND.get(record["kind"]) if record is not None else None
+    if row is not None and record is not None:
+        row.replay(state, record, offset)
 
 
 def _history(path: Path, start: int, stop: int) -> list[Message]:
