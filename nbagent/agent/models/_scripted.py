@@ -222,8 +222,11 @@ def offline_analyst(name: str = "offline/analyst") -> ScriptedModel:
     about "each"/"every"/"all" table then gets `describe_variable` on each
     DataFrame in turn, one per round; other questions describe the first one.
     The answer quotes what the tools returned. Asked to summarize, it writes
-    notes from the questions it saw.
+    notes from the questions it saw. It remembers which tables it described for the
+    question at hand, as a model's own reasoning would, so a compaction that folds
+    those rounds away mid-question does not send it round again.
     """
+    described_for: dict[str, set[str]] = {}
 
     def respond(messages: list[dict[str, Any]]) -> Step:
         last = messages[-1]
@@ -242,11 +245,14 @@ def offline_analyst(name: str = "offline/analyst") -> ScriptedModel:
                      for m in messages[asked_at:] if m["role"] == "assistant"
                      for call in m.get("tool_calls") or ()
                      if call["function"]["name"] == "describe_variable"}
+        described |= described_for.setdefault(question, set())
         wanted = frames if any(w in question.lower() for w in ("each", "every", "all")) else (
             frames[:1])
         todo = [f for f in wanted if f not in described]
         if todo:
+            described_for[question].add(todo[0])
             return Step(tool_calls=(("describe_variable", {"name": todo[0], "rows": 5}),))
+        described_for.pop(question, None)  # answered: the same question again starts afresh
         seen = str(last["content"])[:600]
         return Step(text=f"Here is what I found for *{question[:80]}*:\n\n```\n{seen}\n```")
 
