@@ -37,7 +37,7 @@ from .engine._exceptions import (
 )
 from .engine._history import History, validate_messages
 from .engine._preview import Preview
-from .engine._thresholds import ContextState, context_state, thresholds
+from .engine._thresholds import METER_LEVELS, ContextState, MeterLevel, context_state, thresholds
 from .engine._tokens import estimate_message_tokens, estimate_tokens
 from .engine._usage import Usage
 from .engine._window import WindowInfo, resolve_window
@@ -53,6 +53,7 @@ def load_ipython_extension(shell: object) -> None:
 
 
 __all__ = [
+    "METER_LEVELS",
     "Agent",
     "ArchiveError",
     "Billing",
@@ -70,6 +71,7 @@ __all__ = [
     "HistoryError",
     "LiteLLMModel",
     "LocalModelError",
+    "MeterLevel",
     "ModelCallError",
     "NbagentError",
     "NbagentWarning",

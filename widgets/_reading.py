@@ -10,19 +10,13 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
-from nbagent import ContextState, Decision
+from nbagent import METER_LEVELS, ContextState, Decision
 
 from ._meter_assets import MARK, level_colour
 from ._texts import notebook_words
 
-LEVELS = ("ok", "warning", "error", "compact", "blocking")
-WORDS = {
-    "ok": "ok",
-    "warning": "warning",
-    "error": "compacting soon",
-    "compact": "compacting",
-    "blocking": "blocked",
-}
+LEVELS = tuple(level.name for level in METER_LEVELS)  # the engine's, lowest first
+WORDS: dict[str, str] = {level.name: level.words for level in METER_LEVELS}
 
 
 def percent(value: float) -> str:
@@ -173,9 +167,5 @@ class MeterReading:
 
 
 def _compaction_note(state: ContextState) -> str:
-    note = state.compaction_note
-    if note:
-        return notebook_words(note)
-    if not state.thresholds.auto_compact_enabled:
-        return "auto-compact off (NBAGENT_DISABLE_COMPACT)"
-    return "auto-compact off: summaries failed 3× — %compact to retry"
+    """Why auto-compaction is not armed, in the engine's words spelt for the notebook."""
+    return notebook_words(state.compaction_note or "")
