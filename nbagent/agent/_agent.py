@@ -30,6 +30,7 @@ from ._session import Session
 from ._settings import ENV_PREFIX, Settings
 from ._toolbox import Toolbox
 from .archive._redact import redact
+from .models._discovery import find_local_models, first_run_notice
 from .models._llm import ChatModel, RetryPolicy
 from .models._resolve import (
     EmbeddedModel,
@@ -167,8 +168,14 @@ class Agent:
         self.notice = line if self.notice is None else f"{self.notice}\n{line}"
 
     def take_notice(self) -> str | None:
-        """A one-time notice for the user (e.g. which model answers), then None."""
+        """A one-time notice for the user (e.g. which model answers), then None. While the
+        embedded default answers, the first notice also names the best model already on
+        this machine (a local server or a GGUF: looked for once per process, on loopback,
+        in well under a second) and the call that uses it; it never switches by itself."""
         notice, self.notice = self.notice, None
+        if notice is not None and notice.startswith(NOTICE):
+            found = first_run_notice(find_local_models())
+            notice = notice if found is None else f"{notice}\n{found}"
         return notice
 
     def use_model(self, model: str | ChatModel) -> ChatModel:

@@ -228,3 +228,20 @@ def test_the_built_in_tools_can_be_chosen_by_name() -> None:
     with pytest.raises(ValueError, match="no built-in tool named read_everything; the "
                        "built-ins are list_variables, describe_variable"):
         Agent(model=ScriptedModel(), archive=False, builtin_tools=["read_everything"])
+
+
+def test_the_first_notice_names_a_model_already_on_the_machine_and_never_switches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from nbagent.agent.models import _discovery
+    from tests.agent.models.test_discovery import gguf
+
+    monkeypatch.setattr(_discovery, "_found", None)  # look again in this test's caches
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    gguf(tmp_path / "hub" / "qwen2.5-7b-instruct-q4_k_m.gguf")
+    agent = Agent(namespace={}, archive=False)  # the embedded default: nothing starts
+    notice = agent.take_notice() or ""
+    first, found = notice.splitlines()
+    assert first.startswith("answers come from the embedded SmolLM2-135M")
+    assert "qwen2.5-7b-instruct-q4_k_m" in found and "use_model(" in found
+    assert agent.take_notice() is None and agent.model.name == "local/smollm2"
+    assert Agent(model=ScriptedModel(), archive=False).take_notice() is None
