@@ -17,13 +17,6 @@ MCP_USAGE = ("%nbagent mcp add NAME -- command args… · %nbagent mcp add NAME 
              "%nbagent mcp list · %nbagent mcp remove NAME")
 
 
-def _call(owner: Any, name: str) -> Any:
-    found = getattr(owner, name, None)
-    if not callable(found):
-        raise UsageError(f"this version of nbagent has no {name}(); upgrade jupyter-nbagent")
-    return found
-
-
 def mcp_spec(rest: str) -> tuple[str, dict[str, Any]]:
     """`NAME -- command args…` or `NAME URL` as (name, the `mcpServers` entry)."""
     name, _, after = rest.strip().partition(" ")
@@ -45,7 +38,7 @@ def mcp_spec(rest: str) -> tuple[str, dict[str, Any]]:
 
 
 def server_lines(agent: Any) -> str:
-    servers = list(_call(agent, "mcp_servers")())
+    servers = agent.mcp_servers()
     if not servers:
         return "nbagent: no MCP servers in this session (add one: %nbagent mcp add NAME …)"
     lines = []
@@ -68,13 +61,13 @@ def _mcp(agent: Any, rest: str) -> str:
     verb, _, after = rest.strip().partition(" ")
     if verb == "add":
         name, spec = mcp_spec(after)
-        _call(agent, "add_mcp_server")(name, spec)
+        agent.add_mcp_server(name, spec)
         return server_lines(agent)
     if verb == "remove":
         name = after.strip()
         if not name or " " in name:
             raise UsageError(f"Expected one server name: {MCP_USAGE}")
-        _call(agent, "remove_mcp_server")(name)
+        agent.remove_mcp_server(name)
         return f"nbagent: MCP server {name} removed\n{server_lines(agent)}"
     if verb == "list" and not after.strip():
         return server_lines(agent)
@@ -84,18 +77,11 @@ def _mcp(agent: Any, rest: str) -> str:
 def models() -> str:
     """`%nbagent models`: the local models found, with their window, tool support and
     the command that uses each."""
-    found = list(_call(nbagent, "find_local_models")())
+    found = nbagent.find_local_models()
     if not found:
         return ("nbagent: no local model server or model file found (Ollama, LM Studio, "
                 "llama.cpp, vLLM on their default ports; GGUF files in the usual caches)")
-    lines = []
-    for model in found:
-        window = getattr(model, "window", None)
-        size = f"window {window:,}" if isinstance(window, int) else "window unknown"
-        tools = "tool calls" if getattr(model, "tools", False) else "no tool calls"
-        name = getattr(model, "name", str(model))
-        lines.append(f"{name}: {size} · {tools} · %nbagent model={getattr(model, 'model', name)}")
-    return "\n".join(lines)
+    return "\n".join(f"{model.describe()}\n  use it: {model.call}" for model in found)
 
 
 def settings_changes(words: list[str]) -> dict[str, str]:

@@ -102,8 +102,7 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
                       f"{agent.context_state().tokens:,} tokens now")
                 _run.meter_line(agent)
         elif args.flag("preview"):
-            preview = _forms._call(agent, "preview_compaction")
-            previewed = _run.shown(lambda: preview(focus))
+            previewed = _run.shown(lambda: agent.preview_compaction(focus))
             if previewed is not None:
                 _run.text(previewed.text())
         else:

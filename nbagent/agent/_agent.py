@@ -22,7 +22,7 @@ from ..engine._preview import Preview
 from ..engine._thresholds import ContextState
 from ..engine._window import WindowInfo
 from ..engine.compaction import Summarizer
-from ._billing import Billing, billing_of
+from ._billing import Billing
 from ._loop import ChatResult, run_chat
 from ._model_side import AgentModel
 from ._resume import resume
@@ -400,7 +400,7 @@ class Agent:
     def billing(self) -> Billing:
         """What this session's chat requests were billed so far: input, cache reads and
         writes, output, and their cost at litellm's prices (`cache_read_share`)."""
-        return billing_of(self.session)
+        return self.session.billing
 
 
 def _known_builtins(names: Iterable[str]) -> frozenset[str]:

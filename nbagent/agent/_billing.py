@@ -1,14 +1,12 @@
 """`Billing`: what a chat session's model requests were billed, by kind of token — input
 at the full rate, cache reads and cache writes at their own rates, output — and what that
-cost (litellm's prices). The loop adds every chat request's usage; `billing_of(session)`
-holds one record per session until the session carries its own.
+cost (litellm's prices). The loop adds every chat request's usage to the session's own record.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from ..engine._usage import Usage
 
@@ -63,14 +61,3 @@ class Billing:
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "prompt_tokens": self.prompt_tokens,
                 "cache_read_share": self.cache_read_share, "cost": self.cost}
-
-
-_BY_SESSION: WeakKeyDictionary[Any, Billing] = WeakKeyDictionary()
-
-
-def billing_of(session: Any) -> Billing:
-    """The session's billing record (made on first use; it lives as long as the session)."""
-    record = _BY_SESSION.get(session)
-    if record is None:
-        record = _BY_SESSION[session] = Billing()
-    return record

@@ -18,7 +18,6 @@ from ..engine._output import output_cap
 from ..engine._tokens import count_tools_tokens, estimate_tokens
 from ..engine.compaction._limits import parse_token_limits
 from . import _texts as texts
-from ._billing import billing_of
 from ._reply import call_signature, repair_reply
 from ._request import CacheMemory, caching_enabled, with_context
 from ._session import Session
@@ -239,7 +238,7 @@ class _Turn:
                                          model=self.agent.model.name,
                                          tools=self.agent.tool_schemas())
         session.cost += completion.cost or 0.0
-        billing_of(session).add(completion.usage, cost=completion.cost,
+        session.billing.add(completion.usage, cost=completion.cost,
                                 input_cost=completion.input_cost)
         message = repair_reply(completion.message, session.history.call_ids(),
                                len(session.history))

@@ -12,7 +12,6 @@ import json
 import os
 from collections.abc import Sequence
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from ..engine._markers import is_block, is_plain_user
 from ..engine._tokens import count_tools_tokens, estimate_tokens
@@ -80,8 +79,6 @@ class CacheMemory:
     history is where the provider has a cache entry to read: after a compaction that is
     the last one before the first changed message, not the boundary far before it."""
 
-    _by_session: WeakKeyDictionary[Session, dict[int, str]] = WeakKeyDictionary()
-
     @classmethod
     def plan(cls, session: Session, tools: list[dict[str, Any]], split: int | None,
              *, enabled: bool) -> CachePlan:
@@ -103,13 +100,13 @@ class CacheMemory:
                 break
             boundary = index
         chain = _chain(messages)
-        written = cls._by_session.get(session, {})
+        written = session.cache_marks
         held = [i for i, digest in written.items()
                 if i < len(chain) - 1 and chain[i] == digest]
         if messages:
             kept = {i: written[i] for i in sorted(held)[-MAX_REMEMBERED + 1:]}
             kept[len(chain) - 1] = chain[-1]
-            cls._by_session[session] = kept
+            session.cache_marks = kept
         return CachePlan(stable=len(messages), prefix_tokens=prefix, split=split,
                          boundary=boundary, previous=max(held, default=None),
                          key=f"nbagent-{session.id}", enabled=enabled,

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from ..engine._controller import CompactionController
 from ..engine._events import (
     Compacted,
+    CompactionUndone,
     ContextChanged,
     Event,
     EventStream,
@@ -27,6 +28,7 @@ from ..engine._tokens import TextCounter
 from ..engine._tracker import TokenTracker
 from ..engine._window import WindowInfo
 from ..engine.compaction import Summarizer, pins_of, with_pins
+from ._billing import Billing
 from ._settings import Settings
 from .archive import _archive
 from .archive._archive import Archive, Replay
@@ -89,6 +91,8 @@ class Session:
                                count_message=self.tracker.count_message)
         self.store = OutputStore(events=self.events)
         self.cost = 0.0
+        self.billing = Billing()  # what its chat requests were billed
+        self.cache_marks: dict[int, str] = {}  # breakpoints sent: index → prefix digest
         self.learned_window: int | None = None  # a limit the provider stated in an error
         self.pins: list[str] = []
         self._exchanges: dict[str, Message] = {}  # a cell's key → the user message it sent
@@ -292,6 +296,8 @@ class Session:
     def _on_compacted(self, event: Event) -> None:
         if isinstance(event, Compacted):
             self.cost += event.decision.cost or 0.0
+            self.announce_state()
+        elif isinstance(event, CompactionUndone):  # the history moved back: no cost
             self.announce_state()
 
 

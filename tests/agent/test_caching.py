@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from nbagent import Settings
-from nbagent.agent._billing import Billing, billing_of
+from nbagent.agent._billing import Billing
 from nbagent.agent._request import CacheMemory, caching_enabled, with_context
 from nbagent.agent.providers._caching import (
     CachePlan,
@@ -187,7 +187,7 @@ def test_each_chat_request_joins_the_sessions_billing() -> None:
     model = ScriptedModel([calls(("add", {"a": 1, "b": 2})), reply("3")])
     agent, _ = make_agent(model, tools=[add])
     result = agent.chat("add")
-    assert billing_of(agent.session).requests == 2 and result.replaced is False
+    assert agent.billing().requests == 2 and result.replaced is False
 
 
 def test_a_rerun_cell_says_it_replaced_its_exchange() -> None:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -81,33 +81,22 @@ def test_mcp_add_list_remove_through_the_shell(ip: InteractiveShell) -> None:
         ip.run_line_magic("nbagent", "mcp frobnicate")
 
 
-def test_mcp_on_a_library_without_it_says_so_in_one_line(ip: InteractiveShell) -> None:
-    agent = session(ScriptedModel())
-    if callable(getattr(agent, "mcp_servers", None)):
-        pytest.skip("this library version has MCP servers")
-    with pytest.raises(UsageError, match=r"no mcp_servers\(\)"):
-        ip.run_line_magic("nbagent", "mcp list")
+def test_models_lists_what_was_found_with_window_tools_and_the_call(
+        ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from nbagent.agent.models import _discovery
+    from tests.agent.models.test_discovery import gguf
 
-
-@dataclass
-class Found:
-    name: str
-    window: int | None
-    tools: bool
-    model: str
-
-
-def test_models_lists_what_was_found_with_window_tools_and_the_command(
-        ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
-    found = [Found("Ollama llama3.1:8b", 131_072, True, "ollama_chat/llama3.1:8b"),
-             Found("qwen2.5-0.5b.gguf", None, False, "local/qwen2.5-0.5b")]
-    monkeypatch.setattr(nbagent, "find_local_models", lambda: found, raising=False)
+    monkeypatch.setattr(_discovery, "_found", None)  # look again, in this test's caches
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    model = gguf(tmp_path / "hub" / "qwen2.5-0.5b-instruct-q4_k_m.gguf", context=32_768)
     with capture_output() as captured:
         ip.run_line_magic("nbagent", "models")
-    assert plain(captured) == [
-        "Ollama llama3.1:8b: window 131,072 · tool calls · %nbagent model=ollama_chat/llama3.1:8b"
-        "\nqwen2.5-0.5b.gguf: window unknown · no tool calls · %nbagent model=local/qwen2.5-0.5b"]
-    monkeypatch.setattr(nbagent, "find_local_models", lambda: [], raising=False)
+    shown = plain(captured)[0]
+    assert shown.startswith("qwen2.5-0.5b-instruct-q4_k_m.gguf (")
+    assert "window 32,768 tokens, tool calls" in shown
+    assert f"use it: nbagent.current().use_model(nbagent.local.local_model(path={str(model)!r}" \
+        in shown
+    monkeypatch.setattr(_discovery, "_found", [])
     with capture_output() as none:
         ip.run_line_magic("nbagent", "models")
     assert "no local model server or model file found" in plain(none)[0]

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, LiteLLMModel, RetryPolicy, Settings, tool
-from nbagent.agent._billing import billing_of
 from nbagent.agent.providers._caching import CachePlan, apply_cache_plan
 from nbagent.testing import ScriptedSummarizer
 
@@ -173,7 +172,7 @@ def test_the_session_counts_what_the_provider_billed(stub: ProviderStub, name: s
                                                       priced_as: str) -> None:
     agent = agent_for(stub, name)
     chat_turns(stub, agent, 3)
-    billing = billing_of(agent.session)
+    billing = agent.billing()
     bills = [b for b in stub.bills if b.chat]
     assert billing.requests == len(bills) == 6
     assert (billing.input_tokens, billing.cache_read_tokens, billing.cache_write_tokens) == (

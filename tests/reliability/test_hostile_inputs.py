@@ -155,7 +155,7 @@ def test_odd_text_in_tool_arguments_reaches_the_tool_exactly(name: str) -> None:
     assert resumed_history(agent) == history
 
 
-@pytest.mark.xfail(strict=True, reason="_archive._encode writes lone surrogates as JSON "
+@pytest.mark.xfail(strict=True, reason="archive/_records.encode writes lone surrogates as JSON "
                    "\\u escapes, and JSON reads a high half followed by a low half as one "
                    "character: '\\udbff\\udc00' comes back as '\\U0010fc00'; escape them in "
                    "a way JSON cannot pair")
