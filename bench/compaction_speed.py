@@ -126,7 +126,7 @@ def cases(messages: list[Message], encoder: Any, repeats: int) -> dict[str, Call
     counts = [estimate_message_tokens(m) for m in messages]
     text = text_of(messages)
     size = sum(counts)
-    overflow = f"prompt is too long: {size} tokens > {size // 2} maximum"
+    overflow = (size, size // 2)  # what the agent reads from "prompt is too long: N > L"
     scale = min(1.0, size / 200_000)  # the memory's sizes, scaled to the window as by the ladder
     memory = {"tail_min_tokens": round(10_000 * scale), "tail_max_tokens": round(40_000 * scale),
               "memory_max_tokens": round(8_000 * scale)}

@@ -6,6 +6,6 @@ Re-exported from the agent room, where they live."""
 from __future__ import annotations
 
 from .agent.providers._errors import classify_error, is_context_overflow
-from .engine.compaction._limits import parse_token_limits
+from .agent.providers._limits import parse_token_limits
 
 __all__ = ["classify_error", "is_context_overflow", "parse_token_limits"]

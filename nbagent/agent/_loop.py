@@ -9,14 +9,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from ..engine._decision import Decision
 from ..engine._events import Status, ToolFinished, ToolStarted
 from ..engine._exceptions import ModelCallError, NbagentError
 from ..engine._output import output_cap
 from ..engine._tokens import count_tools_tokens, estimate_tokens
-from ..engine.compaction._limits import parse_token_limits
 from . import _texts as texts
 from ._reply import call_signature, repair_reply
 from ._request import CacheMemory, caching_enabled, with_context
@@ -24,6 +23,7 @@ from ._session import Session
 from ._settings import Settings
 from .models._llm import ChatModel, Completion, RetryPolicy, call_model, takes_cache_plan
 from .providers._errors import classify_error, is_stop_reason_overflow
+from .providers._limits import parse_token_limits
 from .tools._tool import Tool, run_tool
 
 __all__ = ["INTERRUPTED", "ChatResult", "Configured", "repair_reply", "run_chat",
@@ -193,7 +193,7 @@ class _Turn:
             self.session.add({"role": "tool", "tool_call_id": call_id,
                               "content": texts.CUT_CALL})
         self._note(self.session.controller.handle_ptl_error(  # no limit is known
-            self.session.history, cast(Any, NO_LIMITS)))
+            self.session.history, NO_LIMITS))
         return self.result(reply, "overflow", texts.RAN_OUT, truncated=True)
 
     def request(self, tool_choice: str | None) -> Completion:
@@ -223,7 +223,7 @@ class _Turn:
                     session.learn_window(limits[1])
                     if attempt < MAX_OVERFLOW_RECOVERIES:
                         self._note(session.controller.handle_ptl_error(
-                            session.history, cast(Any, limits)))
+                            session.history, limits))
                         continue
                 raise ModelCallError(kind, texts.failure_message(
                     agent.model.name, kind, error, session.window(), agent.retry.max_attempts,

@@ -27,6 +27,7 @@ from ._view import view_change
 from ._window import WindowInfo
 from .compaction import Summarizer
 from .compaction._common import INTERRUPTS, error_text
+from .compaction._ptl import TokenLimits
 
 __all__ = ["MAX_FAILURES", "CompactionController"]
 Message = dict[str, Any]
@@ -185,11 +186,12 @@ class CompactionController:
         return self._apply("midloop", history, limits, tokens, None,
                            self._levels("midloop", limits, target_tokens=raw_target))
 
-    def handle_ptl_error(self, history: History, error: BaseException | str) -> Decision:
-        """After a provider said "prompt too long": drop the oldest rounds to fit (L4)."""
+    def handle_ptl_error(self, history: History, overflow: TokenLimits | None = None) -> Decision:
+        """After "prompt too long": drop the oldest rounds to fit `overflow`, the (actual,
+        limit) the provider stated (`nbagent.providers.parse_token_limits`)."""
         limits = self.thresholds()
         return self._apply("overflow", history, limits, self.count(history), None,
-                           self._levels("overflow", limits, error=error))
+                           self._levels("overflow", limits, overflow=overflow))
 
     # -- machinery -------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ from .compaction import (
     snip_old_tools,
 )
 from .compaction._floor_only import floor_only
+from .compaction._ptl import TokenLimits
 
 Message = dict[str, Any]
 Runs = Literal["always", "with_model", "without_model"]
@@ -73,7 +74,7 @@ def _summary(c: LadderContext) -> dict[str, Any]:
 
 
 def _overflow(c: LadderContext) -> dict[str, Any]:
-    return {"error": c.error, "floor_tokens_budget": c.floor_tokens}
+    return {"limits": c.overflow, "floor_tokens_budget": c.floor_tokens}
 
 
 @dataclass(frozen=True)
@@ -188,14 +189,14 @@ def levels_for(
     focus: str | None = None,
     breaker_open: bool = False,
     target_tokens: int | None = None,
-    error: BaseException | str | None = None,
+    overflow: TokenLimits | None = None,
     ladder: Sequence[Rung] = LADDER,
 ) -> list[Level]:
     """The levels to run, in order, for `trigger` (see the module docstring)."""
     which = ladder_of(trigger, settings)
     models_allowed = summarize is not None and (trigger == "manual" or not breaker_open)
     context = LadderContext(settings, limits, summarize, summarizer_window, focus,
-                            target_tokens if which == "micro" else None, error)
+                            target_tokens if which == "micro" else None, overflow)
     wanted: set[Runs] = {"always", "with_model" if models_allowed else "without_model"}
     return [r.bind(context) for r in ladder if which in r.ladders and r.runs in wanted]
 

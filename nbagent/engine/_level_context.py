@@ -1,6 +1,6 @@
 """`LadderContext`: what the ladder's rows read their options from for one compaction —
 the settings, the thresholds, the summarizer and its window, the focus, a target, the
-provider's error."""
+limits the provider stated."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from ._settings import EngineSettings
 from ._thresholds import Thresholds
 from .compaction import Summarizer, floor_budget
+from .compaction._ptl import TokenLimits
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class LadderContext:
     summarizer_window: int | None = None
     focus: str | None = None
     target_tokens: int | None = None
-    error: BaseException | str | None = None
+    overflow: TokenLimits | None = None  # (actual, limit) from the provider's error
 
     @property
     def floor_tokens(self) -> int:

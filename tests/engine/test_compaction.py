@@ -28,6 +28,7 @@ from nbagent.engine._markers import (
 )
 from nbagent.engine.compaction._common import tokens
 from nbagent.engine.compaction._floor import parse_floor
+from nbagent.providers import parse_token_limits
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import SYSTEM, nine_sections, session, tool_round
 
@@ -192,14 +193,15 @@ def test_ptl_drops_the_oldest_rounds_until_under_ninety_percent_of_the_limit() -
     messages = session(10)
     size = tokens(messages)
     limit = size // 2
-    dropped = ptl_fallback(messages, f"prompt is too long: {size} tokens > {limit} maximum")
+    dropped = ptl_fallback(messages, parse_token_limits(f"prompt is too long: {size} tokens > {limit} maximum"))
     assert dropped.changed and tokens(dropped) <= 0.9 * limit
     assert dropped[0] == SYSTEM and dropped[2] == messages[1]  # the first user request stays
     assert is_memory(dropped[1]) and "- question 1: describe sales_df" in dropped[1]["content"]
     assert dropped[-4:] == messages[-4:]  # the newest round stays
     validate_messages(dropped)
     fewer = ptl_fallback(
-        messages, f"prompt is too long: {size} tokens > {limit + limit // 2} maximum"
+        messages, parse_token_limits(
+            f"prompt is too long: {size} tokens > {limit + limit // 2} maximum")
     )
     assert len(fewer) > len(dropped)  # it stops as soon as it fits
 
@@ -207,13 +209,13 @@ def test_ptl_drops_the_oldest_rounds_until_under_ninety_percent_of_the_limit() -
 def test_ptl_uses_the_providers_count_to_calibrate() -> None:
     messages = session(10)
     limit = tokens(messages)  # we think it fits; the provider counted twice as many
-    dropped = ptl_fallback(messages, f"prompt is too long: {2 * limit} tokens > {limit} maximum")
+    dropped = ptl_fallback(messages, parse_token_limits(f"prompt is too long: {2 * limit} tokens > {limit} maximum"))
     assert tokens(dropped) <= 0.9 * limit / 2
 
 
 def test_ptl_without_a_limit_drops_three_rounds() -> None:
     messages = session(6)
-    dropped = ptl_fallback(messages, "Input is too long for requested model.")
+    dropped = ptl_fallback(messages, parse_token_limits("Input is too long for requested model."))
     asks = [m["content"] for m in dropped if is_plain_user(m)]
     assert asks[0] == messages[1]["content"]  # the first request stays, its round goes
     assert [a.split(":")[0] for a in asks[1:]] == ["question 3", "question 4", "question 5"]
@@ -222,7 +224,7 @@ def test_ptl_without_a_limit_drops_three_rounds() -> None:
 
 def test_ptl_with_one_round_cannot_drop_anything() -> None:
     messages = session(1)
-    assert not ptl_fallback(messages, "prompt is too long: 9 tokens > 5 maximum").changed
+    assert not ptl_fallback(messages, parse_token_limits("prompt is too long: 9 tokens > 5 maximum")).changed
 
 
 # -- L3 ----------------------------------------------------------------------------------

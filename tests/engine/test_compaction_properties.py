@@ -39,7 +39,7 @@ SMALL = Settings(keep_recent_turns=1, snip_min_chars=10, snip_batch_tokens=0,
                  memory_tail_min_tokens=10, memory_tail_max_tokens=200,
                  memory_tail_min_messages=1, memory_min_fold_tokens=0)
 CONTEXT = LadderContext(SMALL, thresholds("claude-sonnet-4-5", settings=SMALL), summary,
-                        error="prompt is too long: 500 tokens > 100 maximum")
+                        overflow=(500, 100))  # "prompt is too long: 500 tokens > 100 maximum"
 LEVELS: dict[str, Callable[[Messages], Messages]] = {
     **{rung.name: rung.bind(CONTEXT) for rung in LADDER},
     "L2-floor": lambda m: session_memory_compact(

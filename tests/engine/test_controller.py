@@ -13,6 +13,7 @@ from nbagent.engine._events import Status
 from nbagent.engine._markers import MEMORY_HEADER, STATE_HEADER, SUMMARY_HEADER, is_snipped
 from nbagent.engine._questions import Standalone
 from nbagent.events import Compacted, CompactionStarted, Rewriting
+from nbagent.providers import parse_token_limits
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import nine_sections, session, tool_round
 
@@ -325,8 +326,8 @@ def test_an_overflow_error_runs_l4() -> None:
     history = over()
     ctl = controller(ScriptedSummarizer())
     size = ctl.count(history)
-    decision = ctl.handle_ptl_error(history, f"prompt is too long: {size} tokens > {size // 2} "
-                                    "maximum")
+    decision = ctl.handle_ptl_error(history, parse_token_limits(f"prompt is too long: {size} tokens > {size // 2} "
+                                    "maximum"))
     assert decision.trigger == "overflow" and decision.levels == ["L4 overflow"]
     assert decision.tokens_after <= 0.9 * size // 2
 
@@ -338,7 +339,7 @@ def test_an_l4_that_shrank_the_history_is_a_success_even_over_the_trigger() -> N
     ctl = controller(ScriptedSummarizer())
     ctl.restore_failures(2)
     # a reply cut by the window: no limit stated, so the oldest three rounds go
-    decision = ctl.handle_ptl_error(history, "the context window was exhausted during the reply")
+    decision = ctl.handle_ptl_error(history, parse_token_limits("the context window was exhausted during the reply"))
     assert decision.action == "compacted" and decision.levels == ["L4 overflow"]
     assert decision.threshold < decision.tokens_after < decision.tokens_before
     assert decision.failures == 0
@@ -347,7 +348,7 @@ def test_an_l4_that_shrank_the_history_is_a_success_even_over_the_trigger() -> N
 def test_an_overflow_with_nothing_to_drop_is_a_failure() -> None:
     history = History(session(1))
     before = copy.deepcopy(history.messages)
-    decision = controller(ScriptedSummarizer()).handle_ptl_error(history, "too long")
+    decision = controller(ScriptedSummarizer()).handle_ptl_error(history, parse_token_limits("too long"))
     assert decision.action == "failed" and decision.failures == 1
     assert history.messages == before
 

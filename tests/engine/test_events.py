@@ -17,6 +17,7 @@ from nbagent.events import (
     Rewriting,
     Status,
 )
+from nbagent.providers import parse_token_limits
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import session
 
@@ -150,7 +151,7 @@ def test_a_compaction_that_changes_nothing_sends_no_rewriting() -> None:
     ctl = controller()
     told: list[Any] = []
     ctl.events.subscribe(told.append)
-    ctl.handle_ptl_error(History(session(1)), "prompt is too long")
+    ctl.handle_ptl_error(History(session(1)), parse_token_limits("prompt is too long"))
     steps = [e for e in told if not isinstance(e, Status)]
     assert [type(e) for e in steps] == [CompactionStarted, Compacted]
     assert steps[-1].decision.action == "failed" and told[-1] == Status("")

@@ -52,6 +52,7 @@ from nbagent.engine.compaction._floor import (
 )
 from nbagent.engine.compaction._identifiers import clean, error_lines, names_in_output
 from nbagent.engine.compaction._memory import _merge
+from nbagent.providers import parse_token_limits
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import SYSTEM, nine_sections, session, tool_round
 
@@ -328,7 +329,7 @@ def test_a_summary_after_memory_keeps_the_memory_floor() -> None:
 def test_dropped_rounds_leave_their_floor_and_still_fit() -> None:
     messages = data_session()
     size = tokens(messages)
-    dropped = ptl_fallback(messages, f"prompt is too long: {size} tokens > {size // 2} maximum")
+    dropped = ptl_fallback(messages, parse_token_limits(f"prompt is too long: {size} tokens > {size // 2} maximum"))
     assert tokens(dropped) <= 0.9 * size // 2
     block = next(m["content"] for m in dropped if is_memory(m))
     assert "Use dose_mg. From now on exclude the pilot clinic." in block
@@ -341,7 +342,7 @@ _SIZES = Settings(keep_recent_turns=2, memory_tail_min_tokens=KNOBS["tail_min_to
                   memory_tail_min_messages=KNOBS["tail_min_messages"], memory_min_fold_tokens=0)
 _CONTEXT = LadderContext(_SIZES, thresholds("claude-sonnet-4-5", settings=_SIZES),
                          lambda _: nine_sections(),
-                         error="prompt is too long: 9000 tokens > 3000 maximum")
+                         overflow=(9000, 3000))  # "prompt is too long: 9000 tokens > 3000 maximum"
 LEVELS: dict[str, Any] = {  # every row of the ladder, as the controller binds it, and L5
     **{rung.name: rung.bind(_CONTEXT) for rung in LADDER},
     "L5": lambda m, c: context_collapse(m, 100, counts=c),
@@ -359,7 +360,7 @@ def test_given_counts_give_the_same_result_as_estimating(level: str) -> None:
 
 def test_overflow_uses_the_given_counts() -> None:
     messages = session(10)
-    error = "prompt is too long: 12000 tokens > 10000 maximum"  # a 20% overshoot
+    error = parse_token_limits("prompt is too long: 12000 tokens > 10000 maximum")  # 20% over
     plain = ptl_fallback(messages, error, keep_floor=False)
     inflated = ptl_fallback(messages, error, keep_floor=False,
                             counts=[1] + [100] * 20 + [1_000] * (len(messages) - 21))

@@ -110,10 +110,10 @@ def test_the_floor_level_needs_no_model_and_keeps_the_focus() -> None:
     assert "col_3" in result[1]["content"] and result[-1] == session(12)[-1]  # tail verbatim
 
 
-def test_the_overflow_level_reads_the_limit_from_the_error() -> None:
+def test_the_overflow_level_fits_the_limit_the_provider_stated() -> None:
     messages = session(12)
     (drop,) = levels_for("overflow", settings=Settings(), limits=LIMITS, summarize=None,
-                         error="prompt is too long: 18000 tokens > 9000 maximum")
+                         overflow=(18_000, 9_000))
     result = drop(messages)
     assert result.changed and "9,000-token limit" in result.reason
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from nbagent.engine.compaction._limits import parse_requested_output
+from nbagent.agent.providers._limits import parse_requested_output
 from nbagent.providers import classify_error, parse_token_limits
 
 OVERFLOWS: list[dict[str, Any]] = json.loads(
@@ -108,7 +108,7 @@ def test_the_output_reservation_is_read_when_stated(text: str, output: int | Non
     assert parse_requested_output(text) == output
 
 
-def test_l4_takes_the_numbers_the_agent_read_and_fits_them_as_it_fits_the_text() -> None:
+def test_l4_takes_the_numbers_the_agent_read_and_fits_them() -> None:
     from nbagent.compaction import ptl_fallback
 
     messages = [{"role": "system", "content": "s"}]
@@ -117,5 +117,5 @@ def test_l4_takes_the_numbers_the_agent_read_and_fits_them_as_it_fits_the_text()
                      {"role": "assistant", "content": f"answer {t} " * 60}]
     text = "prompt is too long: 9000 tokens > 3000 maximum"
     from_numbers = ptl_fallback(messages, parse_token_limits(text))
-    assert from_numbers.changed and list(from_numbers) == list(ptl_fallback(messages, text))
+    assert from_numbers.changed and "3,000-token limit" in from_numbers.reason
     assert len(from_numbers) < len(ptl_fallback(messages, (None, None)))

@@ -12,6 +12,7 @@ import pytest
 
 from nbagent import CompactionController, History, Settings
 from nbagent.engine._events import CompactionUndone, Status
+from nbagent.providers import parse_token_limits
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import session, tool_round
 
@@ -56,7 +57,7 @@ def test_every_path_shows_progress_and_clears_it(path: str) -> None:
     elif path == "midloop":
         ctl.on_tool_result(history)
     else:
-        ctl.handle_ptl_error(history, "prompt is too long: 9000 tokens > 6000 maximum")
+        ctl.handle_ptl_error(history, parse_token_limits("prompt is too long: 9000 tokens > 6000 maximum"))
     lines = statuses(seen)
     assert len(lines) >= 2 and all(line.endswith("…") for line in lines[:-1]), lines
     assert lines[-1] == ""

@@ -20,6 +20,7 @@ from nbagent.engine._tokens import estimate_tokens
 from nbagent.engine.compaction._floor import RESULTS_SHARE, parse_floor, render_floor
 from nbagent.engine.compaction._results import results_in
 from nbagent.engine.compaction._summary import says_nothing
+from nbagent.providers import parse_token_limits
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import SYSTEM, nine_sections, tool_round
 
@@ -84,7 +85,7 @@ def test_a_result_survives_memory_folds_merges_and_a_summary() -> None:
     assert any(FINDING in m["content"] for m in messages if is_memory(m))  # merged, kept
     summary = full_compact(messages, ScriptedSummarizer(default=nine_sections("None.")))
     assert FINDING in summary[1]["content"]
-    dropped = ptl_fallback(analysis(), "prompt is too long: 9000 tokens > 3000 maximum")
+    dropped = ptl_fallback(analysis(), parse_token_limits("prompt is too long: 9000 tokens > 3000 maximum"))
     assert any(FINDING in str(m["content"]) for m in dropped if is_memory(m))
 
 

@@ -5,7 +5,8 @@ Kinds, and what to do about each:
 
     overflow           the prompt does not fit the model's window. Never retried as is: the
                        loop drops the oldest rounds (L4, limits from `parse_token_limits`) and
-                       sends again, a bounded number of times.
+                       sends again, a bounded number of times. A text stating a size over a
+                       limit in any phrasing of `_limits` (one table, read by both) is one.
     rate_limit         the provider asks you to slow down (429, throttling, per-minute usage).
                        Retried with backoff, honouring Retry-After (`retry_after_seconds`).
     transient          the provider or the network failed (timeouts, dropped connections,
@@ -34,7 +35,7 @@ import re
 from typing import Literal
 
 from ...engine._exceptions import NbagentError
-from ...engine.compaction._limits import parse_requested_output, parse_token_limits
+from ._limits import parse_requested_output, parse_token_limits, states_overflow
 
 ErrorKind = Literal[
     "overflow", "rate_limit", "transient", "auth", "quota", "request_too_large", "other"
@@ -198,7 +199,7 @@ def _classify_text(text: str) -> ErrorKind | None:
         return "other"
     if _output_alone_too_big(text):
         return "other"  # the max_tokens asked for alone fills the window: history is not why
-    if _STRONG_OVERFLOW.search(text) or _NO_BODY.search(text):
+    if _STRONG_OVERFLOW.search(text) or states_overflow(text) or _NO_BODY.search(text):
         return "overflow"
     if _MAX_TOKENS_SETTING.search(text):
         return "other"

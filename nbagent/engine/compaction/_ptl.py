@@ -1,7 +1,7 @@
 """L4: the reactive fallback after a provider says the prompt is too long. One pass over
 prefix sums of the per-message counts finds the cut; what goes leaves its floor. It takes
-the numbers the agent read from the provider's text (`TokenLimits`); a text is still read
-here for callers that pass one.
+the numbers the agent read from the provider's text (`TokenLimits`): reading the text is
+the agent's job (`nbagent.providers.parse_token_limits`), never the engine's.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from .._markers import MEMORY_HEADER, is_notebook_state
 from .._tokens import estimate_message_tokens
 from ._common import Layout, LevelResult, Message, counts_for, first_user_index, prefix_sums
 from ._floor import default_budget, extract_floor, render_floor
-from ._limits import parse_token_limits
 
 TokenLimits = tuple[int | None, int | None]  # (the prompt's size, the model's limit)
 DROPPED_NOTE = "(Older rounds were dropped to fit the model's limit; code kept this of them.)"
@@ -21,7 +20,7 @@ FLOOR_SHARE_OF_TARGET = 0.1  # the most the dropped rounds' floor may take of th
 
 def ptl_fallback(
     messages: Sequence[Message],
-    error: TokenLimits | BaseException | str | None = None,
+    limits: TokenLimits | None = None,
     drop_turns: int = 3,
     *,
     headroom: float = 0.9,
@@ -31,15 +30,15 @@ def ptl_fallback(
 ) -> LevelResult:
     """Drop the oldest whole rounds until the prompt fits `headroom` of the limit.
 
-    `error` gives the limit (and the actual size, which calibrates our estimate to the
-    provider's count): the parsed `(actual, limit)`, or the provider's text to read them
-    from; with no limit, the oldest `drop_turns` rounds go. Never dropped: the preamble,
+    `limits` gives the limit (and the actual size, which calibrates our estimate to the
+    provider's count), as `(actual, limit)` read from the provider's error (either may be
+    None); with no limit, the oldest `drop_turns` rounds go. Never dropped: the preamble,
     compaction blocks, the first user request, the newest round (with any pending turn).
     Whole rounds only, so no tool result is orphaned. With `keep_floor`, the dropped
     rounds' floor (user messages, names, error lines) becomes one memory block, when it
     fits. `counts` (one per message) are reused.
     """
-    actual, limit = limits_of(error)
+    actual, limit = limits if limits is not None else (None, None)
     layout = Layout.of(messages)
     rounds = list(layout.rounds)
     if len(rounds) < 2:
@@ -95,9 +94,3 @@ def ptl_fallback(
     ]
     return LevelResult(result, changed=True, reason=how)
 
-
-def limits_of(error: TokenLimits | BaseException | str | None) -> TokenLimits:
-    """The (actual, limit) pair: given as it is, or read from an error's text."""
-    if isinstance(error, tuple):
-        return error
-    return parse_token_limits(str(error)) if error is not None else (None, None)

@@ -1,6 +1,7 @@
 """Reading a provider's "prompt too long" error: the size it compared against the model's
-limit, and the limit, from every phrasing family we know. Pure text parsing; L4 and the
-agent's error classifier use it.
+limit, and the limit, from every phrasing family we know — one table of phrasings that
+both the limit parser and the error classifier read (`states_overflow`): a new provider's
+phrasing is one row here and its real text in tests/data. Pure text parsing.
 
 "Actual" is the number the provider compared with its limit: the prompt, or the prompt plus
 the output it reserves when the provider counts both ("you requested 9011 tokens (8011 in the
@@ -132,6 +133,12 @@ def parse_token_limits(text: str) -> tuple[int | None, int | None]:
         _int(actual_match.group(1) or actual_match.group(2)) if actual_match else None,
         _int(limit_match.group(1) or limit_match.group(2)) if limit_match else None,
     )
+
+
+def states_overflow(text: str) -> bool:
+    """Whether `text` states a size over a limit in one of the phrasings above (the
+    classifier reads an overflow from any of them)."""
+    return any(pattern.search(text) for pattern, _, _ in (*_SUM_RES, *_PAIR_RES))
 
 
 def parse_requested_output(text: str) -> int | None:
