@@ -162,3 +162,10 @@ def test_importing_nbagent_pulls_in_no_heavy_dependency() -> None:
     code = f"import sys, nbagent; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_no_module_is_over_350_lines() -> None:
+    """One concept per module: a file past 350 lines is two concepts waiting to be split."""
+    long = sorted(f"{name} ({n})" for name, path, _ in FILES
+                  if (n := len(path.read_text(encoding="utf-8").splitlines())) > 350)
+    assert long == []

@@ -9,8 +9,6 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 import __main__
 
 from ..engine._breakdown import Breakdown, context_breakdown
@@ -23,32 +21,23 @@ from ..engine._thresholds import ContextState
 from ..engine._window import WindowInfo
 from ..engine.compaction import Summarizer
 from ._billing import Billing
+from ._configuration import Configuration
 from ._loop import ChatResult, run_chat
 from ._model_side import AgentModel
 from ._resume import resume
 from ._session import Session
-from ._settings import ENV_PREFIX, Settings
+from ._settings import Settings
+from ._texts import DEFAULT_SYSTEM, NOTICE
 from ._toolbox import Toolbox
 from .archive._redact import redact
 from .models._discovery import find_local_models, first_run_notice
 from .models._llm import ChatModel, RetryPolicy
-from .models._resolve import (
-    EmbeddedModel,
-    chat_model,
-)
-from .tools._builtin import BUILTIN_TOOLS, notebook_tools
+from .models._resolve import EmbeddedModel, chat_model
+from .tools._builtin import builtin_names, notebook_tools
 from .tools._namespace import expand_cell_references, notebook_state
 from .tools._tool import Tool
 
 NOTEBOOK_STATE_TOKENS = 1_500  # at a 200K window; scaled down with the window
-ALIASES = {"window": "max_context_tokens"}  # short names configure() accepts
-NOTICE = ("answers come from the embedded SmolLM2-135M, a very small model (no API key, no "
-          "network); agent.use_model(NAME) picks any litellm model")
-DEFAULT_SYSTEM = (
-    "You are a data-science assistant working inside the user's Jupyter notebook. Use the "
-    "tools to look at their variables and files before answering; quote exact names; keep "
-    "answers short and concrete."
-)
 
 
 class Agent:
@@ -100,8 +89,7 @@ class Agent:
         archive: bool = True,
         mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
-        self._fixed = settings if isinstance(settings, Settings) else None
-        self.overrides: dict[str, Any] = dict(settings) if isinstance(settings, dict) else {}
+        self._configuration = Configuration(settings)
         current = self.settings()
         self.model: ChatModel = self._announced(chat_model(model, current))
         self.notice: str | None = (NOTICE if model is None and current.model is None
@@ -109,7 +97,7 @@ class Agent:
         self.system = system
         self.namespace = namespace if namespace is not None else vars(__main__)
         self.builtin_tools = builtin_tools if isinstance(builtin_tools, bool) else (
-            _known_builtins(builtin_tools))
+            builtin_names(builtin_tools))
         self.toolbox = Toolbox(tools, mcp_servers=mcp_servers, mcp_config=current.mcp_config,
                                call_timeout=current.mcp_timeout_s)
         self.retry = retry or RetryPolicy()
@@ -117,46 +105,29 @@ class Agent:
         self.session: Session
         self._new_session(session_id, archive)
 
-    # -- configuration -------------------------------------------------------------------
 
     def settings(self) -> Settings:
         """The settings now: fixed ones, or the environment's with this agent's overrides."""
-        if self._fixed is not None:
-            if not self.overrides:
-                return self._fixed
-            return Settings(**{**self._fixed.model_dump(), **self.overrides})
-        return Settings.from_env(overrides=self.overrides)
+        return self._configuration.settings()
 
     def configure(self, **changes: Any) -> Settings:
         """Change settings for this agent only, by field name or alias (`window=8192`,
         `enable_python=True`, `model="local"`); a new `model` switches the model.
         Unknown names and bad values raise `ValueError`; nothing changes then."""
         model = changes.pop("model", None)
-        overrides = {ALIASES.get(key, key): value for key, value in changes.items()}
-        unknown = sorted(set(overrides) - set(Settings.model_fields))
-        if unknown:
-            raise ValueError(f"unknown setting(s) {', '.join(unknown)}; known: "
-                             f"{', '.join(sorted([*Settings.model_fields, *ALIASES]))}")
-        try:
-            Settings(**{**self.settings().model_dump(), **overrides})
-        except ValidationError as error:
-            raise ValueError(str(error).splitlines()[-1].strip()) from None
-        self.overrides.update(overrides)
+        overrides = self._configuration.override(changes)
         if "enable_python" in overrides:
             self._offer_tools()
         if "compact_model" in overrides:
             self._answers.use_compact_model(overrides["compact_model"] or None)
         if model is not None:
-            self.overrides["model"] = model
+            self._configuration.overrides["model"] = model
             self.use_model(model)
         return self.settings()
 
     def describe(self) -> str:
         """The settings that differ from the defaults, and the session, in a few lines."""
-        current, defaults = self.settings(), Settings()
-        lines = [f"{ENV_PREFIX}{name.upper()} = {value!r}"
-                 for name, value in current.model_dump().items()
-                 if value != getattr(defaults, name)]
+        lines = self._configuration.differences()
         window = self.session.window()
         lines.append(f"session {self.session.id}: model {self.model.name} (window "
                      f"{window.raw_window:,} from {window.source}), {len(self.history)} "
@@ -186,8 +157,7 @@ class Agent:
         return self.model
 
     def _announced(self, model: ChatModel) -> ChatModel:
-        """The embedded model says on the event stream what a chat waits for (its server
-        starting, with the seconds so far) and when its server had to be restarted."""
+        """The embedded model's status lines (its server starting, restarted) go to events."""
         if isinstance(model, EmbeddedModel):
             model.on_status = lambda text: self.events.emit(Status(text))
         return model
@@ -238,7 +208,6 @@ class Agent:
         session's: it may have learnt the provider's real limit)."""
         return self.session.window()
 
-    # -- sessions --------------------------------------------------------------------------
 
     def _new_session(self, session_id: str | None, archive: bool) -> None:
         data = self.settings().data_dir
@@ -267,31 +236,15 @@ class Agent:
         self._new_session(session_id, archive)
         return self
 
-    # -- pins ----------------------------------------------------------------------------
 
     def pin(self, text: str | None = None, *, message: int | None = None) -> list[str]:
         """Keep a fact verbatim through every compaction: `text`, or the content of the
         history's message at index `message`. Returns the pins now."""
-        if message is not None:
-            text = str(self.history[message].get("content") or "")
-        if not text or not text.strip():
-            raise ValueError("Nothing to pin: give a text or a message index.")
-        self.session.set_pins([*self.session.pins, text])
-        return list(self.session.pins)
+        return self.session.pin(text, message=message)
 
     def unpin(self, which: int | str) -> list[str]:
         """Remove a pin by its position (0-based) or its exact text. Returns the pins now."""
-        pins = list(self.session.pins)
-        if isinstance(which, int):
-            if not 0 <= which < len(pins):
-                raise ValueError(f"There is no pin {which}; there are {len(pins)}.")
-            del pins[which]
-        elif which.strip() in pins:
-            pins.remove(which.strip())
-        else:
-            raise ValueError(f"No pin reads {which!r}.")
-        self.session.set_pins(pins)
-        return pins
+        return self.session.unpin(which)
 
     def pins(self) -> list[str]:
         """The facts kept verbatim through every compaction."""
@@ -300,12 +253,7 @@ class Agent:
     def expand_references(self, text: str, *, errors: dict[int, str] | None = None) -> str:
         """jupyter-ai's conventions in a message: `{name}` inserts a variable's value;
         `In[3]`, `Out[3]`, `Err[3]` attach that cell's input, output or error."""
-        namespace = self.namespace
-        cells = namespace.get("In")
-        outputs = namespace.get("Out")
-        return expand_cell_references(
-            text, namespace, In=cells if isinstance(cells, list) else None,
-            Out=outputs if isinstance(outputs, dict) else None, errors=errors)
+        return expand_cell_references(text, self.namespace, errors=errors)
 
     @classmethod
     def resume(cls, session: str | Path, **options: Any) -> Agent:
@@ -315,7 +263,6 @@ class Agent:
         `options` go to `Agent` (e.g. `model=`)."""
         return resume(cls, session, options)
 
-    # -- the session, for convenience -------------------------------------------------------
 
     @property
     def history(self) -> History:
@@ -346,7 +293,6 @@ class Agent:
         return context_breakdown(self.history, self.tool_schemas(), self.context_state(),
                                  self.session.tracker.count_text)
 
-    # -- actions ---------------------------------------------------------------------------
 
     def chat(
         self,
@@ -402,11 +348,3 @@ class Agent:
         writes, output, and their cost at litellm's prices (`cache_read_share`)."""
         return self.session.billing
 
-
-def _known_builtins(names: Iterable[str]) -> frozenset[str]:
-    chosen = frozenset(names)
-    unknown = sorted(chosen - set(BUILTIN_TOOLS))
-    if unknown:
-        raise ValueError(f"no built-in tool named {', '.join(unknown)}; the built-ins are "
-                         f"{', '.join(BUILTIN_TOOLS)}")
-    return chosen

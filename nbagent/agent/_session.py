@@ -255,6 +255,29 @@ class Session:
                 return True
         return False
 
+    def pin(self, text: str | None = None, *, message: int | None = None) -> list[str]:
+        """Pin `text`, or the content of the history's message at index `message`."""
+        if message is not None:
+            text = str(self.history[message].get("content") or "")
+        if not text or not text.strip():
+            raise ValueError("Nothing to pin: give a text or a message index.")
+        self.set_pins([*self.pins, text])
+        return list(self.pins)
+
+    def unpin(self, which: int | str) -> list[str]:
+        """Remove a pin by its position (0-based) or its exact text."""
+        pins = list(self.pins)
+        if isinstance(which, int):
+            if not 0 <= which < len(pins):
+                raise ValueError(f"There is no pin {which}; there are {len(pins)}.")
+            del pins[which]
+        elif which.strip() in pins:
+            pins.remove(which.strip())
+        else:
+            raise ValueError(f"No pin reads {which!r}.")
+        self.set_pins(pins)
+        return pins
+
     def set_pins(self, pins: list[str]) -> None:
         """Keep `pins` verbatim in one block every compaction leaves alone (the archive
         records the rewrite)."""

@@ -1,4 +1,5 @@
-"""What the chat loop tells the user when it stops early or a model call fails for good:
+"""What the agent room tells the user: the first-run notice, the default system prompt, and
+what the chat loop says when it stops early or a model call fails for good:
 what happened, its real cause (a pin, a tool output, the system prompt, the tool schemas,
 the model's window) and the Python call that fixes it. The notebook layer adds the magic
 spellings; nothing here names one.
@@ -15,6 +16,13 @@ from ..engine._window import WindowInfo
 from .archive._redact import redact
 from .providers._errors import auth_hint
 
+NOTICE = ("answers come from the embedded SmolLM2-135M, a very small model (no API key, no "
+          "network); agent.use_model(NAME) picks any litellm model")
+DEFAULT_SYSTEM = (
+    "You are a data-science assistant working inside the user's Jupyter notebook. Use the "
+    "tools to look at their variables and files before answering; quote exact names; keep "
+    "answers short and concrete."
+)
 STEER = (
     "\n\n[nbagent: this is the third identical {name} call in a row and it returns the "
     "same thing. Change the arguments, try another tool, or answer with what you have.]"

@@ -11,7 +11,7 @@ import functools
 import inspect
 import io
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,6 +162,16 @@ def _evaluated(annotation: Any, function: Callable[..., Any]) -> Any:
         return eval(annotation, getattr(function, "__globals__", {}))  # noqa: S307
     except Exception:
         return annotation
+
+
+def builtin_names(names: Iterable[str]) -> frozenset[str]:
+    """`names` checked against the table (`ValueError` names the built-ins that exist)."""
+    chosen = frozenset(names)
+    unknown = sorted(chosen - set(BUILTIN_TOOLS))
+    if unknown:
+        raise ValueError(f"no built-in tool named {', '.join(unknown)}; the built-ins are "
+                         f"{', '.join(BUILTIN_TOOLS)}")
+    return chosen
 
 
 def builtin_tools(context: ToolContext, *, enabled: dict[str, bool] | None = None) -> list[Tool]:

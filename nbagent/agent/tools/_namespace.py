@@ -299,7 +299,10 @@ def expand_cell_references(
     error in place. A bare `In[3]`, `Out[3]` or `Err[3]` ("explain Err[7]") stays as
     written and the cell's text is attached below the message. Unknown names, `{{...}}`
     and anything inside backtick code are left alone; inserted text is not scanned again.
-    """
+    `In` and `Out` default to the namespace's own (IPython keeps them there)."""
+    cells, outputs = namespace.get("In"), namespace.get("Out")
+    In, Out = (In if In is not None or not isinstance(cells, list) else cells,  # noqa: N806
+               Out if Out is not None or not isinstance(outputs, dict) else outputs)
 
     def cell(kind: str, number: int) -> str | None:
         try:
