@@ -105,7 +105,8 @@ def kernel_with_sleeping_chat(tmp_path: Path, setup: str, marker: Path
 
     manager = KernelManager(kernel_name="python3")
     env = {**os.environ, "NBAGENT_DATA_DIR": str(tmp_path / "data"),
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+           "NBAGENT_MODEL": "openai/gpt-4o-mini"}  # a scripted model chats: warm no server
     manager.start_kernel(env=env, cwd=str(tmp_path))
     client = manager.client()
     try:
