@@ -251,6 +251,10 @@ def test_whatever_ends_a_turn_early_leaves_a_valid_history_and_the_next_chat_wor
         assert agent.chat("go").text == "again"
         assert tool_results(agent)[0] == "Error: sleepy exited (SystemExit 2)."
         return
+    if isinstance(stop, GeneratorExit):  # any BaseException but the user's interrupt, too
+        assert agent.chat("go").text == "again"
+        assert tool_results(agent)[0].startswith("Error: sleepy raised GeneratorExit")
+        return
     with pytest.raises(type(stop)):
         agent.chat("go")
     results = tool_results(agent)

@@ -329,10 +329,12 @@ class Cell:
 
 
 def expected(fault: str, place: str) -> Expected:
+    if fault in ("SystemExit", "GeneratorExit") and place == "tool":
+        return None  # inside a tool it ends the tool (argparse, sys.exit), not the chat
     if fault in ("KeyboardInterrupt", "GeneratorExit"):
         return type(thrown(fault))
-    if fault == "SystemExit":  # inside a tool it ends the tool (argparse, sys.exit), not the chat
-        return None if place == "tool" else SystemExit
+    if fault == "SystemExit":
+        return SystemExit
     if fault == "exception" and place in ("model call", "stream"):
         return ModelCallError
     if fault == "provider error":  # transient: retried, and the turn goes on

@@ -24,8 +24,9 @@ from ._paging import MAX_PAGE_CHARS, PAGE, fitting_prefix
 from ._text import as_text
 
 # What a tool raises that still ends the turn (the loop answers its calls "interrupted"):
-# the user's interrupt, and a generator being closed. SystemExit ends only the tool.
-ENDS_THE_TURN = (KeyboardInterrupt, GeneratorExit)
+# the user's interrupt only. SystemExit, GeneratorExit and any BaseException of the
+# tool's own end only the tool, as an error result the model reads.
+ENDS_THE_TURN = (KeyboardInterrupt,)
 _ARG_LINE = re.compile(r"^\s{2,}(\w+)\s*(?:\([^)]*\))?:\s*(.+)$")
 
 
