@@ -18,7 +18,7 @@ from ..engine._output import output_cap
 from ..engine._tokens import count_tools_tokens, estimate_tokens
 from . import _texts as texts
 from ._reply import call_signature, repair_reply
-from ._request import CacheMemory, caching_enabled, with_context
+from ._request import CacheMemory, with_context
 from ._session import Session
 from ._settings import Settings
 from .models._llm import ChatModel, Completion, RetryPolicy, call_model, takes_cache_plan
@@ -201,7 +201,7 @@ class _Turn:
         at most twice; then give up with an actionable message."""
         agent, session = self.agent, self.session
         context = agent.notebook_state() if self.settings.notebook_context else None
-        caching = caching_enabled(self.settings)
+        caching = self.settings.prompt_caching
         for attempt in range(MAX_OVERFLOW_RECOVERIES + 1):
             session.history.check_ready()
             self.status("thinking…")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,15 +48,6 @@ def with_context(messages: list[Message], context: str | None, *, at_end: bool =
         text = str(last["content"])
         return [*messages[:-1], {**last, "content": f"{text}{note}"}], len(text)
     return [*messages, {"role": "user", "content": f"[{context}]"}], None
-
-
-def caching_enabled(settings: Any) -> bool:
-    """The `prompt_caching` setting (NBAGENT_PROMPT_CACHING; on unless set to a false value)."""
-    value = getattr(settings, "prompt_caching", None)
-    if value is None:
-        value = os.environ.get("NBAGENT_PROMPT_CACHING", "1").strip().lower() not in (
-            "0", "false", "no", "off")
-    return bool(value)
 
 
 MAX_REMEMBERED = 64  # earlier breakpoints remembered per session

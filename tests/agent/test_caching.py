@@ -10,7 +10,7 @@ import pytest
 
 from nbagent import Settings
 from nbagent.agent._billing import Billing
-from nbagent.agent._request import CacheMemory, caching_enabled, with_context
+from nbagent.agent._request import CacheMemory, with_context
 from nbagent.agent.providers._caching import (
     CachePlan,
     apply_cache_plan,
@@ -156,17 +156,11 @@ def test_the_previous_breakpoint_is_the_newest_one_whose_prefix_still_holds() ->
     assert CacheMemory.plan(session, [], None, enabled=True).previous == 0  # the system prompt
 
 
-def test_the_setting_reads_the_field_then_the_environment(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_setting_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NBAGENT_PROMPT_CACHING", raising=False)
-    assert caching_enabled(Settings.from_env())
+    assert Settings.from_env().prompt_caching
     monkeypatch.setenv("NBAGENT_PROMPT_CACHING", "false")
-    assert not caching_enabled(Settings.from_env())
-
-    class WithField:
-        prompt_caching = True
-
-    assert caching_enabled(WithField())
+    assert not Settings.from_env().prompt_caching
 
 
 def test_billing_counts_each_kind_of_token_and_the_cache_read_share() -> None:

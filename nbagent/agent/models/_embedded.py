@@ -26,19 +26,15 @@ logger = logging.getLogger("nbagent")
 class EmbeddedModel:
     """The embedded model, started on first use or warmed in the background.
 
-    Hooks the agent sets: `on_status(text)` receives every status line (the starting
-    line with its seconds, renewed about every second; a restart of a server that died);
-    `on_start()` is called when a chat begins to wait for the start, if `on_status` is
-    not set (the older, one-line hook).
+    The hook the agent sets: `on_status(text)` receives every status line (the starting
+    line with its seconds, renewed about every second; a restart of a server that died).
     """
 
-    def __init__(self, n_ctx: int, max_tokens: int, *, path: str | None = None,
-                 on_start: Callable[[], Any] | None = None) -> None:
+    def __init__(self, n_ctx: int, max_tokens: int, *, path: str | None = None) -> None:
         self.name = LOCAL_MODEL
         self.path = path  # a GGUF of the user's (NBAGENT_LOCAL_MODEL_PATH), else SmolLM2
         self.context_window: int | None = n_ctx
         self.max_output: int | None = max_tokens
-        self.on_start = on_start  # e.g. a "starting the local model…" status line
         self.on_status: Callable[[str], None] | None = None  # set by the agent
         self._model: ChatModel | None = None
         self._lock = threading.Lock()
@@ -101,8 +97,6 @@ class EmbeddedModel:
         if self._model is not None:
             return self._model
         self.start_in_background()
-        if self.on_status is None and self.on_start is not None:
-            self.on_start()
         thread = self._loading
         while thread is not None and thread.is_alive():
             self._status(STARTING.format(label=self.label,

@@ -69,16 +69,6 @@ def test_the_first_chat_waits_for_the_warm_start_saying_for_how_long() -> None:
     assert completion.message["content"] == "hello"
 
 
-def test_without_a_status_hook_the_first_chat_calls_on_start_once() -> None:
-    started: list[str] = []
-    model = SlowStart()
-    model.on_start = lambda: started.append("starting")
-    model.release.set()
-    model.started()
-    model.started()
-    assert started == ["starting"]
-
-
 def test_a_failed_start_reaches_the_waiting_chat_and_the_next_one_tries_again() -> None:
     model = SlowStart(fail=True)
     model.release.set()
