@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..engine._exceptions import NbagentWarning
+from ..engine._exceptions import NbagentError, NbagentWarning
 from .tools._tool import Tool, as_tool
 
 if TYPE_CHECKING:  # the MCP SDK is imported only when a server is configured
@@ -48,7 +48,7 @@ class Toolbox:
             try:
                 for name, spec in _config_file(mcp_config).items():
                     self._servers().add(name, spec)
-            except (OSError, ValueError) as error:
+            except (OSError, ValueError, NbagentError) as error:
                 warnings.warn(f"nbagent: the MCP config {mcp_config} was not used: {error}",
                               NbagentWarning, stacklevel=3)
         for name, spec in (mcp_servers or {}).items():
@@ -116,7 +116,12 @@ class Toolbox:
 
     def _servers(self) -> McpServers:
         if self.mcp is None:
-            from .mcp._servers import McpServers
+            try:
+                from .mcp._servers import McpServers
+            except ImportError as missing:  # the optional extra is not installed
+                raise NbagentError(f"MCP servers need the official SDK ({missing.name} is "
+                                   "missing): python -m pip install 'jupyter-nbagent[mcp]'"
+                                   ) from missing
 
             self.mcp = McpServers(on_status=self._status, call_timeout=self._call_timeout)
         return self.mcp
