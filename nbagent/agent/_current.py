@@ -63,7 +63,7 @@ def current(
                 return continued
         previous = _current.model if _current is not None and model is None else model
         options = {} if builtin_tools is None else {"builtin_tools": builtin_tools}
-        return _follow(notebook, new_session(previous, **options))
+        return new_session(previous, **options)
     if model:
         _current.use_model(model)
     return _current
@@ -110,13 +110,14 @@ def _follow(notebook: str | None, agent: Agent) -> Agent:
 
 
 def new_session(model: Any = None, **options: Any) -> Agent:
-    """Start a new agent and session (a fresh history) and make it the current one."""
+    """Start a new agent and session (a fresh history) and make it the current one; in a
+    notebook it becomes the conversation the notebook continues when reopened."""
     global _current
     if _current is not None:
         _current.close()  # its archive, and its MCP servers' processes
-    options.setdefault("namespace", user_namespace())
+    namespace = options.setdefault("namespace", user_namespace())
     _current = Agent(model=model, **options)
-    return _current
+    return _follow(notebook_path(namespace), _current)
 
 
 def set_current(agent: Agent) -> Agent:

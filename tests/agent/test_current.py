@@ -129,3 +129,13 @@ def test_the_notebook_path_comes_from_the_server_ipykernel_or_vs_code(
     key = notebook_key("reports/Q4 sales (final).ipynb")
     assert key.startswith("Q4-sales-final-") and "/" not in key
     assert notebook_key("a/x.ipynb") != notebook_key("b/x.ipynb")
+
+
+def test_nbagent_new_session_in_a_notebook_is_what_the_notebook_continues(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JPY_SESSION_NAME", "sales.ipynb")
+    nbagent.current(model=model()).chat("the old question")
+    fresh = nbagent.new_session(model=model())
+    fresh.chat("asked after nbagent.new_session()")
+    restart_kernel()
+    assert nbagent.current(model=model()).session_id == fresh.session_id

@@ -119,6 +119,12 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
              "from nbagent.widgets import MeterLine\ndisplay(MeterLine.follow(agent))")
     notebook(root / "propose.ipynb", "%load_ext nbagent", PROPOSING_MODEL,
              "%%chat --cell\nshow me the answer as code")
+    notebook(root / "follow.ipynb", "%load_ext nbagent",
+             "import nbagent\nfrom nbagent.testing import ScriptedModel\n"
+             "agent = nbagent.current(model=ScriptedModel(default='noted'))",
+             "%%chat\nremember that the target column is churn_30d",
+             'print("asked:", [m["content"] for m in nbagent.current().history\n'
+             '                 if m["role"] == "user"])')
     notebook(
         root / "cells.ipynb",
         "%load_ext nbagent",
@@ -400,6 +406,22 @@ def test_a_proposed_cell_lands_below_the_chat_cell_and_runs(browser: Any, lab: L
     assert new.locator(".jp-OutputArea-output").count() == 0
     ran = run_cell(page, 3)
     assert "from the proposed cell 42" in ran.locator(".jp-OutputArea").inner_text()
+    page.context.close()
+
+
+def test_a_reopened_notebook_continues_its_conversation(browser: Any, lab: Lab) -> None:
+    page = open_notebook(browser, lab, "follow.ipynb", "follow")
+    for index in (0, 1, 2):
+        run_cell(page, index)
+    page.keyboard.press("Control+s")
+    menu(page, "Kernel", "Shut Down Kernel")
+    page.wait_for_timeout(1_000)
+    page.reload()  # the notebook reopened, its kernel new: Jupyter Server names the notebook
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=WAIT_MS)
+    for index in (0, 1):
+        run_cell(page, index)
+    asked = run_cell(page, 3).locator(".jp-OutputArea").inner_text()
+    assert "remember that the target column is churn_30d" in asked, asked
     page.context.close()
 
 
