@@ -418,6 +418,9 @@ def test_a_reopened_notebook_continues_its_conversation(browser: Any, lab: Lab) 
     page.wait_for_timeout(1_000)
     page.reload()  # the notebook reopened, its kernel new: Jupyter Server names the notebook
     page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=WAIT_MS)
+    idle(page)  # the new kernel is up and the notebook drawn: its cells stay attached
+    page.wait_for_function("() => document.querySelectorAll('.jp-Notebook .jp-Cell').length "
+                           "=== 4", timeout=WAIT_MS)
     for index in (0, 1):
         run_cell(page, index)
     asked = run_cell(page, 3).locator(".jp-OutputArea").inner_text()
