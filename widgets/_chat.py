@@ -227,7 +227,7 @@ class ChatDisplay:
         if result.stop_message:
             stop = notebook_words(result.stop_message)
             self._append(line("nbagent-stop", f"<i>{html.escape(stop)}</i>", stop))
-        if getattr(result, "replaced", False):
+        if result.replaced:
             self._append(plain_line("nbagent-replaced", REPLACED))
         if result.cost:
             self._append(plain_line("nbagent-cost", f"this cell cost ${result.cost:.4f}"))

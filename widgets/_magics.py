@@ -255,8 +255,7 @@ def warm_start() -> None:
     that cannot start says so at the first chat."""
     try:
         agent = nbagent.current()
-        warm_up = getattr(agent, "warm_up", None)
-        if callable(warm_up) and agent.model.name == SMALL_LOCAL:
-            warm_up()
+        if agent.model.name == SMALL_LOCAL:
+            agent.warm_up()
     except NbagentError:
         pass

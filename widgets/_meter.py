@@ -237,12 +237,7 @@ def _read(event: ContextChanged, last: str, agent: Any) -> MeterReading:
     cache = ""
     if agent is not None:
         last = last_compaction(agent) or last
-        billing = getattr(agent, "billing", None)
-        if callable(billing):
-            try:
-                cache = billing_words(billing())
-            except Exception:  # the meter never breaks a chat over a figure
-                cache = ""
+        cache = billing_words(agent.billing())
     return MeterReading.of(event.state, cost=event.cost, last_compaction=last, cache=cache)
 
 

@@ -10,7 +10,7 @@ import html
 from dataclasses import dataclass
 from typing import Any
 
-from nbagent import METER_LEVELS, ContextState, Decision
+from nbagent import METER_LEVELS, Billing, ContextState, Decision
 
 from ._meter_assets import MARK, level_colour
 from ._texts import notebook_words
@@ -24,23 +24,18 @@ def percent(value: float) -> str:
     return f"{int(max(0.0, value) + 0.5)}%"
 
 
-def billing_words(billing: Any) -> str:
-    """"62% of input read from cache" from `agent.billing()` ("" when nothing is known)."""
-    share = getattr(billing, "cache_read_share", None)
-    sent = getattr(billing, "prompt_tokens", None)
-    if sent is None:
-        sent = sum(getattr(billing, name, 0) or 0 for name in
-                   ("input_tokens", "cache_read_tokens", "cache_write_tokens"))
-    if billing is None or share is None or not sent:
+def billing_words(billing: Billing | None) -> str:
+    """"62% of input read from cache" from `agent.billing()` ("" when nothing was sent)."""
+    if billing is None or not billing.prompt_tokens:
         return ""
-    return f"{percent(100 * float(share))} of input read from cache"
+    return f"{percent(100 * billing.cache_read_share)} of input read from cache"
 
 
 def compaction_text(decision: Decision) -> str:
     """"L2 memory: 6,900 → 1,200", and "(undone)" once it was undone."""
     text = (f"{' → '.join(decision.levels)}: {decision.tokens_before:,} → "
             f"{decision.tokens_after:,}")
-    return f"{text} (undone)" if getattr(decision, "undone", False) else text
+    return f"{text} (undone)" if decision.undone else text
 
 
 def last_compaction(agent: Any) -> str | None:

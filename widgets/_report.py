@@ -31,7 +31,7 @@ def decision_words(decision: Decision) -> str:
     levels = " → ".join(decision.levels)
     if decision.action == "compacted":
         calls = _plural(decision.summary_calls, "summarizer call")
-        undone = " — undone" if getattr(decision, "undone", False) else ""
+        undone = " — undone" if decision.undone else ""
         return (f"compacted ({levels}): {decision.tokens_before:,} → "
                 f"{decision.tokens_after:,} tokens, {calls}{undone}")
     if decision.action == "failed":
@@ -42,9 +42,9 @@ def decision_words(decision: Decision) -> str:
 
 def left_view_words(decision: Decision) -> str:
     """What left the model's view and how to bring it back (one line; "" when nothing did)."""
-    if not decision.changed or getattr(decision, "undone", False):
+    if not decision.changed or decision.undone:
         return ""
-    left = getattr(decision, "left_view", None)
+    left = decision.left_view
     return notebook_words(str(left)) if left else ""
 
 

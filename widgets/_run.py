@@ -152,7 +152,5 @@ def compactions(agent: Agent) -> None:
 def context(agent: Agent) -> None:
     from . import show_breakdown
 
-    billing = getattr(agent, "billing", None)
-    show_breakdown(agent.breakdown(), cost=agent.cost,
-                   billing=billing() if callable(billing) else None,
+    show_breakdown(agent.breakdown(), cost=agent.cost, billing=agent.billing(),
                    last=last_decision(agent))

@@ -13,6 +13,7 @@ from IPython.utils.capture import capture_output
 from nbagent.widgets import ChatDisplay, MeterLine
 from nbagent.widgets._meter_assets import METER_ESM
 
+import nbagent
 from nbagent import Agent, ChatResult, tool
 from nbagent.events import ToolFinished, ToolStarted
 from nbagent.testing import ScriptedModel, calls, provider_error, reply
@@ -61,17 +62,10 @@ def test_every_chat_cell_shows_the_one_meter_line_of_the_session(ip: Interactive
     assert ids == {MeterLine.follow(agent).display_id}  # earlier cells' copies stay live
 
 
-class Billing:
-    cache_read_share = 0.62
-    cost = 0.0123
-    input_tokens = 1_000
-    cache_read_tokens = 620
-    cache_write_tokens = 0
-
-
 class BilledAgent(Agent):
-    def billing(self) -> Billing:
-        return Billing()
+    def billing(self) -> nbagent.Billing:  # what a provider's cache would have billed
+        return nbagent.Billing(requests=1, input_tokens=380, cache_read_tokens=620,
+                               input_cost=0.0123)
 
 
 def test_context_and_the_meter_show_the_same_figures(ip: InteractiveShell) -> None:

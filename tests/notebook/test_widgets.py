@@ -303,7 +303,7 @@ def test_retry_words() -> None:
 
 
 class FakeAgent:
-    """What `follow` needs of an agent: its event stream, its state and cost."""
+    """What `follow` needs of an agent: its event stream, its state, cost and billing."""
 
     def __init__(self) -> None:
         from nbagent.events import EventStream
@@ -313,6 +313,11 @@ class FakeAgent:
 
     def context_state(self) -> Any:
         return state(3_000)
+
+    def billing(self) -> Any:
+        from nbagent import Billing
+
+        return Billing()
 
 
 @pytest.mark.parametrize("kind", [ContextMeter, MeterLine], ids=["widget", "line"])
