@@ -119,8 +119,13 @@ class AgentModel:
         self._summary = None
 
     def refresh(self, messages: list[Message]) -> list[Message]:
-        """After a compaction: one fresh notebook-state block replaces the previous one."""
-        return with_notebook_state(messages, self._agent.notebook_state())
+        """After a compaction: one fresh notebook-state block replaces the previous one,
+        unless every request carries the live state anyway (the notebook context): then no
+        block is written and a stale one goes. A block sits at the front of the history, so
+        replacing it would rewrite the whole cached prefix on every compaction, even a snip
+        that changed only later messages; the trailing context is always newer."""
+        live = self.settings().notebook_context
+        return with_notebook_state(messages, None if live else self._agent.notebook_state())
 
     def _summarizing(self) -> tuple[Summarizer | None, int | None]:
         if self._user_summarizer is not None:

@@ -140,10 +140,7 @@ def test_the_notebook_context_is_sent_but_never_stored() -> None:
     assert agent.history[1] == {"role": "user", "content": "what columns does df have?"}
 
 
-def test_after_a_compaction_one_fresh_notebook_state_block_replaces_the_last() -> None:
-    namespace: dict[str, Any] = {"threshold": 0.5}
-    agent, _ = make_agent(ScriptedModel(default=reply("an answer " * 80)), window=4_096,
-                          namespace=namespace)
+def _two_compactions(agent: Any, namespace: dict[str, Any]) -> None:
     for t in range(6):
         agent.chat(f"question {t} " * 40)
     agent.compact()
@@ -151,8 +148,27 @@ def test_after_a_compaction_one_fresh_notebook_state_block_replaces_the_last() -
     for t in range(6):
         agent.chat(f"more {t} " * 40)
     agent.compact()
+
+
+def test_without_the_notebook_context_a_compaction_leaves_one_fresh_state_block() -> None:
+    namespace: dict[str, Any] = {"threshold": 0.5}
+    agent, _ = make_agent(ScriptedModel(default=reply("an answer " * 80)), namespace=namespace,
+                          settings=Settings(max_context_tokens=4_096, notebook_context=False))
+    _two_compactions(agent, namespace)
     blocks = [m for m in agent.history if "Notebook state" in str(m.get("content"))]
     assert len(blocks) == 1 and "model_v2" in blocks[0]["content"]
+
+
+def test_with_the_notebook_context_a_compaction_writes_no_state_block() -> None:
+    """Every request carries the live state already; a block at the front of the history
+    would only make each compaction rewrite the whole cached prefix."""
+    namespace: dict[str, Any] = {"threshold": 0.5}
+    model = ScriptedModel(default=reply("an answer " * 80))
+    agent, _ = make_agent(model, window=4_096, namespace=namespace)
+    _two_compactions(agent, namespace)
+    assert not [m for m in agent.history if "Notebook state" in str(m.get("content"))]
+    agent.chat("and now?")
+    assert "model_v2" in str(model.requests[-1][-1]["content"])
 
 
 def test_cell_references_expand_from_the_namespace() -> None:
