@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..engine._markers import is_block, is_plain_user
+from ..engine._markers import is_block, is_plain_user, is_snipped
 from ..engine._tokens import count_tools_tokens, estimate_tokens
 from ._session import Session
 from .providers._caching import CachePlan
@@ -63,11 +63,29 @@ def _chain(messages: Sequence[Message]) -> list[str]:
     return chain
 
 
+def _compacted_until(messages: Sequence[Message], preamble: int) -> int | None:
+    """The last message compaction has already rewritten: the last compaction block
+    (memory, summary, notebook state) or the last cleared tool result, whichever is later.
+    Clearing goes oldest first, so the next one changes nothing up to here: a breakpoint
+    on it is what the request after that compaction still reads."""
+    boundary = None
+    for index in range(preamble, len(messages)):
+        if not is_block(messages[index]):
+            break
+        boundary = index
+    for index in range(len(messages) - 1, boundary if boundary is not None else -1, -1):
+        message = messages[index]
+        if message.get("role") == "tool" and is_snipped(message.get("content")):
+            return index
+    return boundary
+
+
 class CacheMemory:
-    """Per session: where earlier requests put their latest breakpoint, and the digest of
-    the prefix through it. The newest of those whose prefix is still byte for byte in the
-    history is where the provider has a cache entry to read: after a compaction that is
-    the last one before the first changed message, not the boundary far before it."""
+    """Per session: where earlier requests put their latest and their compaction
+    breakpoints, and the digest of the prefix through each. The newest of those whose
+    prefix is still byte for byte in the history is where the provider has a cache entry
+    to read: after a compaction that is the last one before the first changed message
+    (typically the previous compaction's boundary), not the system prompt far before it."""
 
     @classmethod
     def plan(cls, session: Session, tools: list[dict[str, Any]], split: int | None,
@@ -84,17 +102,15 @@ class CacheMemory:
         preamble = 0
         while preamble < len(messages) and messages[preamble].get("role") == "system":
             preamble += 1
-        boundary = None
-        for index in range(preamble, len(messages)):
-            if not is_block(messages[index]):
-                break
-            boundary = index
+        boundary = _compacted_until(messages, preamble)
         chain = _chain(messages)
         written = session.cache_marks
         held = [i for i, digest in written.items()
                 if i < len(chain) - 1 and chain[i] == digest]
         if messages:
-            kept = {i: written[i] for i in sorted(held)[-MAX_REMEMBERED + 1:]}
+            kept = {i: written[i] for i in sorted(held)[-MAX_REMEMBERED + 2:]}
+            if boundary is not None:
+                kept[boundary] = chain[boundary]
             kept[len(chain) - 1] = chain[-1]
             session.cache_marks = kept
         return CachePlan(stable=len(messages), prefix_tokens=prefix, split=split,

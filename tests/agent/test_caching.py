@@ -156,6 +156,35 @@ def test_the_previous_breakpoint_is_the_newest_one_whose_prefix_still_holds() ->
     assert CacheMemory.plan(session, [], None, enabled=True).previous == 0  # the system prompt
 
 
+def test_after_a_snip_the_request_reads_up_to_where_the_last_compaction_ended() -> None:
+    """The boundary is how far compaction has rewritten (here the last cleared result);
+    the next snip starts after it, so the request after it still has that prefix cached
+    and marks it, where it used to fall back to the system prompt."""
+    from nbagent.engine._markers import snip_placeholder
+
+    agent, _ = make_agent(ScriptedModel())
+    session = agent.session
+
+    def turn(n: int, result: str) -> list[dict[str, Any]]:
+        call = {"id": f"c{n}", "type": "function",
+                "function": {"name": "peek", "arguments": "{}"}}
+        return [{"role": "user", "content": f"ask {n}"},
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": f"c{n}", "content": result},
+                {"role": "assistant", "content": f"answer {n}"}]
+
+    long = "row,value\n" + "x,1\n" * 400
+    history = [{"role": "system", "content": "s"}, *turn(1, snip_placeholder("c1")),
+               *turn(2, long), *turn(3, long)]
+    session.rewrite(history)
+    plan = CacheMemory.plan(session, [], None, enabled=True)
+    assert plan.boundary == 3  # the cleared result of turn 1
+    snipped = [*history[:7], {**history[7], "content": snip_placeholder("c2")}, *history[8:]]
+    session.rewrite(snipped)
+    plan = CacheMemory.plan(session, [], None, enabled=True)
+    assert plan.previous == 3 and plan.boundary == 7  # read through 3, then mark 7
+
+
 def test_the_setting_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NBAGENT_PROMPT_CACHING", raising=False)
     assert Settings.from_env().prompt_caching

@@ -4,9 +4,11 @@ litellm turns a message's `cache_control` into the provider's own marker.
 
     marked     Anthropic direct, Bedrock's and Vertex's Claude models: only what a request
                marks is cached. Up to four breakpoints: the latest stable message, the
-               previous request's latest (so the provider's ~20-block look-back never
-               misses it), the compaction boundary, the end of the system prompt (tools
-               and system come first in the cached prefix). A breakpoint whose prefix is
+               newest earlier breakpoint still intact (so the provider's ~20-block
+               look-back never misses it, and after a compaction the request reads up to
+               the previous boundary), the compaction boundary (how far compaction has
+               rewritten: the next one starts after it), the end of the system prompt
+               (tools and system come first in the cached prefix). A breakpoint whose prefix is
                under the model's minimum cacheable size is silently not cached, so none
                is spent there.
     keyed      OpenAI's own models: cached automatically; a stable `prompt_cache_key` per
@@ -48,9 +50,11 @@ class CachePlan:
     `stable`: `messages[:stable]` are the history as stored (and as sent before); what
     follows, and the text of `messages[stable - 1]` from offset `split` on, changes per
     request (the notebook context). `prefix_tokens[i]`: tokens through message `i`,
-    tool schemas included. `boundary`: the last compaction block (memory, summary,
-    notebook state). `previous`: the previous request's latest breakpoint, when the
-    history up to it is unchanged. `key`: the chat session's stable cache key.
+    tool schemas included. `boundary`: the last message compaction has rewritten (its
+    last block, or the last cleared tool result); the next clearing starts after it.
+    `previous`: the newest earlier breakpoint whose prefix is still unchanged (the
+    previous request's latest, or after a compaction the previous boundary). `key`: the
+    chat session's stable cache key.
     """
 
     stable: int
