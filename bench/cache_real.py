@@ -50,6 +50,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from cache_replay import common_prefix  # this folder is on sys.path when run as a script
+
 LOOK_BACK = 20
 MAX_BREAKPOINTS = 4
 OPENAI_MINIMUM, OPENAI_STEP, DEEPSEEK_UNIT = 1_024, 128, 64
@@ -143,7 +145,7 @@ class PrefixCache:
     def bill(self, body: dict[str, Any]) -> tuple[int, int, int]:
         rendered = render_openai(body)
         total = max(1, len(rendered) // 4)
-        shared = max((_common_prefix(rendered, old) for old in self.seen), default=0) // 4
+        shared = max((common_prefix(rendered, old) for old in self.seen), default=0) // 4
         read = 0 if shared < self.minimum else \
             self.minimum + (shared - self.minimum) // self.step * self.step
         self.seen.append(rendered)
@@ -155,17 +157,6 @@ def render_openai(body: dict[str, Any]) -> bytes:
     lines = [json.dumps(body.get("tools") or [], ensure_ascii=False, sort_keys=True)]
     lines += [json.dumps(m, ensure_ascii=False, sort_keys=True) for m in body["messages"]]
     return "\n".join(lines).encode()
-
-
-def _common_prefix(a: bytes, b: bytes) -> int:
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
 
 
 def _is_chat(body: dict[str, Any]) -> bool:
@@ -227,9 +218,7 @@ class ProviderStub:
     def _cache(self, provider: str) -> AnthropicCache | PrefixCache:
         if provider not in self.caches:
             self.caches[provider] = (
-                AnthropicCache() if provider == "anthropic" else
-                PrefixCache(OPENAI_MINIMUM, OPENAI_STEP) if provider == "openai" else
-                PrefixCache(DEEPSEEK_UNIT, DEEPSEEK_UNIT))
+                AnthropicCache() if provider == "anthropic" else _automatic_cache(provider))
         return self.caches[provider]
 
     def answer(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -525,67 +514,81 @@ def run_real(provider: str, turns: int, root: Path
     chats = [b for b in stub.bills if b.chat]
     summaries = [b for b in stub.bills if not b.chat]
     assert len(chats) == steps, f"{len(chats)} chat requests for {steps} replies"
-    billed = sum(prices.input_cost(b) for b in chats)
-    prompt = sum(b.prompt_tokens for b in chats)
-    figures = Figures(
-        len(chats), prompt, sum(b.cache_read_tokens for b in chats) / prompt, billed,
-        billed / turns, compactions, len(summaries),
-        billed + sum(prices.input_cost(b) for b in summaries), len(stub.probes),
-        sum(b.input_tokens for b in chats), sum(b.cache_write_tokens for b in chats))
+    figures = _figures(chats, prices, turns, compactions)
+    figures.summary_requests, figures.other_requests = len(summaries), len(stub.probes)
+    figures.billed_input_with_summaries = figures.billed_input + sum(
+        prices.input_cost(b) for b in summaries)
     return figures, recorded, tools, contexts, steps, window
 
 
 def run_replay(provider: str, turns: int, recorded: list[dict[str, Any]],
                tools: list[dict[str, Any]], window: Any,
                contexts: list[str] | None = None) -> Figures:
-    """The same messages through a bare `CompactionController`, measured the way
-    `bench/cache_replay.py` measures: a request before each assistant reply, its bytes
-    after the common prefix with the previous request at the input price, the rest at the
-    cache-read price (no write premium), tokens = bytes / 4 (also what the controller
-    counts). The window is the agent's. With `contexts`, request i also carries the i-th
-    notebook context where the agent puts it."""
-    from cache_replay import common_prefix
+    """The same messages through a bare `CompactionController`, billed by the same
+    provider's rules as the real path: a request before each assistant reply, rendered as
+    `bench/cache_replay.py` renders it (tools, then one JSON line per message; tokens =
+    bytes / 4, also what the controller counts), at the agent's window.
 
+    The automatic caches (OpenAI, DeepSeek) bill the rendering as the stub bills the real
+    path (`PrefixCache`: minimum, unit). Anthropic is billed as if every request had a
+    breakpoint on its latest history message, the best any placement can do: the prefix
+    shared with the previous request is read, the rest of the history is written (1.25x),
+    and what follows the history (the notebook context) is plain input. With `contexts`,
+    request i also carries the i-th notebook context where the agent puts it."""
     from nbagent import CompactionController, History, Settings
     from nbagent.agent._request import with_context
     from nbagent.engine._questions import Standalone
 
     _, _, priced_as = PROVIDERS[provider]
     prices = Prices.of(priced_as)
-    tools_text = json.dumps(tools, ensure_ascii=False, sort_keys=True)
-
-    def render(messages: list[dict[str, Any]]) -> bytes:
-        return "\n".join([tools_text, *(json.dumps(m, ensure_ascii=False, sort_keys=True)
-                                        for m in messages)]).encode()
+    automatic = None if provider == "anthropic" else _automatic_cache(provider)
 
     class Answers(Standalone):
         def count(self, history: History) -> int:
-            return len(render(history.messages)) // 4
+            return len(render_openai({"tools": tools, "messages": history.messages})) // 4
 
     controller = CompactionController(Answers(
         lambda messages: summarize_prompt(str(messages[-1]["content"])), window, None,
         Settings(max_context_tokens=WINDOW)))
     history = History([{"role": "system", "content": SYSTEM}])
-    previous, total, shared_total, billed, requests, compactions = b"", 0, 0, 0.0, 0, 0
+    bills: list[Bill] = []
+    previous, compactions = b"", 0
     for index, message in enumerate(recorded):
         if message["role"] == "assistant":
             compactions += controller.maybe_compact(history).changed
             sent = history.messages
             if contexts is not None:
-                sent = with_context(sent, contexts[requests] or None, at_end=True)[0]
-            body = render(sent)
-            shared = common_prefix(previous, body)
-            total += len(body)
-            shared_total += shared
-            billed += ((len(body) - shared) / 4 * prices.input + shared / 4 * prices.cache_read)
-            requests += 1
-            previous = body
+                sent = with_context(sent, contexts[len(bills)] or None, at_end=True)[0]
+            body = {"tools": tools, "messages": sent}
+            if automatic is not None:
+                uncached, read, write = automatic.bill(body)
+            else:
+                rendered = render_openai(body)
+                stable = len(render_openai({"tools": tools, "messages": history.messages}))
+                shared = min(common_prefix(previous, rendered), stable)
+                read, write = shared // 4, (stable - shared) // 4
+                uncached = len(rendered) // 4 - read - write
+                previous = rendered
+            bills.append(Bill(provider, priced_as, uncached, read, write, 0, True))
         history.append(message)
         following = recorded[index + 1] if index + 1 < len(recorded) else None
         if message["role"] == "tool" and (following is None or following["role"] != "tool"):
             compactions += controller.on_tool_result(history).changed
-    return Figures(requests, total // 4, shared_total / total, billed, billed / turns,
-                   compactions)
+    return _figures(bills, prices, turns, compactions)
+
+
+def _automatic_cache(provider: str) -> PrefixCache:
+    return PrefixCache(OPENAI_MINIMUM, OPENAI_STEP) if provider == "openai" else \
+        PrefixCache(DEEPSEEK_UNIT, DEEPSEEK_UNIT)
+
+
+def _figures(chats: list[Bill], prices: Prices, turns: int, compactions: int) -> Figures:
+    billed = sum(prices.input_cost(b) for b in chats)
+    prompt = sum(b.prompt_tokens for b in chats)
+    return Figures(len(chats), prompt, sum(b.cache_read_tokens for b in chats) / prompt,
+                   billed, billed / turns, compactions,
+                   input_tokens=sum(b.input_tokens for b in chats),
+                   cache_write_tokens=sum(b.cache_write_tokens for b in chats))
 
 
 def run(provider: str, turns: int) -> Run:
@@ -702,5 +705,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).parent))
     sys.exit(main())
