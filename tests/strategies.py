@@ -7,6 +7,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from nbagent.engine._markers import NOTE_HEADER
+
 _text = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=0, max_size=24
 )
@@ -14,8 +16,16 @@ _text = st.text(
 
 @st.composite
 def rounds(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
-    """One round: a user message, zero or more tool steps, maybe a final reply."""
+    """One round: a user message, zero or more tool steps, maybe a final reply; a
+    notebook note (the agent's, through litellm) may follow the user message or a step."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": draw(_text) or "?"}]
+
+    def maybe_note() -> None:
+        if draw(st.integers(0, 3)) == 0:
+            messages.append({"role": "user", "content": f"{NOTE_HEADER}\nx: int = "
+                                                        f"{draw(st.integers(0, 9)) * 100}"})
+
+    maybe_note()
     for step in range(draw(st.integers(0, 3))):
         calls = [
             {
@@ -40,6 +50,7 @@ def rounds(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
                     "content": draw(_text) * draw(st.integers(1, 30)),
                 }
             )
+        maybe_note()
     if draw(st.booleans()):
         messages.append({"role": "assistant", "content": draw(_text) or "ok"})
     return messages

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._history import History
-from ._markers import is_memory, is_notebook_state, is_summary
+from ._markers import is_memory, is_note, is_notebook_state, is_summary
 from ._thresholds import ContextState
 from ._tokens import (
     REPLY_PRIMING,
@@ -30,7 +30,7 @@ class Breakdown:
 
     system: int
     tools: int
-    memory: int  # session memory, summaries and the notebook-state block nbagent wrote
+    memory: int  # session memory, summaries, notebook state and notes: what nbagent wrote
     tool_results: int
     conversation: int  # user and assistant messages, tool calls
     free: int  # left before the base `percent_left` is measured against
@@ -75,7 +75,8 @@ def context_breakdown(
         tokens = history.message_tokens(index)
         if message["role"] == "system":
             continue
-        if is_memory(message) or is_summary(message) or is_notebook_state(message):
+        if is_memory(message) or is_summary(message) or is_notebook_state(message) or \
+                is_note(message):
             raw["memory"] += tokens
         elif message["role"] == "tool":
             raw["tool_results"] += tokens

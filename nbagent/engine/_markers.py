@@ -3,7 +3,8 @@
 Every marker is a constant: no timestamps, counters or ids, so a compacted
 prefix stays byte-identical from one request to the next and prompt caches hit.
 Blocks nbagent writes: session memory, summary and notebook state (user role, after
-the preamble), pins (a system message right after the system prompt).
+the preamble), pins (a system message right after the system prompt). Notebook notes
+are user-role messages inside the conversation: what the kernel held when it changed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ SUMMARY_HEADER = ("[nbagent conversation summary; the full transcript is archive
                   "any detail]")
 STATE_HEADER = ("[nbagent notebook state: the live kernel's variables now; replaced after each "
                 "compaction, it outranks older notes]")
+NOTE_HEADER = ("[nbagent notebook note: the live kernel's variables at this point of the "
+               "conversation; a later note supersedes it]")
+NOTE_CLEARED = "[nbagent notebook note: superseded by a later one]"
 PINS_HEADER = "[nbagent pinned facts: the user asked to keep these verbatim]"
 COLLAPSE_MARKER = "[... {removed:,} characters removed ...]"
 SHORTENED = "[…]"  # ends a user message the floor shortened; recall returns it whole
@@ -53,6 +57,18 @@ def is_notebook_state(message: Mapping[str, Any]) -> bool:
     return _starts_with(message, STATE_HEADER)
 
 
+def is_note(message: Mapping[str, Any]) -> bool:
+    """A notebook note, current or cleared (superseded)."""
+    return _starts_with(message, NOTE_HEADER) or _starts_with(message, NOTE_CLEARED)
+
+
+def is_cleared(message: Mapping[str, Any]) -> bool:
+    """A message compaction has cleared in place: a tool result or a superseded note."""
+    content = message.get("content")
+    return (message.get("role") == "tool" and is_snipped(content)) or (
+        message.get("role") == "user" and content == NOTE_CLEARED)
+
+
 def is_pins(message: Mapping[str, Any]) -> bool:
     content = message.get("content")
     return (message.get("role") == "system" and isinstance(content, str)
@@ -65,8 +81,8 @@ def is_block(message: Mapping[str, Any]) -> bool:
 
 
 def is_plain_user(message: Mapping[str, Any]) -> bool:
-    """A message the user typed: role user, and not a block nbagent wrote."""
-    return message.get("role") == "user" and not is_block(message)
+    """A message the user typed: role user, and not a block or note nbagent wrote."""
+    return message.get("role") == "user" and not is_block(message) and not is_note(message)
 
 
 def _starts_with(message: Mapping[str, Any], header: str) -> bool:

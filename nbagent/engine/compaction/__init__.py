@@ -11,7 +11,8 @@ says whether it changed and why. Each takes `counts` (one token count per messag
 so it never re-estimates what did not change. Every level that removes text keeps
 its deterministic floor (see `floor_budget`). `summarize` is any callable model seam:
 it takes OpenAI-format messages and returns text (or a `SummaryReply`).
-`with_pins` and `with_notebook_state` place the two blocks the controller writes.
+`with_pins` and `with_notebook_state` place the two blocks the controller writes;
+`notebook_note` is the note the agent appends when the kernel's variables changed.
 `CompactionController` composes these and holds the state.
 """
 
@@ -21,7 +22,7 @@ from ._collapse import context_collapse
 from ._common import LevelResult, Summarizer, SummaryReply
 from ._floor import Floor, extract_floor, floor_budget
 from ._memory import session_memory_compact, validate_notes
-from ._placement import notebook_state_of, pins_of, with_notebook_state, with_pins
+from ._placement import notebook_note, notebook_state_of, pins_of, with_notebook_state, with_pins
 from ._ptl import ptl_fallback
 from ._snip import snip_old_tools
 from ._summary import SECTIONS, full_compact, parse_sections, validate_summary
@@ -36,6 +37,7 @@ __all__ = [
     "extract_floor",
     "floor_budget",
     "full_compact",
+    "notebook_note",
     "notebook_state_of",
     "parse_sections",
     "pins_of",

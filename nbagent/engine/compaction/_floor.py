@@ -19,6 +19,7 @@ from .._markers import (
     RESULTS_HEADING,
     USER_MESSAGES_HEADING,
     is_memory,
+    is_note,
     is_notebook_state,
     is_plain_user,
     is_snipped,
@@ -117,8 +118,8 @@ def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
     for message in messages:
         text = _text(message.get("content"))
         role = message.get("role")
-        if is_notebook_state(message) or role == "system":
-            continue  # kept as it is by every level
+        if is_notebook_state(message) or is_note(message) or role == "system":
+            continue  # kept as it is by every level; a note's names are the kernel's
         if is_memory(message) or is_summary(message) or (role == "tool" and is_snipped(text)):
             kept = kept_floor(text) if is_memory(message) else parse_floor(text)
             users += kept.user_messages

@@ -1,17 +1,26 @@
-"""Where the two blocks the controller writes go: the pins and the notebook state.
+"""Where the blocks nbagent writes go: the pins, the notebook state and notebook notes.
 
 Pins are one system message right after the system prompt, so they are part of the
 preamble that every level leaves alone. The notebook state is one user-role block at
 the end of the compaction blocks (after the preamble, memory and summary), where it
 never separates a tool call from its result and moves only when it is replaced.
-Both are pure: a new list comes back, the input is not touched.
+A notebook note is appended to the conversation when the kernel's variables changed
+since the latest one, so what was sent is never edited; L1 clears superseded ones.
+All are pure: a new list or message comes back, the input is not touched.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._markers import PINS_HEADER, STATE_HEADER, is_notebook_state, is_pins
+from .._markers import (
+    NOTE_HEADER,
+    PINS_HEADER,
+    STATE_HEADER,
+    is_note,
+    is_notebook_state,
+    is_pins,
+)
 from ._common import Layout, Message
 
 
@@ -68,3 +77,15 @@ def notebook_state_of(messages: Sequence[Message]) -> str | None:
     """The text of the notebook-state block, or None when there is none."""
     block = next((m for m in messages if is_notebook_state(m)), None)
     return None if block is None else str(block["content"])[len(STATE_HEADER):].strip()
+
+
+def notebook_note(messages: Sequence[Message], text: str | None) -> Message | None:
+    """The note to append to `messages` for the kernel's state `text`: None when it is
+    blank or the same as the latest note they hold (a cleared one holds none)."""
+    if text is None or not text.strip():
+        return None
+    note = {"role": "user", "content": f"{NOTE_HEADER}\n{text.strip()}"}
+    latest = next((m for m in reversed(messages) if is_note(m)), None)
+    if latest is not None and latest.get("content") == note["content"]:
+        return None
+    return note

@@ -1,11 +1,13 @@
-"""Render messages as a compact transcript for a summarizer: every message kept,
-tool calls as one line each, long tool results cut to head and tail.
+"""Render messages as a compact transcript for a summarizer: every message kept but the
+notebook notes, tool calls as one line each, long tool results cut to head and tail.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from .._markers import is_note
 
 RESULT_CHARS = 600  # head + tail kept of each tool result in a summarizer's input
 
@@ -46,4 +48,6 @@ def render_message(message: Mapping[str, Any], result_chars: int = RESULT_CHARS)
 def render_transcript(
     messages: Sequence[Mapping[str, Any]], result_chars: int = RESULT_CHARS
 ) -> str:
-    return "\n\n".join(render_message(m, result_chars) for m in messages)
+    """Every message but the notebook notes (the kernel's state then; the live one comes
+    with the next request)."""
+    return "\n\n".join(render_message(m, result_chars) for m in messages if not is_note(m))

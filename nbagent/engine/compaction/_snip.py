@@ -1,12 +1,13 @@
 """L1: replace old tool results with a short placeholder: how to recall the result, and a
-bounded digest of what it held (paths, table columns, names, error lines). No model call.
+bounded digest of what it held (paths, table columns, names, error lines); clear the
+notebook notes a later one supersedes. No model call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._markers import is_snipped, snip_placeholder
+from .._markers import NOTE_CLEARED, is_note, is_snipped, snip_placeholder
 from .._tokens import estimate_message_tokens
 from ._common import Layout, LevelResult, Message, counts_for
 from ._floor import digest
@@ -29,8 +30,9 @@ def snip_old_tools(
 
     Each cleared result (longer than `min_chars`) becomes `snip_placeholder(call id,
     digest)`: how to recall it, and at most `digest_chars` of the names and error lines
-    it held. Tool calls and assistant text stay, so pairing holds. Oldest first; with
-    `target_tokens`, stop once the estimate is at or under it. Snipping rewrites cached
+    it held. A notebook note as old, which a later note supersedes, becomes
+    `NOTE_CLEARED`. Tool calls and assistant text stay, so pairing holds. Oldest first;
+    with `target_tokens`, stop once the estimate is at or under it. Snipping rewrites cached
     history, so it is done in batches: when it would free fewer than `min_free_tokens`,
     nothing is snipped. `counts` (one per message) saves estimating them again.
     Idempotent; never mutates its input.
@@ -46,32 +48,36 @@ def snip_old_tools(
     total = sum(counts)
     if target_tokens is not None and total <= target_tokens:
         return LevelResult.unchanged(messages, f"already at or under {target_tokens:,} tokens")
+    latest_note = max((i for i, m in enumerate(messages) if is_note(m)), default=-1)
     result = list(messages)
     freed = 0
-    snipped = 0
+    snipped = notes = 0
     for index in range(layout.body, keep_from):
         message = messages[index]
         content = message.get("content")
-        if message["role"] != "tool" or not isinstance(content, str) or len(content) <= min_chars:
+        if is_note(message) and index < latest_note and content != NOTE_CLEARED:
+            cleared = {**message, "content": NOTE_CLEARED}
+        elif message["role"] != "tool" or not isinstance(content, str) or \
+                len(content) <= min_chars or is_snipped(content):
             continue
-        if is_snipped(content):
-            continue
-        ref = str(message.get("tool_call_id"))
-        cleared = {**message, "content": snip_placeholder(ref, digest(content, digest_chars))}
+        else:
+            ref = str(message.get("tool_call_id"))
+            cleared = {**message, "content": snip_placeholder(ref, digest(content, digest_chars))}
         saved = counts[index] - estimate_message_tokens(cleared)
         if saved <= 0:
             continue  # the placeholder would cost as much as the result
         result[index] = cleared
         freed += saved
-        snipped += 1
+        notes += message["role"] != "tool"
+        snipped += message["role"] == "tool"
         if target_tokens is not None and total - freed <= target_tokens:
             break
-    if not snipped:
+    if not snipped + notes:
         return LevelResult.unchanged(messages, "no old tool result to clear")
     if freed < min_free_tokens:
         return LevelResult.unchanged(
             messages, f"would free only {freed:,} tokens (batch minimum {min_free_tokens:,})"
         )
-    return LevelResult(
-        result, changed=True, reason=f"cleared {snipped} old tool results, ~{freed:,} tokens"
-    )
+    superseded = f" and {notes} superseded notebook notes" if notes else ""
+    return LevelResult(result, changed=True, reason=f"cleared {snipped} old tool results"
+                       f"{superseded}, ~{freed:,} tokens")

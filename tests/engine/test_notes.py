@@ -1,0 +1,61 @@
+"""Notebook notes: the kernel's variables, appended to the conversation when they changed
+(the agent does it for models reached through litellm). A note is never the user's
+message, L1 clears the ones a later note supersedes, and no summary or floor carries it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nbagent.engine._markers import NOTE_CLEARED, is_cleared, is_note, is_plain_user
+from nbagent.engine.compaction import extract_floor, notebook_note, snip_old_tools
+from nbagent.engine.compaction._common import Layout
+from nbagent.engine.compaction._render import render_transcript
+
+Messages = list[dict[str, Any]]
+
+
+def turn(n: int, state: str | None) -> Messages:
+    messages: Messages = [{"role": "user", "content": f"question {n} about sales"}]
+    if state is not None:
+        note = notebook_note([], state)
+        assert note is not None
+        messages.append(note)
+    return [*messages, {"role": "assistant", "content": f"answer {n}"}]
+
+
+def test_a_note_is_written_only_when_the_variables_changed() -> None:
+    history: Messages = [{"role": "system", "content": "s"}]
+    first = notebook_note(history, "df: DataFrame shape (3, 2)")
+    assert first is not None and is_note(first) and not is_plain_user(first)
+    history.append(first)
+    assert notebook_note(history, "df: DataFrame shape (3, 2)") is None  # unchanged
+    assert notebook_note(history, "  ") is None and notebook_note(history, None) is None
+    changed = notebook_note(history, "df: DataFrame shape (4, 2)")
+    assert changed is not None and "(4, 2)" in changed["content"]
+    history[-1] = {**first, "content": NOTE_CLEARED}  # a cleared note holds no state
+    assert notebook_note(history, "df: DataFrame shape (3, 2)") is not None
+
+
+def test_notes_start_no_round_and_are_not_the_users_messages() -> None:
+    history = [{"role": "system", "content": "s"}, *turn(0, "threshold: float = 0.5"),
+               *turn(1, None)]
+    assert Layout.of(history).rounds == (1, 4)
+    floor = extract_floor(history)
+    assert floor.user_messages == ("question 0 about sales", "question 1 about sales")
+    assert "threshold" not in floor.names
+    assert "notebook note" not in render_transcript(history)
+
+
+def test_l1_clears_superseded_notes_and_keeps_the_latest() -> None:
+    history = [{"role": "system", "content": "s"}]
+    for n in range(6):
+        history += turn(n, f"model_{n}: list = [{', '.join(['1'] * 200)}]")
+    result = snip_old_tools(history, keep_recent_turns=2)
+    assert result.changed and "superseded notebook notes" in result.reason
+    notes = [m for m in result if is_note(m)]
+    assert [m["content"] == NOTE_CLEARED for m in notes] == [True] * 4 + [False] * 2
+    assert all(is_cleared(m) for m in notes[:4])
+    everything = snip_old_tools(history, keep_recent_turns=0)
+    assert [m["content"] == NOTE_CLEARED for m in everything if is_note(m)] == [True] * 5 + [
+        False]  # the latest note is the live state: it stays
+    assert snip_old_tools(list(everything), keep_recent_turns=0).changed is False  # idempotent
