@@ -10,6 +10,7 @@ import warnings
 from typing import Any
 
 from ..engine._exceptions import NbagentError, NbagentWarning
+from ..engine._markers import is_plain_user
 from ._agent import Agent
 from ._notebook_link import link, linked_session, notebook_path
 from .models._llm import ChatModel
@@ -82,7 +83,7 @@ def _continue(notebook: str, model: str | ChatModel | None,
                              **({"model": model} if model else {}))
     except NbagentError:
         return None
-    turns = sum(1 for m in agent.history.messages if m["role"] == "user")
+    turns = sum(1 for m in agent.history.messages if is_plain_user(m))
     agent.add_notice(f"continuing this notebook's conversation ({turns} user messages, session "
                      f"{agent.session_id}); start fresh with nbagent.new_session()")
     return agent

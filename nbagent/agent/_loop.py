@@ -16,6 +16,7 @@ from ..engine._events import Status, ToolFinished, ToolStarted
 from ..engine._exceptions import ModelCallError, NbagentError
 from ..engine._output import output_cap
 from ..engine._tokens import count_tools_tokens, estimate_tokens
+from ..engine.compaction import notebook_note
 from . import _texts as texts
 from ._reply import call_signature, repair_reply
 from ._request import CacheMemory, with_context
@@ -126,6 +127,7 @@ class _Turn:
             blocked = self._blocked()
             if blocked is not None:
                 return blocked
+            self._take_note()
             self.streamed = []
             completion = self.request(tool_choice if self.rounds == 0 else None)
             message = self.record(completion)
@@ -152,6 +154,16 @@ class _Turn:
             if time.monotonic() - self.started > self.settings.max_chat_seconds:
                 return self.result(reply, "timeout", texts.TIMEOUT.format(
                     seconds=self.settings.max_chat_seconds))
+
+    def _take_note(self) -> None:
+        """Through litellm, where the provider's prompt cache counts, the notebook context
+        joins the history as a note when the variables changed since the latest one: it
+        is sent once and read from the cache after that. Other models get it with each
+        request instead (`request`)."""
+        if self.settings.notebook_context and takes_cache_plan(self.agent.model):
+            note = notebook_note(self.session.history.messages, self.agent.notebook_state())
+            if note is not None:
+                self.session.add(note)
 
     def _note(self, decision: Decision) -> None:
         if decision.action in ("compacted", "failed"):
@@ -200,15 +212,16 @@ class _Turn:
         """One model request; on "prompt too long", drop the oldest rounds (L4) and retry,
         at most twice; then give up with an actionable message."""
         agent, session = self.agent, self.session
-        context = agent.notebook_state() if self.settings.notebook_context else None
+        noted = takes_cache_plan(agent.model)  # the context is in the history (`_take_note`)
+        context = agent.notebook_state() if self.settings.notebook_context and not noted \
+            else None
         caching = self.settings.prompt_caching
         for attempt in range(MAX_OVERFLOW_RECOVERIES + 1):
             session.history.check_ready()
             self.status("thinking…")
             tools = agent.tool_schemas()
-            messages, split = with_context(session.history.messages, context,
-                                           at_end=takes_cache_plan(agent.model))
-            plan = CacheMemory.plan(session, tools, split, enabled=caching)
+            messages = with_context(session.history.messages, context)
+            plan = CacheMemory.plan(session, tools, enabled=caching)
             try:
                 return call_model(agent.model, messages, tools,
                                   on_text=self.on_text if self._on_text else None,

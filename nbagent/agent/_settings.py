@@ -56,8 +56,9 @@ class Settings(EngineSettings):
         300.0, gt=0, description="A tool still running after this many seconds is abandoned."
     )
     notebook_context: bool = Field(
-        True, description="Send a short listing of your variables (names, types, shapes, "
-        "columns) with each message, so the model knows your data without a tool call."
+        True, description="Give the model a short listing of your variables (names, types, "
+        "shapes, columns), so it knows your data without a tool call: a note in the "
+        "conversation each time they changed (through litellm), or on each request."
     )
     enable_python: bool = Field(
         False, description="Offer the model the python tool (runs code in your namespace)."

@@ -232,7 +232,10 @@ def test_propose_cell_emits_the_cell_and_runs_nothing() -> None:
     assert first.startswith("Proposed a new code cell (3 lines) below the chat cell, for the "
                             "user to review and run; nothing was run.")
     assert namespace == {}  # never run
-    second = propose(code="df.plot()")
+    from nbagent.engine.compaction import notebook_note
+
+    events.emit(MessageAdded(notebook_note([], "df: DataFrame shape (3, 2)") or {}))
+    second = propose(code="df.plot()")  # a notebook note mid-turn is not a new question
     assert "only one new cell can be placed below a chat cell, so it now holds 2 proposals" \
         in second
     cells = [e.code for e in seen if isinstance(e, CellProposed)]

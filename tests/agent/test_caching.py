@@ -70,15 +70,14 @@ def message_list(count: int) -> list[dict[str, Any]]:
         {"role": roles[i % 2], "content": f"m{i}"} for i in range(count - 1)]
 
 
-def test_anthropic_markers_go_on_copies_and_the_context_stays_after_them() -> None:
-    messages, split = with_context(message_list(4), "threshold: float = 0.5")
-    plan = plan_for(4, tokens_each=2_000, split=split)
-    sent, options = apply_cache_plan("anthropic/claude-sonnet-4-5", "anthropic", messages, plan)
+def test_anthropic_markers_go_on_copies_of_the_marked_messages() -> None:
+    messages = message_list(4)
+    sent, options = apply_cache_plan("anthropic/claude-sonnet-4-5", "anthropic", messages,
+                                     plan_for(4, tokens_each=2_000))
     assert options == {} and "cache_control" not in str(messages)  # the originals untouched
-    assert sent[0]["cache_control"] == {"type": "ephemeral"}
-    assert sent[-1]["content"] == [
-        {"type": "text", "text": "m2", "cache_control": {"type": "ephemeral"}},
-        {"type": "text", "text": "[threshold: float = 0.5]"}]
+    assert sent[0] == {**messages[0], "cache_control": {"type": "ephemeral"}}
+    assert sent[-1] == {**messages[-1], "cache_control": {"type": "ephemeral"}}
+    assert sent[1:3] == messages[1:3]
 
 
 @pytest.mark.parametrize("name", ["gemini/gemini-2.5-flash", "vertex_ai/gemini-2.5-pro",
@@ -99,24 +98,18 @@ def test_openai_gets_the_session_key_and_the_setting_turns_everything_off() -> N
         assert sent is messages and options == {}
 
 
-def test_the_notebook_context_joins_the_users_message_or_trails_a_tool_result() -> None:
+def test_for_a_model_of_ones_own_the_context_joins_the_latest_plain_user_message() -> None:
     asked = [{"role": "system", "content": "s"}, {"role": "user", "content": "why?"}]
-    sent, split = with_context(asked, "x: int = 1")
-    assert sent[-1]["content"] == "why?\n\n[x: int = 1]" and split == len("why?")
+    assert with_context(asked, "x: int = 1")[-1]["content"] == "why?\n\n[x: int = 1]"
     assert asked[-1]["content"] == "why?"  # a copy
     answered = [*asked, {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "c1", "content": "42"}]
-    sent, split = with_context(answered, "x: int = 1")  # the tool result stays last
-    assert sent[:-1] == answered[:-1] and split == len("42")
-    assert sent[-1] == {"role": "tool", "tool_call_id": "c1", "content": "42\n\n[x: int = 1]"}
-    marked, _ = apply_cache_plan("anthropic/claude-sonnet-4-5", "anthropic", sent,
-                                 plan_for(4, tokens_each=2_000, split=split))
-    assert marked[-2:] == [{**answered[-1], "cache_control": {"type": "ephemeral"}},
-                           {"role": "user", "content": "[x: int = 1]"}]
+    sent = with_context(answered, "x: int = 1")  # the tool result stays the tool's own
+    assert sent[2:] == answered[2:] and sent[1]["content"] == "why?\n\n[x: int = 1]"
     memory = [*asked[:1], {"role": "user", "content": f"{MEMORY_HEADER}\n- notes"}]
-    assert with_context(memory, "x")[0][-1] == {"role": "user", "content": "[x]"}
-    assert with_context(asked, None) == (asked, None)
+    assert with_context(memory, "x") == memory  # a block nbagent wrote is not the user's
+    assert with_context(asked, None) is asked
 
 
 def test_a_model_of_ones_own_sees_the_context_on_the_users_message_and_tool_results_as_is(
@@ -145,15 +138,15 @@ def test_the_previous_breakpoint_is_the_newest_one_whose_prefix_still_holds() ->
     agent, _ = make_agent(ScriptedModel([calls(("add", {"a": 1, "b": 2})), reply("3"),
                                          reply("b")]), tools=[add])
     session = agent.session
-    assert CacheMemory.plan(session, [], None, enabled=True).previous is None
+    assert CacheMemory.plan(session, [], enabled=True).previous is None
     agent.chat("one")  # requests ended at the user's message (1), then the tool result (3)
-    plan = CacheMemory.plan(session, [], None, enabled=True)
+    plan = CacheMemory.plan(session, [], enabled=True)
     assert plan.previous == 3 and plan.stable == 5 and plan.key == f"nbagent-{session.id}"
     messages = session.history.messages  # a compaction rewrites the tool result (3)
     session.rewrite([*messages[:3], {**messages[3], "content": "[cleared]"}, messages[4]])
-    assert CacheMemory.plan(session, [], None, enabled=True).previous == 1  # still cached
+    assert CacheMemory.plan(session, [], enabled=True).previous == 1  # still cached
     session.rewrite([messages[0], {"role": "user", "content": "one, rewritten"}])
-    assert CacheMemory.plan(session, [], None, enabled=True).previous == 0  # the system prompt
+    assert CacheMemory.plan(session, [], enabled=True).previous == 0  # the system prompt
 
 
 def test_after_a_snip_the_request_reads_up_to_where_the_last_compaction_ended() -> None:
@@ -177,11 +170,11 @@ def test_after_a_snip_the_request_reads_up_to_where_the_last_compaction_ended() 
     history = [{"role": "system", "content": "s"}, *turn(1, snip_placeholder("c1")),
                *turn(2, long), *turn(3, long)]
     session.rewrite(history)
-    plan = CacheMemory.plan(session, [], None, enabled=True)
+    plan = CacheMemory.plan(session, [], enabled=True)
     assert plan.boundary == 3  # the cleared result of turn 1
     snipped = [*history[:7], {**history[7], "content": snip_placeholder("c2")}, *history[8:]]
     session.rewrite(snipped)
-    plan = CacheMemory.plan(session, [], None, enabled=True)
+    plan = CacheMemory.plan(session, [], enabled=True)
     assert plan.previous == 3 and plan.boundary == 7  # read through 3, then mark 7
 
 

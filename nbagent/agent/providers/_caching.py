@@ -47,9 +47,8 @@ _OPENAI = re.compile(r"^(?:openai/)?(?:gpt-|o\d|chatgpt-)", re.I)
 class CachePlan:
     """What the loop knows about one request that the provider's cache needs.
 
-    `stable`: `messages[:stable]` are the history as stored (and as sent before); what
-    follows, and the text of `messages[stable - 1]` from offset `split` on, changes per
-    request (the notebook context). `prefix_tokens[i]`: tokens through message `i`,
+    `stable`: `messages[:stable]` are the history as stored (and as sent before).
+    `prefix_tokens[i]`: tokens through message `i`,
     tool schemas included. `boundary`: the last message compaction has rewritten (its
     last block, or the last cleared tool result); the next clearing starts after it.
     `previous`: the newest earlier breakpoint whose prefix is still unchanged (the
@@ -59,7 +58,6 @@ class CachePlan:
 
     stable: int
     prefix_tokens: Sequence[int] = ()
-    split: int | None = None
     boundary: int | None = None
     previous: int | None = None
     key: str | None = None
@@ -99,24 +97,6 @@ def breakpoints(plan: CachePlan, minimum: int) -> list[int]:
     return sorted(chosen)
 
 
-def _marked(message: Message, split: int | None) -> list[Message]:
-    """The message with a breakpoint; a per-request tail (from `split`) after it: its own
-    text block in a user message, its own user message after a tool result (litellm puts
-    it in the same Anthropic turn, after the tool_result block)."""
-    content = message.get("content")
-    marker = {"cache_control": dict(EPHEMERAL)}
-    if split is None or not isinstance(content, str) or not 0 < split < len(content):
-        return [{**message, **marker}]
-    stable, tail = content[:split], content[split:].strip()
-    if message.get("role") == "tool":
-        return [{**message, "content": stable, **marker},
-                *([{"role": "user", "content": tail}] if tail else [])]
-    blocks: list[dict[str, Any]] = [{"type": "text", "text": stable, **marker}]
-    if tail:
-        blocks.append({"type": "text", "text": tail})
-    return [{**message, "content": blocks}]
-
-
 def apply_cache_plan(model: str, provider: str | None, messages: list[Message],
                      plan: CachePlan | None) -> tuple[list[Message], dict[str, Any]]:
     """The messages to send (copies where marked) and the extra request options."""
@@ -130,10 +110,5 @@ def apply_cache_plan(model: str, provider: str | None, messages: list[Message],
     marks = breakpoints(plan, minimum_cacheable(model))
     if not marks:
         return messages, {}
-    sent: list[Message] = []
-    for index, message in enumerate(messages):
-        if index in marks:
-            sent += _marked(message, plan.split if index == plan.stable - 1 else None)
-        else:
-            sent.append(message)
-    return sent, {}
+    marker = {"cache_control": dict(EPHEMERAL)}
+    return [{**m, **marker} if i in marks else m for i, m in enumerate(messages)], {}

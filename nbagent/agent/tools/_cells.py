@@ -11,6 +11,7 @@ import threading
 import weakref
 
 from ...engine._events import CellProposed, Event, EventStream, MessageAdded
+from ...engine._markers import is_plain_user
 
 SEPARATOR = "\n\n"
 
@@ -24,7 +25,7 @@ class CellDraft:
 
     def __call__(self, event: Event) -> None:
         """A subscriber: a new user message starts a new cell."""
-        if isinstance(event, MessageAdded) and event.message.get("role") == "user":
+        if isinstance(event, MessageAdded) and is_plain_user(event.message):
             with self._lock:
                 self.pieces.clear()
 
