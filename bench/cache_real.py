@@ -446,18 +446,14 @@ class Run:
     model: str
     turns: int
     real: Figures
-    replay: Figures  # the history alone, as cache_replay.py renders it
-    replay_context: Figures  # the same, each request also carrying its notebook context
+    replay: Figures  # the same messages through a bare controller, as cache_replay.py renders
     steps: int  # scripted model replies: every chat request consumed exactly one
-    context_tokens: int  # mean notebook-context tokens per request
+    notes: int  # notebook notes the session added (the variables changed)
+    note_tokens: int  # their mean size
 
     @property
     def ratio(self) -> float:
         return self.real.billed_input / self.replay.billed_input
-
-    @property
-    def ratio_context(self) -> float:
-        return self.real.billed_input / self.replay_context.billed_input
 
 
 @contextlib.contextmanager
@@ -471,10 +467,10 @@ def _inside(folder: Path) -> Iterator[None]:
 
 
 def run_real(provider: str, turns: int, root: Path
-             ) -> tuple[Figures, list[dict[str, Any]], list[dict[str, Any]], list[str], int, Any]:
+             ) -> tuple[Figures, list[dict[str, Any]], list[dict[str, Any]], int, Any]:
     """The session through `Agent.chat` and litellm to the stub: its figures, the messages
-    the history received (in order), the tool schemas, each request's notebook context
-    the number of scripted steps and the window the agent used."""
+    the history received (in order, the notebook notes included), the tool schemas, the
+    number of scripted steps and the window the agent used."""
     from nbagent import Agent, LiteLLMModel, RetryPolicy, Settings
     from nbagent.events import MessageAdded
 
@@ -482,7 +478,6 @@ def run_real(provider: str, turns: int, root: Path
     prices = Prices.of(priced_as)
     namespace = make_data(root)
     recorded: list[dict[str, Any]] = []
-    contexts: list[str] = []
     steps = compactions = 0
     with ProviderStub(summarize_prompt) as stub, _inside(root):
         agent = Agent(
@@ -494,14 +489,6 @@ def run_real(provider: str, turns: int, root: Path
         agent.events.subscribe(
             lambda event: recorded.append(event.message)
             if isinstance(event, MessageAdded) else None)
-        state = agent.notebook_state
-
-        def recording_state() -> str | None:  # what each request carries, for the replay
-            text = state()
-            contexts.append(text or "")
-            return text
-
-        agent.notebook_state = recording_state  # type: ignore[method-assign]
         for t in range(turns):
             question, script = turn_plan(t)
             stub.steps.extend(script)
@@ -518,12 +505,11 @@ def run_real(provider: str, turns: int, root: Path
     figures.summary_requests, figures.other_requests = len(summaries), len(stub.probes)
     figures.billed_input_with_summaries = figures.billed_input + sum(
         prices.input_cost(b) for b in summaries)
-    return figures, recorded, tools, contexts, steps, window
+    return figures, recorded, tools, steps, window
 
 
 def run_replay(provider: str, turns: int, recorded: list[dict[str, Any]],
-               tools: list[dict[str, Any]], window: Any,
-               contexts: list[str] | None = None) -> Figures:
+               tools: list[dict[str, Any]], window: Any) -> Figures:
     """The same messages through a bare `CompactionController`, billed by the same
     provider's rules as the real path: a request before each assistant reply, rendered as
     `bench/cache_replay.py` renders it (tools, then one JSON line per message; tokens =
@@ -531,12 +517,9 @@ def run_replay(provider: str, turns: int, recorded: list[dict[str, Any]],
 
     The automatic caches (OpenAI, DeepSeek) bill the rendering as the stub bills the real
     path (`PrefixCache`: minimum, unit). Anthropic is billed as if every request had a
-    breakpoint on its latest history message, the best any placement can do: the prefix
-    shared with the previous request is read, the rest of the history is written (1.25x),
-    and what follows the history (the notebook context) is plain input. With `contexts`,
-    request i also carries the i-th notebook context where the agent puts it."""
+    breakpoint on its latest message, the best any placement can do: the prefix shared
+    with the previous request is read, the rest is written (1.25x)."""
     from nbagent import CompactionController, History, Settings
-    from nbagent.agent._request import with_context
     from nbagent.engine._questions import Standalone
 
     _, _, priced_as = PROVIDERS[provider]
@@ -556,18 +539,13 @@ def run_replay(provider: str, turns: int, recorded: list[dict[str, Any]],
     for index, message in enumerate(recorded):
         if message["role"] == "assistant":
             compactions += controller.maybe_compact(history).changed
-            sent = history.messages
-            if contexts is not None:
-                sent = with_context(sent, contexts[len(bills)] or None, at_end=True)[0]
-            body = {"tools": tools, "messages": sent}
+            body = {"tools": tools, "messages": history.messages}
             if automatic is not None:
                 uncached, read, write = automatic.bill(body)
             else:
                 rendered = render_openai(body)
-                stable = len(render_openai({"tools": tools, "messages": history.messages}))
-                shared = min(common_prefix(previous, rendered), stable)
-                read, write = shared // 4, (stable - shared) // 4
-                uncached = len(rendered) // 4 - read - write
+                shared = common_prefix(previous, rendered)
+                uncached, read, write = 0, shared // 4, (len(rendered) - shared) // 4
                 previous = rendered
             bills.append(Bill(provider, priced_as, uncached, read, write, 0, True))
         history.append(message)
@@ -593,14 +571,14 @@ def _figures(chats: list[Bill], prices: Prices, turns: int, compactions: int) ->
 
 def run(provider: str, turns: int) -> Run:
     with tempfile.TemporaryDirectory(prefix="nbagent-cache-real-") as folder:
-        real, recorded, tools, contexts, steps, window = run_real(provider, turns,
-                                                                  Path(folder))
-    from nbagent.engine._tokens import estimate_tokens
+        real, recorded, tools, steps, window = run_real(provider, turns, Path(folder))
+    from nbagent.engine._markers import is_note
+    from nbagent.engine._tokens import estimate_message_tokens
 
+    notes = [estimate_message_tokens(m) for m in recorded if is_note(m)]
     return Run(provider, PROVIDERS[provider][0], turns, real,
-               run_replay(provider, turns, recorded, tools, window),
-               run_replay(provider, turns, recorded, tools, window, contexts), steps,
-               sum(map(estimate_tokens, contexts)) // max(1, len(contexts)))
+               run_replay(provider, turns, recorded, tools, window), steps, len(notes),
+               sum(notes) // max(1, len(notes)))
 
 
 YOAGENT_PRICES = {"anthropic": (3.00, 0.30), "deepseek": (0.27, 0.07)}  # $/M input, cached
@@ -623,26 +601,28 @@ def report(runs: list[Run]) -> str:
         "with the real built-in tools on real pandas frames, the notebook context, compaction "
         f"and the summarizer, on a {WINDOW:,}-token window, through litellm's own request "
         "transformations to a stub on 127.0.0.1 that bills by each provider's rules (the "
-        "bench's docstring writes them down); prices are litellm's. The controller replay is "
-        "the same messages through a bare `CompactionController`, measured as "
-        "`bench/cache_replay.py` measures (prefix bytes, no write premium), once with the "
-        "history alone and once with each request's notebook context where the agent puts it.")
+        "bench's docstring writes them down); prices are litellm's. The notebook context is a "
+        "note in the history when the variables changed (not a block on every request). The "
+        "controller replay is the same messages (the notes included) through a bare "
+        "`CompactionController`, rendered as `bench/cache_replay.py` renders them and billed "
+        "by the same provider's rules: the automatic caches' units, and for Anthropic a "
+        "breakpoint on every latest message (the best placement there is) with its write "
+        "premium.")
     lines = [intro, "", "| path | requests | mean request (tokens) | input read from cache | "
              "billed input | billed input per turn | $ per million prompt tokens | "
              "compactions |", "|---|" + "---:|" * 7]
     for r in runs:
         lines += [_row(f"**{r.provider}** real (`{r.model}`)", r.real),
-                  _row(f"{r.provider} controller replay", r.replay),
-                  _row(f"{r.provider} controller replay + context", r.replay_context)]
-    lines += ["", "| provider | real / replay (billed input) | real / replay + context | "
+                  _row(f"{r.provider} controller replay", r.replay)]
+    lines += ["", "| provider | real / replay (billed input) | "
               "chat requests / scripted replies | other requests | summary requests | "
-              "real billed input with summaries | mean context (tokens) |",
-              "|---|" + "---:|" * 7]
+              "real billed input with summaries | notebook notes (mean tokens) |",
+              "|---|" + "---:|" * 6]
     for r in runs:
         lines.append(
-            f"| {r.provider} | {r.ratio:.3f} | {r.ratio_context:.3f} | {r.real.requests} / "
+            f"| {r.provider} | {r.ratio:.3f} | {r.real.requests} / "
             f"{r.steps} | {r.real.other_requests} | {r.real.summary_requests} | "
-            f"${r.real.billed_input_with_summaries:.4f} | {r.context_tokens:,} |")
+            f"${r.real.billed_input_with_summaries:.4f} | {r.notes} ({r.note_tokens:,}) |")
     share_met = all(r.real.cache_read_share >= 0.9 for r in runs
                     if r.provider in ("anthropic", "openai"))
     within = [r.provider for r in runs if r.ratio <= 1.1]
@@ -650,22 +630,22 @@ def report(runs: list[Run]) -> str:
     lines += ["", (
         f"Verdict on this run: read share {'met' if share_met else 'NOT met'}; within 10% of "
         f"the replay: {', '.join(within) or 'none'}; no extra requests: "
-        f"{'met' if extra else 'NOT met'}. Where the real path costs more than the replay, "
-        "it is what the replay's measure leaves out: Anthropic bills every cache write "
-        "(the prefix's growth, and after a compaction the whole rewritten tail) at 1.25x "
-        "the input price where the replay bills fresh bytes at 1x; the automatic caches "
-        "read whole 128- or 64-token units only; the agent's compactions fall where its "
-        "usage-calibrated count puts them, not where the replay's byte count does; the "
-        "notebook context (the third replay row) is fresh in every request by nature. Per "
-        "request without a compaction the stub's writes equal the prefix's growth exactly: "
-        "nothing is written twice.")]
+        f"{'met' if extra else 'NOT met'}. What is left between the two: the agent's "
+        "compactions fall where its usage-calibrated count puts them, not where the replay's "
+        "byte count does, and the automatic caches read whole 128- or 64-token units of "
+        "prefixes that differ in their last bytes (the real bodies are litellm's, the "
+        "replay's are JSON lines). Per request without a compaction the stub's writes equal "
+        "the prefix's growth exactly: nothing is written twice. A compaction rewrites from "
+        "the first message it changed: the Anthropic request after it reads up to the "
+        "previous compaction's boundary.")]
     for r in runs:
         if r.provider in YOAGENT_PRICES:
             price, cached = YOAGENT_PRICES[r.provider]
             share = r.real.cache_read_share
             lines.append(f"- {r.provider} at yoagent's prices and measure (input/cached only, "
                          f"no write premium): ${share * cached + (1 - share) * price:.3f} per "
-                         f"million prompt tokens at this run's {share:.1%} read share.")
+                         f"million prompt tokens at this run's {share:.1%} read share "
+                         f"(yoagent: ${0.957 * cached + 0.043 * price:.3f}).")
     lines += ["", (
         "Targets: at least 90% of input read from cache on the Anthropic and OpenAI paths; "
         "the real billed input within 10% of the controller replay's; no extra requests (one "
@@ -690,12 +670,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.from_json:
         saved = json.loads(args.from_json.read_text(encoding="utf-8"))["runs"]
         runs = [Run(r["provider"], r["model"], r["turns"], Figures(**r["real"]),
-                    Figures(**r["replay"]), Figures(**r["replay_context"]), r["steps"],
-                    r["context_tokens"]) for r in saved]
+                    Figures(**r["replay"]), r["steps"], r["notes"], r["note_tokens"])
+                for r in saved]
     else:
         runs = [run(provider, args.turns) for provider in args.providers]
-    print(json.dumps({"runs": [{**asdict(r), "ratio": r.ratio, "ratio_context": r.ratio_context}
-                               for r in runs]},
+    print(json.dumps({"runs": [{**asdict(r), "ratio": r.ratio} for r in runs]},
                      indent=None if args.json else 2))
     if not args.json:
         from report import write_section
