@@ -148,7 +148,8 @@ def _planned(plan: Plan, messages: Sequence[Message], counts: Sequence[int], *,
 
 
 LADDER: tuple[Rung, ...] = (
-    Rung("L1 snip", snip_old_tools, _snip, "old tool results → a placeholder and a digest",
+    Rung("L1 snip", snip_old_tools, _snip,
+         "old tool results → a placeholder and a digest; superseded notebook notes cleared",
          plan_snip, ladders=("full", "micro")),
     Rung("L2 memory", session_memory_compact, _memory,
          "old rounds → the incremental session memory; the recent tail verbatim",
