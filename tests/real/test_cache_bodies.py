@@ -227,3 +227,21 @@ def test_across_compactions_the_real_path_is_billed_about_what_the_controller_is
     assert result.real.compactions >= 5 and result.notes >= 10
     assert result.real.cache_read_share > 0.95
     assert result.real.billed_input <= 1.1 * result.replay.billed_input
+
+
+def test_a_resumed_session_keeps_its_notes_and_sends_none_while_nothing_changed(
+        stub: ProviderStub) -> None:
+    namespace: dict[str, Any] = {"threshold": 0.5}
+    agent = agent_for(stub, "anthropic/claude-sonnet-4-5", namespace=namespace)
+    chat_turns(stub, agent, 1)
+    archive = agent.session.archive
+    assert archive is not None
+    agent.close()
+    resumed = Agent.resume(archive.path, model=agent.model, namespace=namespace,
+                           retry=RetryPolicy(sleep=lambda s: None))
+    assert [m for m in resumed.history if m["role"] == "user"] == [
+        m for m in agent.history if m["role"] == "user"]  # the question and its note
+    sent = len(stub.bodies)
+    chat_turns(stub, resumed, 1)
+    assert [len(notes_in(body)) for _, body in stub.bodies[sent:]] == [1, 1]  # the old one
+    resumed.close()
