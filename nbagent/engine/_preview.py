@@ -44,10 +44,11 @@ class Preview:
     tokens_after: int  # expected (before the summarizer's notes, when one is called)
     cache_rewrite: int  # tokens from the first changed message on: rewritten in the cache
     focus: str | None = None
+    cleared_notes: int = 0  # superseded notebook notes that would be cleared
 
     @property
     def changes(self) -> bool:
-        return bool(self.folded_turns or self.cleared_outputs)
+        return bool(self.folded_turns or self.cleared_outputs or self.cleared_notes)
 
     def text(self) -> str:
         """A few lines for a person."""
@@ -61,6 +62,9 @@ class Preview:
         if self.cleared_outputs:
             lines.append(f"clears {self.cleared_outputs} old tool output"
                          f"{plural(self.cleared_outputs)}")
+        if self.cleared_notes:
+            lines.append(f"clears {self.cleared_notes} superseded notebook note"
+                         f"{plural(self.cleared_notes)}")
         lines[-1] += f" (~{self.tokens_removed:,} tokens leave the view)"
         names = ", ".join(self.keeps_names[:8]) + (" …" if len(self.keeps_names) > 8 else "")
         users, results, pins = self.keeps_user_messages, len(self.keeps_results), len(self.pins)
@@ -103,4 +107,5 @@ def preview(history: History, real: Sequence[Level], standins: Sequence[Level], 
         tokens_after=count(current) if current is not history else tokens_before,
         cache_rewrite=change.rewrite_tokens,
         focus=focus,
+        cleared_notes=change.cleared_notes,
     )

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._markers import is_plain_user
+from ._markers import is_cleared, is_note, is_plain_user
 from ._texts import left_view_text
 from ._tokens import estimate_message_tokens
 from .compaction._common import Layout
@@ -29,6 +29,7 @@ class ViewChange:
     first_changed: int  # the index, in the new history, of its first new message
     tokens_after: int
     rewrite_tokens: int  # tokens from the first new message on: the cache rewrite
+    cleared_notes: int = 0  # superseded notebook notes cleared
 
     def text(self) -> str | None:
         """One line of what left the view and how to get it back (None: nothing did)."""
@@ -57,7 +58,10 @@ def view_change(before: Sequence[Message], after: Sequence[Message],
                  min(len(before), len(after)))
     old = {id(m): n for m, n in zip(before, counts, strict=True)}
     sizes = [old.get(id(m)) or estimate_message_tokens(m) for m in after]
-    return ViewChange(folded, cleared, dropped, removed, first, sum(sizes), sum(sizes[first:]))
+    was = {id(m) for m in before}
+    notes = sum(1 for m in after if is_note(m) and is_cleared(m) and id(m) not in was)
+    return ViewChange(folded, cleared, dropped, removed, first, sum(sizes), sum(sizes[first:]),
+                      notes)
 
 
 def turn_numbers(messages: Sequence[Message], start: int, stop: int) -> tuple[int, ...]:

@@ -59,3 +59,35 @@ def test_l1_clears_superseded_notes_and_keeps_the_latest() -> None:
     assert [m["content"] == NOTE_CLEARED for m in everything if is_note(m)] == [True] * 5 + [
         False]  # the latest note is the live state: it stays
     assert snip_old_tools(list(everything), keep_recent_turns=0).changed is False  # idempotent
+
+
+def test_no_summarizer_is_shown_a_note() -> None:
+    """The memory and the summary say what happened; the kernel's state then is stale by
+    the time they are read (the live one comes as a new note)."""
+    from nbagent.engine.compaction import full_compact, session_memory_compact
+    from tests.helpers import nine_sections
+
+    history = [{"role": "system", "content": "s"}]
+    for n in range(8):
+        history += turn(n, f"model_{n}: int = {n}")
+    seen: list[str] = []
+
+    def summarize(messages: Messages) -> str:
+        seen.append(str(messages))
+        return nine_sections("brief") if "nine" in str(messages) else "- notes"
+
+    assert full_compact(history, summarize).changed
+    assert session_memory_compact(history, summarize, tail_min_tokens=10,
+                                  tail_max_tokens=40, tail_min_messages=1).changed
+    assert len(seen) >= 2 and not any("notebook note" in text for text in seen)
+
+
+def test_the_preview_and_the_view_count_superseded_notes() -> None:
+    from nbagent.engine._view import view_change
+
+    history = [{"role": "system", "content": "s"}]
+    for n in range(6):
+        history += turn(n, f"model_{n}: list = [{', '.join(['1'] * 200)}]")
+    change = view_change(history, list(snip_old_tools(history, keep_recent_turns=2)))
+    assert change.cleared_notes == 4 and change.cleared_outputs == 0
+    assert change.tokens_removed > 0

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 
 from .._exceptions import CompactionFailed
-from .._markers import MEMORY_HEADER, is_notebook_state
+from .._markers import MEMORY_HEADER, is_note, is_notebook_state
 from .._tokens import estimate_message_tokens, estimate_tokens
 from ._common import (
     Layout,
@@ -132,7 +132,7 @@ def _tail_start(
 
     def texts(start: int, stop: int) -> int:
         return sum(1 for m in messages[start:stop]
-                   if m["role"] in ("user", "assistant") and m.get("content"))
+                   if m["role"] in ("user", "assistant") and m.get("content") and not is_note(m))
 
     start = rounds[-1]
     size, count = sums[-1] - sums[start], texts(start, len(messages))

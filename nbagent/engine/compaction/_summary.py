@@ -11,7 +11,14 @@ import re
 from collections.abc import Sequence
 
 from .._exceptions import CompactionFailed
-from .._markers import SUMMARY_HEADER, is_memory, is_notebook_state, is_plain_user, is_summary
+from .._markers import (
+    SUMMARY_HEADER,
+    is_memory,
+    is_note,
+    is_notebook_state,
+    is_plain_user,
+    is_summary,
+)
 from .._tokens import estimate_message_tokens, estimate_tokens
 from ._common import (
     Layout,
@@ -159,7 +166,11 @@ def _with_floor(sections: dict[str, str], floor: dict[str, str], first: str | No
 
 
 def _fit_transcript(span: Sequence[Message], counts: Sequence[int], budget: int | None) -> str:
-    """Render `span`; over budget, keep the first user request and the most recent part."""
+    """Render `span` but its notebook notes (the kernel's state then; the live one comes
+    with the next request); over budget, keep the first user request and the most recent
+    part."""
+    kept = [(m, count) for m, count in zip(span, counts, strict=True) if not is_note(m)]
+    span, counts = [m for m, _ in kept], [count for _, count in kept]
     rendered = [render_message(m) for m in span]
     if budget is None:
         return "\n\n".join(rendered)
