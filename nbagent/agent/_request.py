@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..engine._markers import is_block, is_cleared, is_plain_user
+from ..engine._markers import is_block, is_cleared, is_note, is_plain_user
 from ..engine._tokens import count_tools_tokens, estimate_tokens
 from ._session import Session
 from .providers._caching import CachePlan
@@ -52,19 +52,23 @@ def _chain(messages: Sequence[Message]) -> list[str]:
 def _compacted_until(messages: Sequence[Message], preamble: int) -> int | None:
     """The last message compaction has already rewritten: the last compaction block
     (memory, summary, notebook state) or the last cleared tool result or notebook note,
-    whichever is later.
-    Clearing goes oldest first, so the next one changes nothing up to here: a breakpoint
-    on it is what the request after that compaction still reads."""
-    boundary = None
+    whichever is later, but before a live note: once a newer one supersedes it, the next
+    clearing changes it. Clearing goes oldest first, so the next one changes nothing up to
+    here: a breakpoint on it is what the request after that compaction still reads."""
+    blocks = None
     for index in range(preamble, len(messages)):
         if not is_block(messages[index]):
             break
-        boundary = index
-    for index in range(len(messages) - 1, boundary if boundary is not None else -1, -1):
-        message = messages[index]
-        if is_cleared(message):
-            return index
-    return boundary
+        blocks = index
+    start = blocks if blocks is not None else -1
+    cleared = next((i for i in range(len(messages) - 1, start, -1)
+                    if is_cleared(messages[i])), None)
+    if cleared is None:
+        return blocks
+    live = next((i for i in range(start + 1, cleared) if is_note(messages[i])
+                 and not is_cleared(messages[i])), None)
+    boundary = cleared if live is None else live - 1
+    return boundary if boundary > start else blocks
 
 
 class CacheMemory:

@@ -211,3 +211,21 @@ def test_a_rerun_cell_says_it_replaced_its_exchange() -> None:
     assert agent.chat("what is df?", exchange="cell-1").replaced is False
     assert agent.chat("what is df, really?", exchange="cell-1").replaced is True
     assert agent.chat("and this?", exchange="cell-2").replaced is False
+
+
+def test_the_boundary_stops_short_of_a_live_note_the_next_snip_may_clear() -> None:
+    """The latest note is never cleared, but once a newer one supersedes it the next snip
+    clears it: a breakpoint past it would be rewritten by that snip."""
+    from nbagent.engine._markers import snip_placeholder
+    from nbagent.engine.compaction import notebook_note
+
+    agent, _ = make_agent(ScriptedModel())
+    note = notebook_note([], "x: int = 1")
+    assert note is not None
+    call = {"id": "c1", "type": "function", "function": {"name": "peek", "arguments": "{}"}}
+    history = [{"role": "system", "content": "s"}, {"role": "user", "content": "ask"}, note,
+               {"role": "assistant", "content": None, "tool_calls": [call]},
+               {"role": "tool", "tool_call_id": "c1", "content": snip_placeholder("c1")},
+               {"role": "assistant", "content": "done"}]
+    agent.session.rewrite(history)
+    assert CacheMemory.plan(agent.session, [], enabled=True).boundary == 1
