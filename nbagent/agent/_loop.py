@@ -22,7 +22,7 @@ from ._reply import call_signature, repair_reply
 from ._request import CacheMemory, with_context
 from ._session import Session
 from ._settings import Settings
-from .models._llm import ChatModel, Completion, RetryPolicy, call_model, takes_cache_plan
+from .models._llm import ChatModel, Completion, RetryPolicy, call_model, takes_notes
 from .providers._errors import classify_error, is_stop_reason_overflow
 from .providers._limits import parse_token_limits
 from .tools._tool import Tool, run_tool
@@ -124,10 +124,10 @@ class _Turn:
         last_signature, repeats = "", 0
         while True:
             self._note(controller.maybe_compact(session.history))
+            self._add_notebook_note()
             blocked = self._blocked()
             if blocked is not None:
                 return blocked
-            self._take_note()
             self.streamed = []
             completion = self.request(tool_choice if self.rounds == 0 else None)
             message = self.record(completion)
@@ -155,12 +155,12 @@ class _Turn:
                 return self.result(reply, "timeout", texts.TIMEOUT.format(
                     seconds=self.settings.max_chat_seconds))
 
-    def _take_note(self) -> None:
-        """Through litellm, where the provider's prompt cache counts, the notebook context
-        joins the history as a note when the variables changed since the latest one: it
-        is sent once and read from the cache after that. Other models get it with each
-        request instead (`request`)."""
-        if self.settings.notebook_context and takes_cache_plan(self.agent.model):
+    def _add_notebook_note(self) -> None:
+        """At a provider whose prompt cache counts (`takes_notes`), the notebook context
+        joins the history as a note when the variables changed since the latest one (or
+        the latest left the history): sent once, read from the cache after that. Other
+        models get it with each request instead (`request`)."""
+        if self.settings.notebook_context and takes_notes(self.agent.model):
             note = notebook_note(self.session.history.messages, self.agent.notebook_state())
             if note is not None:
                 self.session.add(note)
@@ -212,7 +212,7 @@ class _Turn:
         """One model request; on "prompt too long", drop the oldest rounds (L4) and retry,
         at most twice; then give up with an actionable message."""
         agent, session = self.agent, self.session
-        noted = takes_cache_plan(agent.model)  # the context is in the history (`_take_note`)
+        noted = takes_notes(agent.model)  # the context is in the history (`_add_notebook_note`)
         context = agent.notebook_state() if self.settings.notebook_context and not noted \
             else None
         caching = self.settings.prompt_caching
@@ -237,6 +237,7 @@ class _Turn:
                     if attempt < MAX_OVERFLOW_RECOVERIES:
                         self._note(session.controller.handle_ptl_error(
                             session.history, limits))
+                        self._add_notebook_note()  # if the dropped rounds held the latest
                         continue
                 raise ModelCallError(kind, texts.failure_message(
                     agent.model.name, kind, error, session.window(), agent.retry.max_attempts,

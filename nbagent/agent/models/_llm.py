@@ -23,7 +23,7 @@ from ...engine._events import EventStream, Retrying
 from ...engine._exceptions import CompactionFailed
 from ...engine._usage import Usage
 from ...engine.compaction import SummaryReply
-from ..providers._caching import CachePlan, apply_cache_plan
+from ..providers._caching import CachePlan, apply_cache_plan, cache_family
 from ..providers._errors import retry_after_seconds, should_retry
 from ._litellm import litellm
 
@@ -238,6 +238,19 @@ def takes_cache_plan(model: ChatModel) -> bool:
     """Whether `call_model` sends through `LiteLLMModel.send` with a cache plan: a litellm
     model that completes as `LiteLLMModel` does (not one that overrides `complete`)."""
     return isinstance(model, LiteLLMModel) and type(model).complete is LiteLLMModel.complete
+
+
+def takes_notes(model: ChatModel) -> bool:
+    """Whether the notebook context goes into the history as notes (sent once each time
+    it changed) rather than onto each request: for a model litellm knows, at a provider
+    that caches prompts (marked or automatically). A server of one's own (unknown to
+    litellm's map), a local runtime or Gemini gets it per request: the chat templates of
+    some servers refuse a user message after a tool result or after another one."""
+    if not takes_cache_plan(model):
+        return False
+    assert isinstance(model, LiteLLMModel)
+    provider = model.provider()
+    return provider is not None and cache_family(model.name, provider) != "none"
 
 
 def call_model(

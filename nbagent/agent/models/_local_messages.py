@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...engine._markers import is_plain_user
+
 Message = dict[str, Any]
 
 
@@ -31,7 +33,7 @@ def tool_rounds_this_turn(messages: Sequence[Mapping[str, Any]]) -> int:
     """How many rounds of tool calls the model made since the user's last message."""
     rounds = 0
     for message in reversed(messages):
-        if message["role"] == "user":
+        if is_plain_user(message):
             break
         if message["role"] == "assistant" and message.get("tool_calls"):
             rounds += 1
