@@ -568,7 +568,8 @@ garbage, the bland and the embedded summarizer alike.
 
 With the notebook-state block (a fresh list of the live DataFrames and their columns put in
 by `with_notebook_state` after each compaction, as the controller's `refresh` hook does when
-the notebook context is off; with it on, every request carries that list already). It
+the notebook context is off; with it on, the model has that list already, as a note or on
+each request). It
 costs its own size after every compaction; what it adds is the kernel's current truth (the
 columns as they are now), which the floor's names from the transcript cannot say:
 

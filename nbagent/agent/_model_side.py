@@ -1,6 +1,7 @@
 """`AgentModel`: an agent's answers to its session's model questions — the window (with
 where the number came from), how many tokens a request occupies, the model's tokenizer,
-the summarizer and the notebook-state block refreshed after each compaction. The agent
+the summarizer and the notebook-state block after a compaction (when the notebook context
+is off). The agent
 owns one; the session asks it each time, so a changed model or setting takes effect at once.
 """
 
@@ -120,10 +121,11 @@ class AgentModel:
 
     def refresh(self, messages: list[Message]) -> list[Message]:
         """After a compaction: one fresh notebook-state block replaces the previous one,
-        unless every request carries the live state anyway (the notebook context): then no
-        block is written and a stale one goes. A block sits at the front of the history, so
-        replacing it would rewrite the whole cached prefix on every compaction, even a snip
-        that changed only later messages; the trailing context is always newer."""
+        unless the notebook context is on: then the live state already reaches the model
+        (a note the next request adds if the latest left the history, or the listing on
+        each request), no block is written and a stale one goes. A block sits at the front
+        of the history, so replacing it would rewrite the whole cached prefix on every
+        compaction, even a snip that changed only later messages."""
         live = self.settings().notebook_context
         return with_notebook_state(messages, None if live else self._agent.notebook_state())
 

@@ -58,7 +58,8 @@ class Settings(EngineSettings):
     notebook_context: bool = Field(
         True, description="Give the model a short listing of your variables (names, types, "
         "shapes, columns), so it knows your data without a tool call: a note in the "
-        "conversation each time they changed (through litellm), or on each request."
+        "conversation each time they changed (at a provider that caches prompts), or on "
+        "each request."
     )
     enable_python: bool = Field(
         False, description="Offer the model the python tool (runs code in your namespace)."

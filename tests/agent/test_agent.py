@@ -160,7 +160,8 @@ def test_without_the_notebook_context_a_compaction_leaves_one_fresh_state_block(
 
 
 def test_with_the_notebook_context_a_compaction_writes_no_state_block() -> None:
-    """Every request carries the live state already; a block at the front of the history
+    """The model has the live state already (here on each request; at a caching provider
+    as a note, see tests/real/test_cache_bodies.py); a block at the front of the history
     would only make each compaction rewrite the whole cached prefix."""
     namespace: dict[str, Any] = {"threshold": 0.5}
     model = ScriptedModel(default=reply("an answer " * 80))

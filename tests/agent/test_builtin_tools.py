@@ -234,7 +234,9 @@ def test_propose_cell_emits_the_cell_and_runs_nothing() -> None:
     assert namespace == {}  # never run
     from nbagent.engine.compaction import notebook_note
 
-    events.emit(MessageAdded(notebook_note([], "df: DataFrame shape (3, 2)") or {}))
+    note = notebook_note([], "df: DataFrame shape (3, 2)")
+    assert note is not None
+    events.emit(MessageAdded(note))
     second = propose(code="df.plot()")  # a notebook note mid-turn is not a new question
     assert "only one new cell can be placed below a chat cell, so it now holds 2 proposals" \
         in second

@@ -50,7 +50,8 @@ class CachePlan:
     `stable`: `messages[:stable]` are the history as stored (and as sent before).
     `prefix_tokens[i]`: tokens through message `i`,
     tool schemas included. `boundary`: the last message compaction has rewritten (its
-    last block, or the last cleared tool result); the next clearing starts after it.
+    last block, or the last cleared tool result or note, short of a live note); the next
+    clearing starts after it.
     `previous`: the newest earlier breakpoint whose prefix is still unchanged (the
     previous request's latest, or after a compaction the previous boundary). `key`: the
     chat session's stable cache key.

@@ -224,10 +224,10 @@ def notebook_state(namespace: Mapping[str, Any], *, max_tokens: int = DEFAULT_MA
                    title: str | None = STATE_TITLE) -> str | None:
     """A short, bounded text block of the user's variables, or None when there are none.
 
-    The same block is the notebook context sent with a request and the notebook-state
-    message kept through compaction. Deterministic for the same namespace; reads only
-    metadata of known libraries' objects (a lazy frame is never computed) and nothing
-    but the type of anything else; an attribute that raises costs only its own detail.
+    It is the notebook context (a note, or the listing on a request) and the state block.
+    Deterministic for the same namespace; reads only metadata of known libraries' objects
+    (a lazy frame is never computed) and nothing but the type of anything else; an
+    attribute that raises costs only its own detail.
     """
     budget = max(1, max_tokens - (estimate_tokens(title) + 1 if title else 0))
     lines = variable_lines(namespace, max_tokens=budget)
