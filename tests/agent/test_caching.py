@@ -88,6 +88,22 @@ def test_gemini_automatic_cachers_and_local_servers_are_sent_as_they_are(name: s
     assert sent is messages and options == {}
 
 
+def test_user_messages_in_a_row_go_as_one_except_where_litellm_joins_marked_ones() -> None:
+    from nbagent.engine.compaction import notebook_note
+
+    note = notebook_note([], "x: int = 1")
+    assert note is not None
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "why?"}, note]
+    for name in ("openai/gpt-4o", "deepseek/deepseek-chat", "ollama/llama3"):
+        sent, _ = apply_cache_plan(name, None, messages, plan_for(3, key="k"))
+        assert sent == [messages[0], {"role": "user", "content": f"why?\n\n{note['content']}"}]
+        assert apply_cache_plan(name, None, messages, None)[0] == sent  # caching off too
+    marked, _ = apply_cache_plan("anthropic/claude-sonnet-4-5", "anthropic", messages,
+                                 plan_for(3, tokens_each=2_000, previous=1))
+    assert [m["content"] for m in marked] == [m["content"] for m in messages]
+    assert all("cache_control" in m for m in marked)
+
+
 def test_openai_gets_the_session_key_and_the_setting_turns_everything_off() -> None:
     messages = message_list(5)
     assert apply_cache_plan("openai/gpt-4o", "openai", messages,

@@ -245,3 +245,27 @@ def test_a_resumed_session_keeps_its_notes_and_sends_none_while_nothing_changed(
     chat_turns(stub, resumed, 1)
     assert [len(notes_in(body)) for _, body in stub.bodies[sent:]] == [1, 1]  # the old one
     resumed.close()
+
+
+@pytest.mark.parametrize("name", ["anthropic/claude-sonnet-4-5",
+                                  "bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+                                  "openai/gpt-4o", "deepseek/deepseek-chat"])
+def test_no_body_sends_two_user_messages_in_a_row(stub: ProviderStub, name: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A note follows the user's message in the history; what goes out is one user turn
+    (litellm joins them for Anthropic and Bedrock, nbagent for the others), as providers
+    and chat templates that want turns to alternate require."""
+    for variable, value in (("AWS_ACCESS_KEY_ID", "AKIATESTNOTREAL"),
+                            ("AWS_SECRET_ACCESS_KEY", "not-a-real-secret"),
+                            ("AWS_REGION_NAME", "us-east-1")):
+        monkeypatch.setenv(variable, value)
+    namespace: dict[str, Any] = {"threshold": 0.5}
+    agent = agent_for(stub, name, namespace=namespace)
+    chat_turns(stub, agent, 1)
+    namespace["model_v2"] = [1, 2, 3]
+    chat_turns(stub, agent, 1)
+    assert sum(1 for m in agent.history if "nbagent notebook note" in str(m["content"])) == 2
+    for _, body in stub.bodies:
+        roles = [m["role"] for m in body["messages"]]
+        assert all(not (a == b == "user") for a, b in zip(roles, roles[1:], strict=False))
+    assert "model_v2" in json.dumps(stub.bodies[-1][1]["messages"])

@@ -1,6 +1,7 @@
 """Prompt caching, per provider family: which requests carry cache breakpoints, where they
-go, and which get a per-session cache key. Pure functions on OpenAI-format messages;
-litellm turns a message's `cache_control` into the provider's own marker.
+go, and which get a per-session cache key (and, for every family but the marked one, user
+messages in a row sent as one). Pure functions on OpenAI-format messages; litellm turns a
+message's `cache_control` into the provider's own marker.
 
     marked     Anthropic direct, Bedrock's and Vertex's Claude models: only what a request
                marks is cached. Up to four breakpoints: the latest stable message, the
@@ -98,12 +99,33 @@ def breakpoints(plan: CachePlan, minimum: int) -> list[int]:
     return sorted(chosen)
 
 
+def joined_user_messages(messages: list[Message]) -> list[Message]:
+    """Two or more user messages in a row (the user's and a notebook note) as one, their
+    texts a blank line apart: some providers and chat templates refuse two in a row. The
+    same history always gives the same bytes, so a cached prefix still matches."""
+    joined: list[Message] = []
+    for message in messages:
+        last = joined[-1] if joined else None
+        if (last is not None and last.get("role") == message.get("role") == "user"
+                and isinstance(last.get("content"), str)
+                and isinstance(message.get("content"), str)):
+            joined[-1] = {**last, "content": f"{last['content']}\n\n{message['content']}"}
+        else:
+            joined.append(message)
+    return joined if len(joined) < len(messages) else messages
+
+
 def apply_cache_plan(model: str, provider: str | None, messages: list[Message],
                      plan: CachePlan | None) -> tuple[list[Message], dict[str, Any]]:
-    """The messages to send (copies where marked) and the extra request options."""
+    """The messages to send (copies where marked or joined) and the extra request
+    options. Consecutive user messages are joined except where markers go: litellm's
+    Anthropic transformations join them into one turn themselves, each keeping its
+    marker."""
+    family = cache_family(model, provider)
+    if family != "marked":
+        messages = joined_user_messages(messages)
     if plan is None or not plan.enabled:
         return messages, {}
-    family = cache_family(model, provider)
     if family == "keyed":
         return messages, ({"prompt_cache_key": plan.key} if plan.key else {})
     if family != "marked":
