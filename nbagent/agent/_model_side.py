@@ -1,8 +1,8 @@
 """`AgentModel`: an agent's answers to its session's model questions — the window (with
 where the number came from), how many tokens a request occupies, the model's tokenizer,
 the summarizer and the notebook-state block after a compaction (when the notebook context
-is off). The agent
-owns one; the session asks it each time, so a changed model or setting takes effect at once.
+is off). The agent owns one; the session asks it each time, so a changed model or setting
+takes effect at once.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """What one model request carries, built so the provider's prompt cache holds: the history
-as stored (compaction is the only thing that rewrites it; the notebook context is a note in
-it when it changed), never an edit of bytes already sent. The `CachePlan` tells the model
-seam where breakpoints may go; `CacheMemory` remembers earlier requests' breakpoints for
-each session.
+as stored (compaction is the only thing that rewrites it; at a provider that caches prompts
+the notebook context is a note in it when it changed), never an edit of bytes already
+sent. The `CachePlan` tells the model seam where breakpoints may go; `CacheMemory`
+remembers earlier requests' breakpoints for each session.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ Message = dict[str, Any]
 
 def with_context(messages: list[Message], context: str | None) -> list[Message]:
     """The request with the notebook context after the latest plain user message's text
-    (a copy; the history never stores it). For models reached otherwise than through
-    litellm (a model of one's own, the embedded one, scripted ones), which read the last
-    tool result as the tool's output; through litellm the context is a note in the
-    history instead (`notebook_note`), so no request edits what an earlier one sent."""
+    (a copy; the history never stores it), after a tool result never (the model reads it
+    as the tool's output). For models that take no notes (`takes_notes`: a model of one's
+    own, the embedded one, a local server, Gemini); at a provider that caches prompts the
+    context is a note in the history instead, so no request edits what an earlier sent."""
     if not context:
         return messages
     for index in range(len(messages) - 1, 0, -1):

@@ -9,9 +9,9 @@ message's `cache_control` into the provider's own marker.
                look-back never misses it, and after a compaction the request reads up to
                the previous boundary), the compaction boundary (how far compaction has
                rewritten: the next one starts after it), the end of the system prompt
-               (tools and system come first in the cached prefix). A breakpoint whose prefix is
-               under the model's minimum cacheable size is silently not cached, so none
-               is spent there.
+               (tools and system come first in the cached prefix). A breakpoint whose
+               prefix is under the model's minimum cacheable size is silently not cached,
+               so none is spent there.
     keyed      OpenAI's own models: cached automatically; a stable `prompt_cache_key` per
                chat session routes the session's requests to the same cache.
     automatic  DeepSeek and the rest: cached automatically on a stable prefix; nothing sent.
@@ -49,13 +49,12 @@ class CachePlan:
     """What the loop knows about one request that the provider's cache needs.
 
     `stable`: `messages[:stable]` are the history as stored (and as sent before).
-    `prefix_tokens[i]`: tokens through message `i`,
-    tool schemas included. `boundary`: the last message compaction has rewritten (its
-    last block, or the last cleared tool result or note, short of a live note); the next
-    clearing starts after it.
-    `previous`: the newest earlier breakpoint whose prefix is still unchanged (the
-    previous request's latest, or after a compaction the previous boundary). `key`: the
-    chat session's stable cache key.
+    `prefix_tokens[i]`: tokens through message `i`, tool schemas included. `boundary`: the
+    last message compaction has rewritten (its last block, or the last cleared tool result
+    or note, short of a live note); the next clearing starts after it. `previous`: the
+    newest earlier breakpoint whose prefix is still unchanged (the previous request's
+    latest, or after a compaction the previous boundary). `key`: the chat session's
+    stable cache key.
     """
 
     stable: int
