@@ -6,16 +6,13 @@ server says. Only 127.0.0.1 / localhost / ::1 are ever asked."""
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from ._server_info import _ollama_shown
+from ._server_info import _get_json, _ollama_shown, _Unreachable
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 DEFAULT_SERVERS = {  # runtime -> where it listens by default
@@ -26,6 +23,7 @@ DEFAULT_SERVERS = {  # runtime -> where it listens by default
 }
 PROBE_S = 0.3  # each request of a probe, at most
 MAX_SHOWN = 16  # Ollama models asked about (/api/show), at most
+MAX_LISTING_BYTES = 4_000_000  # read of one listing, at most
 
 
 @dataclass(frozen=True)
@@ -42,41 +40,20 @@ class Served:
     size_bytes: int | None = None
 
 
-class _Unreachable(Exception):
-    """Nothing answers there (refused, or silent past the timeout): ask no more of it."""
-
-
-def _get(url: str, timeout: float, body: Mapping[str, Any] | None = None) -> Any:
-    """The JSON at `url`; None for an error page or non-JSON (the server is there, this is
-    not its endpoint). Raises `_Unreachable` when nothing answers, so a hung server costs
-    one timeout, not one per endpoint."""
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return json.loads(response.read(4_000_000))
-    except urllib.error.HTTPError:
-        return None
-    except OSError as error:  # URLError, a timeout, a reset
-        raise _Unreachable(url) from error
-    except ValueError:
-        return None
-
-
 def _number(value: Any) -> int | None:
     return int(value) if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
         else None
 
 
 def _listed(root: str, timeout: float) -> list[Mapping[str, Any]]:
-    listing = _get(f"{root}/v1/models", timeout)
+    listing = _get_json(f"{root}/v1/models", timeout, max_bytes=MAX_LISTING_BYTES)
     data = listing.get("data") if isinstance(listing, Mapping) else None
     return [e for e in data if isinstance(e, Mapping) and isinstance(e.get("id"), str)] \
         if isinstance(data, list) else []
 
 
 def probe_ollama(root: str, timeout: float = PROBE_S) -> list[Served]:
-    tags = _get(f"{root}/api/tags", timeout)
+    tags = _get_json(f"{root}/api/tags", timeout, max_bytes=MAX_LISTING_BYTES)
     models = tags.get("models") if isinstance(tags, Mapping) else None
     if not isinstance(models, list):
         return []
@@ -85,7 +62,8 @@ def probe_ollama(root: str, timeout: float = PROBE_S) -> list[Served]:
     def show(entry: Mapping[str, Any]) -> Served:
         name = str(entry["name"])
         try:
-            shown = _get(f"{root}/api/show", timeout, {"model": name})
+            shown = _get_json(f"{root}/api/show", timeout, {"model": name},
+                              max_bytes=MAX_LISTING_BYTES)
         except _Unreachable:
             shown = None
         window = _ollama_shown(shown) if isinstance(shown, Mapping) else None
@@ -100,7 +78,7 @@ def probe_ollama(root: str, timeout: float = PROBE_S) -> list[Served]:
 
 
 def probe_lm_studio(root: str, timeout: float = PROBE_S) -> list[Served]:
-    native = _get(f"{root}/api/v0/models", timeout)
+    native = _get_json(f"{root}/api/v0/models", timeout, max_bytes=MAX_LISTING_BYTES)
     data = native.get("data") if isinstance(native, Mapping) else None
     if isinstance(data, list):
         found = []
@@ -127,7 +105,7 @@ def probe_llama_cpp(root: str, timeout: float = PROBE_S) -> list[Served]:
     listed = _listed(root, timeout)
     if not listed:
         return []
-    props = _get(f"{root}/props", timeout)
+    props = _get_json(f"{root}/props", timeout, max_bytes=MAX_LISTING_BYTES)
     window = tools = None
     if isinstance(props, Mapping):
         settings = props.get("default_generation_settings")

@@ -94,16 +94,21 @@ def _model_names(model: str) -> tuple[str, ...]:
 
 
 class _Unreachable(Exception):
-    """Nothing answers at the root: asking the other endpoints would only wait longer."""
+    """Nothing answers there (refused, or silent past the timeout): asking the other
+    endpoints would only wait longer."""
 
 
-def _get_json(url: str, timeout: float, body: Mapping[str, Any] | None = None) -> Any:
-    """The JSON at `url` (POSTed `body` if given); None for an HTTP error or non-JSON."""
+def _get_json(url: str, timeout: float, body: Mapping[str, Any] | None = None, *,
+              max_bytes: int = 2_000_000) -> Any:
+    """The JSON at `url` (POSTed `body` if given; at most `max_bytes` read); None for an
+    HTTP error or non-JSON (the server is there, this is not its endpoint). Raises
+    `_Unreachable` when nothing answers, so a hung server costs one timeout, not one per
+    endpoint."""
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            return json.loads(response.read(2_000_000))
+            return json.loads(response.read(max_bytes))
     except urllib.error.HTTPError:
         return None  # the server is there; this endpoint is not one of its own
     except (urllib.error.URLError, OSError) as error:
