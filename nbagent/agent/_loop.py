@@ -95,6 +95,9 @@ class _Turn:
                  on_text: Callable[[str], None] | None) -> None:
         self.agent, self.session = agent, session
         self.settings = agent.settings()
+        # at a provider whose prompt cache counts, the notebook context is a note in the
+        # history (`_add_notebook_note`); other models get it on each request (`request`)
+        self.noted = self.settings.notebook_context and takes_notes(agent.model)
         self.started = time.monotonic()
         self.cost_before = session.cost
         self.decisions: list[Decision] = []
@@ -160,7 +163,7 @@ class _Turn:
         joins the history as a note when the variables changed since the latest one (or
         the latest left the history): sent once, read from the cache after that. Other
         models get it with each request instead (`request`)."""
-        if self.settings.notebook_context and takes_notes(self.agent.model):
+        if self.noted:
             note = notebook_note(self.session.history.messages, self.agent.notebook_state())
             if note is not None:
                 self.session.add(note)
@@ -212,8 +215,7 @@ class _Turn:
         """One model request; on "prompt too long", drop the oldest rounds (L4) and retry,
         at most twice; then give up with an actionable message."""
         agent, session = self.agent, self.session
-        noted = takes_notes(agent.model)  # the context is in the history (`_add_notebook_note`)
-        context = agent.notebook_state() if self.settings.notebook_context and not noted \
+        context = agent.notebook_state() if self.settings.notebook_context and not self.noted \
             else None
         caching = self.settings.prompt_caching
         for attempt in range(MAX_OVERFLOW_RECOVERIES + 1):

@@ -12,8 +12,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..engine._markers import is_block, is_cleared, is_note, is_plain_user
+from ..engine._markers import is_cleared, is_note, is_plain_user
 from ..engine._tokens import count_tools_tokens, estimate_tokens
+from ..engine.compaction._common import Layout
 from ._session import Session
 from .providers._caching import CachePlan
 
@@ -49,17 +50,13 @@ def _chain(messages: Sequence[Message]) -> list[str]:
     return chain
 
 
-def _compacted_until(messages: Sequence[Message], preamble: int) -> int | None:
+def _compacted_until(messages: Sequence[Message], layout: Layout) -> int | None:
     """The last message compaction has already rewritten: the last compaction block
     (memory, summary, notebook state) or the last cleared tool result or notebook note,
     whichever is later, but before a live note: once a newer one supersedes it, the next
     clearing changes it. Clearing goes oldest first, so the next one changes nothing up to
     here: a breakpoint on it is what the request after that compaction still reads."""
-    blocks = None
-    for index in range(preamble, len(messages)):
-        if not is_block(messages[index]):
-            break
-        blocks = index
+    blocks = layout.blocks_end - 1 if layout.blocks_end > layout.body else None
     start = blocks if blocks is not None else -1
     cleared = next((i for i in range(len(messages) - 1, start, -1)
                     if is_cleared(messages[i])), None)
@@ -90,10 +87,8 @@ class CacheMemory:
         for index in range(len(messages)):
             running += history.message_tokens(index)
             prefix.append(running)
-        preamble = 0
-        while preamble < len(messages) and messages[preamble].get("role") == "system":
-            preamble += 1
-        boundary = _compacted_until(messages, preamble)
+        layout = Layout.of(messages)
+        boundary = _compacted_until(messages, layout)
         chain = _chain(messages)
         written = session.cache_marks
         held = [i for i, digest in written.items()
@@ -107,4 +102,4 @@ class CacheMemory:
         return CachePlan(stable=len(messages), prefix_tokens=prefix,
                          boundary=boundary, previous=max(held, default=None),
                          key=f"nbagent-{session.id}", enabled=enabled,
-                         preamble=max(preamble, 1))
+                         preamble=max(layout.body, 1))
