@@ -103,13 +103,17 @@ def largest_message(messages: Sequence[dict[str, Any]], start: int,
     return index, tokens
 
 
+# the largest part of a conversation, by role, with its article ("an assistant message")
+_PARTS = {"tool": "a tool output", "assistant": "an assistant message", "user": "a user message"}
+
+
 def blocked_conversation(tokens: int, effective: int, largest: tuple[int, int] | None,
                          messages: Sequence[dict[str, Any]]) -> str:
     cause = ""
     if largest is not None and largest[1] * 3 >= tokens:
         index, size = largest
         role = messages[index].get("role")
-        what = "a tool output" if role == "tool" else f"a {role} message"
+        what = _PARTS.get(str(role), f"a {role} message")
         cause = f" The largest part is {what} (message {index}, about {size:,} tokens)."
     return (f"Not sent: the conversation fills {tokens:,} of the {effective:,} tokens this "
             f"model can take, and automatic compaction could not shrink it.{cause} Run "

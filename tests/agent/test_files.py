@@ -191,7 +191,7 @@ def test_a_page_reads_only_what_it_shows_not_the_whole_file(work: Path) -> None:
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     read = read_bytes_of_this_process() - before
-    assert page.startswith(f"[lines 0–0 of a {size:,}-byte file; line 0 goes on: ")
+    assert page.startswith(f"[lines 0–0 of a file of {size:,} bytes; line 0 goes on: ")
     assert read < size // 20 and peak < size // 20  # the old reader held the whole line
 
 

@@ -222,7 +222,7 @@ def _page(descriptor: int, size: int, path: str, offset: int, limit: int, start:
     cut_inside_line = bool(shown) and not shown.endswith(b"\n") and position + len(shown) < size
     at_end = position + len(shown) >= size
     total = str(_count_lines(descriptor, size)) if size <= COUNT_LIMIT else \
-        f"a {size:,}-byte file"
+        f"a file of {size:,} bytes"
     where = f"lines {offset}–{end}" if not start else \
         f"line {offset} from byte {start:,} to line {end}"
     if cut_inside_line:

@@ -1,0 +1,23 @@
+"""Sentences built from a template read as English whatever fills them: the article before a
+role or a number agrees with it ("an assistant message", never "a assistant message")."""
+
+from __future__ import annotations
+
+import re
+
+import nbagent
+from nbagent.testing import ScriptedModel, reply
+
+VOWEL_SLIP = re.compile(r"\ba (?=[aeiou]|8|11\b|18\b)", re.IGNORECASE)
+
+
+def test_a_blocked_chat_names_its_largest_part_with_the_right_article() -> None:
+    model = ScriptedModel([reply("alpha beta gamma " * 600), reply("never sent")])
+    agent = nbagent.new_session(model=model, builtin_tools=False, settings=nbagent.Settings(
+        max_context_tokens=2_048, disable_compact=True))
+    agent.chat("hi")
+    stop = agent.chat("again").stop_message or ""
+    assert "The largest part is an assistant message (message 2," in stop
+    assert not VOWEL_SLIP.search(stop), stop
+    assert len(model.requests) == 1  # the second chat was never sent
+
