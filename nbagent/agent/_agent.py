@@ -1,6 +1,8 @@
 """`Agent`: what the user configured — the model, the summarizing model, the system
-prompt, the tools, the namespace the built-in tools see, settings overrides — and the
-current `Session` (what changes). The chat loop lives in `_loop` as plain functions.
+prompt, the tools, the namespace the built-in tools see, settings overrides — its
+sessions' lifecycle (start, close, resume) and the chat. What it offers as tools is
+`_agent_tools`'; what it reads and does on its current `Session` (history, pins,
+compaction, billing) is `_agent_session`'. The chat loop lives in `_loop`.
 """
 
 from __future__ import annotations
@@ -11,16 +13,10 @@ from typing import Any
 
 import __main__
 
-from ..engine._breakdown import Breakdown, context_breakdown
-from ..engine._controller import CompactionController
-from ..engine._decision import Decision
-from ..engine._events import ContextChanged, EventStream, Status
-from ..engine._history import History
-from ..engine._preview import Preview
-from ..engine._thresholds import ContextState
-from ..engine._window import WindowInfo
+from ..engine._events import Status
 from ..engine.compaction import Summarizer
-from ._billing import Billing
+from ._agent_session import AgentSessionMixin
+from ._agent_tools import AgentToolsMixin
 from ._configuration import Configuration
 from ._loop import ChatResult, run_chat
 from ._model_side import AgentModel
@@ -29,18 +25,14 @@ from ._session import Session
 from ._settings import Settings
 from ._texts import DEFAULT_SYSTEM, NOTICE
 from ._toolbox import Toolbox
-from .archive._redact import redact
 from .models._discovery import find_local_models, first_run_notice
 from .models._llm import ChatModel, RetryPolicy
 from .models._resolve import EmbeddedModel, chat_model
-from .tools._builtin import builtin_names, notebook_tools
-from .tools._namespace import expand_cell_references, notebook_state
+from .tools._builtin import builtin_names
 from .tools._tool import Tool
 
-NOTEBOOK_STATE_TOKENS = 1_500  # at a 200K window; scaled down with the window
 
-
-class Agent:
+class Agent(AgentSessionMixin, AgentToolsMixin):
     """A tool-using chat agent whose history never outgrows the model's window.
 
         agent = Agent(model="anthropic/claude-sonnet-4-20250514", tools=[describe])
@@ -168,59 +160,12 @@ class Agent:
         start = getattr(self.model, "start_in_background", None)
         return bool(start()) if callable(start) else False
 
-    @property
-    def tools(self) -> dict[str, Tool]:
-        """Every tool offered now, by name: built-ins, your own, MCP servers'."""
-        return self.toolbox.tools
-
-    def add_tool(self, candidate: Tool | Callable[..., Any]) -> Tool:
-        """Offer one more tool (a function or a `@tool`); a tool of the same name is replaced."""
-        return self.toolbox.add(candidate)
-
-    def tool_schemas(self) -> list[dict[str, Any]]:
-        return self.toolbox.schemas()
-
-    def add_mcp_server(self, name: str, spec: Mapping[str, Any]) -> None:
-        """Offer the tools of one more MCP server (`{"command", "args", "env"}` or
-        `{"url"}`); it starts on the next chat. A bad spec raises `ValueError`."""
-        self.toolbox.add_mcp_server(name, spec)
-
-    def remove_mcp_server(self, name: str) -> None:
-        """Stop offering an MCP server's tools and stop its process."""
-        self.toolbox.remove_mcp_server(name)
-
-    def mcp_servers(self) -> list[tuple[str, str, list[str]]]:
-        """(name, state, tool names) of each MCP server."""
-        return self.toolbox.mcp_servers()
-
-    def _offer_tools(self) -> None:
-        chosen = self.builtin_tools
-        offered = [] if chosen is False else notebook_tools(
-            self.namespace, self.session.store, enable_python=self.settings().enable_python,
-            archive=lambda: self.session.archive, events=self.session.events,
-            settings=self.settings)
-        if not isinstance(chosen, bool):
-            offered = [t for t in offered if t.name in chosen]
-        self.toolbox.offer_builtins(offered)
-
-    def window(self) -> WindowInfo:
-        """The current model's context window, and where the number came from (the
-        session's: it may have learnt the provider's real limit)."""
-        return self.session.window()
-
-
     def _new_session(self, session_id: str | None, archive: bool) -> None:
         data = self.settings().data_dir
         self.session = Session(self._answers, system=self.system, session_id=session_id,
                                archive=archive,
                                data_dir=Path(data).expanduser() if data else None)
         self._offer_tools()
-
-    def notebook_state(self) -> str | None:
-        """The bounded listing of the namespace's variables (None when there are none)."""
-        budget = max(100, self.session.controller.thresholds().scaled(NOTEBOOK_STATE_TOKENS))
-        state = notebook_state(self.namespace, max_tokens=budget)
-        return redact(state) if state is not None else None  # it goes to the provider
 
     def close(self) -> None:
         """Release the session's archive and stop the MCP servers' processes (they start
@@ -236,25 +181,6 @@ class Agent:
         self._new_session(session_id, archive)
         return self
 
-
-    def pin(self, text: str | None = None, *, message: int | None = None) -> list[str]:
-        """Keep a fact verbatim through every compaction: `text`, or the content of the
-        history's message at index `message`. Returns the pins now."""
-        return self.session.pin(text, message=message)
-
-    def unpin(self, which: int | str) -> list[str]:
-        """Remove a pin by its position (0-based) or its exact text. Returns the pins now."""
-        return self.session.unpin(which)
-
-    def pins(self) -> list[str]:
-        """The facts kept verbatim through every compaction."""
-        return list(self.session.pins)
-
-    def expand_references(self, text: str, *, errors: dict[int, str] | None = None) -> str:
-        """jupyter-ai's conventions in a message: `{name}` inserts a variable's value;
-        `In[3]`, `Out[3]`, `Err[3]` attach that cell's input, output or error."""
-        return expand_cell_references(text, self.namespace, errors=errors)
-
     @classmethod
     def resume(cls, session: str | Path, **options: Any) -> Agent:
         """Rebuild a session from its archive (after a kernel restart): the history as it
@@ -262,37 +188,6 @@ class Agent:
         session id or an archive file's path (later records go to that same file);
         `options` go to `Agent` (e.g. `model=`)."""
         return resume(cls, session, options)
-
-
-    @property
-    def history(self) -> History:
-        return self.session.history
-
-    @property
-    def events(self) -> EventStream:
-        return self.session.events
-
-    @property
-    def controller(self) -> CompactionController:
-        return self.session.controller
-
-    @property
-    def cost(self) -> float:
-        return self.session.cost
-
-    @property
-    def session_id(self) -> str:
-        return self.session.id
-
-    def context_state(self) -> ContextState:
-        """How full the context is now (what the meter shows)."""
-        return self.session.context_state()
-
-    def breakdown(self) -> Breakdown:
-        """What fills the window now, by kind (the figures behind the notebook's table)."""
-        return context_breakdown(self.history, self.tool_schemas(), self.context_state(),
-                                 self.session.tracker.count_text)
-
 
     def chat(
         self,
@@ -323,28 +218,3 @@ class Agent:
                             exchange=exchange)
         finally:
             self.toolbox.warn_problems()
-
-    def compact(self, focus: str | None = None) -> Decision:
-        """Compact now, with optional focus instructions (what the summary must keep)."""
-        self._answers.probe()
-        with self.session.turn():
-            return self.session.controller.compact_now(self.history, focus=focus)
-
-    def preview_compaction(self, focus: str | None = None) -> Preview:
-        """What `compact(focus)` would do now — which turns it would fold or clear, what
-        the floor keeps, the tokens after and the cache rewrite — computed without calling
-        the summarizer or changing anything (`preview.text()` says it in a few lines)."""
-        return self.session.controller.preview(self.history, focus=focus)
-
-    def undo_compaction(self) -> None:
-        """Restore the history as it was before the last compaction (also one a resumed
-        archive recorded), as long as nothing was added since; otherwise `NbagentError`
-        says why."""
-        self.session.undo_compaction()
-        self.events.emit(ContextChanged(self.context_state(), self.cost))
-
-    def billing(self) -> Billing:
-        """What this session's chat requests were billed so far: input, cache reads and
-        writes, output, and their cost at litellm's prices (`cache_read_share`)."""
-        return self.session.billing
-

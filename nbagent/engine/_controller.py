@@ -1,11 +1,11 @@
 """`CompactionController`: the state that keeps one session's history inside its window —
-the circuit breaker, undo, apply-and-validate, the decision log, the progress lines. What
-runs for each trigger is data (`_ladder.LADDER`); the levels themselves are pure functions.
+the circuit breaker, undo, the decision log — and its four entry points, each applying a
+ladder and swapping the result in only when it is valid. What runs for each trigger is
+data (`_ladder.LADDER`); running it is `_runner`'s; the levels are pure functions.
 """
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
@@ -15,11 +15,12 @@ from ._attempt import Attempt
 from ._decision import MAX_FAILURES, Action, Decision, Trigger
 from ._events import Compacted, CompactionStarted, CompactionUndone, EventStream, Rewriting, Status
 from ._exceptions import CompactionFailed, NbagentError
-from ._history import History, validate_messages
+from ._history import History
 from ._ladder import LADDER, Level, Rung, levels_for, standin
 from ._level_context import LadderContext
 from ._preview import Preview, preview
 from ._questions import ModelQuestions, Standalone
+from ._runner import check_result, run_ladder
 from ._settings import EngineSettings
 from ._thresholds import ContextState, Thresholds, context_state, thresholds
 from ._tracker import TokenTracker
@@ -210,52 +211,6 @@ class CompactionController:
             return self._quiet(trigger, tokens, threshold, texts.UNDER.format(trigger=trigger))
         return None
 
-    def _run_levels(self, trigger: Trigger, history: History, levels: list[Level],
-                    attempt: Attempt, fits_under: int, target: int) -> list[Message]:
-        """Run the ladder on a copy; a summarizer that fails leaves the floor instead.
-        An automatic ladder stops once the history fits under `fits_under`, and before
-        the memory level (a first-choice model level) once it is at or under `target`:
-        a fold is worth its call and its cache rewrite only when the cheaper levels left
-        the history near the trigger. Each level gets the per-message counts, so nothing
-        unchanged is counted twice."""
-        work, current = history.messages, history
-        model_changed = False
-        for level in levels:
-            if level.fallback and model_changed:
-                continue
-            projected = round(attempt.before * current.estimated_tokens
-                              / max(1, history.estimated_tokens))
-            enough = target if level.calls_model and not level.fallback else fits_under - 1
-            if trigger != "manual" and attempt.levels and projected <= enough:
-                break  # a cheaper level already made it fit
-            ran, counts = level, current.token_counts()
-            self.events.emit(Status(level.describe(work, counts)))
-            try:
-                result = level(work, counts)
-            except CompactionFailed as failure:
-                attempt.spent(failure.summary_calls, failure.cost)
-                if not level.calls_model:  # recorded once, by `_apply`
-                    raise CompactionFailed(f"{level.name}: {failure.reason}") from failure
-                attempt.reasons.append(f"{level.name}: {failure.reason}")
-                attempt.degraded = True  # the summarizer failed: counts against the breaker
-                ran = standin(LadderContext(self.settings(), self.thresholds(),
-                                            focus=attempt.focus), self.ladder)
-                self.events.emit(Status(ran.describe(work, counts)))
-                result = ran(work, counts)
-            attempt.spent(result.summary_calls, result.cost)
-            attempt.reasons.append(f"{ran.name}: {result.reason}")
-            if result.changed:
-                attempt.holds_breaker |= level.holds_breaker
-                attempt.levels.append(ran.name)
-                attempt.degraded |= result.degraded
-                attempt.summary = result.summary or attempt.summary
-                work = list(result)
-                current = history.copy_with(work)
-                model_changed |= level.calls_model
-            if ran.terminal:
-                break
-        return work
-
     def _apply(self, trigger: Trigger, history: History, limits: Thresholds, before: int,
                focus: str | None, levels: list[Level]) -> Decision:
         """Run `levels` with a progress line before each; clear it when done."""
@@ -275,11 +230,13 @@ class CompactionController:
             target = limits.auto_compact - 1
             if trigger == "auto":  # each compaction rewrites the cached prompt: it must
                 target = round(limits.auto_compact * self.settings().compact_target_ratio)
-            work = self._run_levels(trigger, history, levels, attempt, limits.auto_compact,
-                                    target)
+            work = run_ladder(trigger, history, levels, attempt, fits_under=limits.auto_compact,
+                              target=target, status=self.events.emit,
+                              standin=lambda: standin(LadderContext(
+                                  self.settings(), self.thresholds(), focus=focus), self.ladder))
             if attempt.levels:
                 work = self.model.refresh(work)
-            self._check(original, work, history)
+            check_result(original, work, history)
         except CompactionFailed as failure:
             attempt.reasons.append(failure.reason)
             return self._finish(attempt, "failed", before)
@@ -312,16 +269,6 @@ class CompactionController:
         self._undo = (*undo, decision)
         return decision
 
-    @staticmethod
-    def _check(original: list[Message], work: list[Message], history: History) -> None:
-        """A result must be a valid history with the same system prompt and pending calls."""
-        pending = validate_messages(work)
-        if pending != history.pending_tool_calls:
-            raise CompactionFailed(texts.LOST_PENDING)
-        preamble = history.preamble.stop
-        if work[:preamble] != original[:preamble]:
-            raise CompactionFailed(texts.CHANGED_SYSTEM)
-
     def _quiet(self, trigger: Trigger, tokens: int, threshold: int, reason: str,
                action: Action = "none") -> Decision:
         return Decision(action=action, trigger=trigger, levels=[], reason=reason,
@@ -336,15 +283,8 @@ class CompactionController:
                 self._failures = 0
         elif action == "failed" or attempt.degraded:
             self._failures += 1
-        decision = Decision(
-            action=action, trigger=attempt.trigger, levels=attempt.levels,
-            reason="; ".join(attempt.reasons), tokens_before=attempt.before, tokens_after=after,
-            threshold=attempt.threshold, changed=swapped, summary_calls=attempt.calls,
-            duration_s=time.perf_counter() - attempt.started, cost=attempt.cost,
-            failures=self._failures, breaker_open=self.breaker_open, focus=attempt.focus,
-            summary=attempt.summary if swapped else None,
-            left_view=attempt.left_view if swapped else None,
-        )
+        decision = attempt.decision(action, after, swapped=swapped, failures=self._failures,
+                                    breaker_open=self.breaker_open)
         self.decisions.append(decision)
         self.events.emit(Compacted(decision))
         return decision

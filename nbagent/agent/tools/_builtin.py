@@ -22,9 +22,10 @@ from ..archive._archive import recall as recall_archived
 from ._cells import propose
 from ._context import ToolContext, no_archive
 from ._files import read_text_page
-from ._namespace import describe_value, variable_lines
+from ._namespace import variable_lines
 from ._paging import PAGE, PageBounds, bounded
 from ._tool import OutputStore, Tool, tool
+from ._values import describe_value
 
 MAX_DESCRIBE_CHARS = 4_000
 MAX_LISTING_TOKENS = 2_000

@@ -1,0 +1,79 @@
+"""`AgentToolsMixin`: the part of `Agent` that says which tools the model is offered — the
+built-ins (over the agent's namespace), the user's own, MCP servers' — and what the
+namespace shows (the notebook state, cell references). `Agent` in `_agent` holds the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ._configuration import Configuration
+from ._session import Session
+from ._toolbox import Toolbox
+from .archive._redact import redact
+from .tools._builtin import notebook_tools
+from .tools._namespace import notebook_state
+from .tools._references import expand_cell_references
+from .tools._tool import Tool
+
+NOTEBOOK_STATE_TOKENS = 1_500  # at a 200K window; scaled down with the window
+
+
+class AgentToolsMixin:
+    """The tools an agent offers and what its namespace shows; `Agent` sets the state."""
+
+    namespace: dict[str, Any]
+    builtin_tools: bool | frozenset[str]
+    toolbox: Toolbox
+    session: Session
+    _configuration: Configuration
+
+    @property
+    def tools(self) -> dict[str, Tool]:
+        """Every tool offered now, by name: built-ins, your own, MCP servers'."""
+        return self.toolbox.tools
+
+    def add_tool(self, candidate: Tool | Callable[..., Any]) -> Tool:
+        """Offer one more tool (a function or a `@tool`); a tool of the same name is replaced."""
+        return self.toolbox.add(candidate)
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        return self.toolbox.schemas()
+
+    def add_mcp_server(self, name: str, spec: Mapping[str, Any]) -> None:
+        """Offer the tools of one more MCP server (`{"command", "args", "env"}` or
+        `{"url"}`); it starts on the next chat. A bad spec raises `ValueError`."""
+        self.toolbox.add_mcp_server(name, spec)
+
+    def remove_mcp_server(self, name: str) -> None:
+        """Stop offering an MCP server's tools and stop its process."""
+        self.toolbox.remove_mcp_server(name)
+
+    def mcp_servers(self) -> list[tuple[str, str, list[str]]]:
+        """(name, state, tool names) of each MCP server."""
+        return self.toolbox.mcp_servers()
+
+    def _offer_tools(self) -> None:
+        """Offer the built-ins the agent chose, bound to the current session (a new session
+        or `enable_python` changing offers them again)."""
+        chosen = self.builtin_tools
+        offered = [] if chosen is False else notebook_tools(
+            self.namespace, self.session.store,
+            enable_python=self._configuration.settings().enable_python,
+            archive=lambda: self.session.archive, events=self.session.events,
+            settings=self._configuration.settings)
+        if not isinstance(chosen, bool):
+            offered = [t for t in offered if t.name in chosen]
+        self.toolbox.offer_builtins(offered)
+
+    def notebook_state(self) -> str | None:
+        """The bounded listing of the namespace's variables (None when there are none)."""
+        budget = max(100, self.session.controller.thresholds().scaled(NOTEBOOK_STATE_TOKENS))
+        state = notebook_state(self.namespace, max_tokens=budget)
+        return redact(state) if state is not None else None  # it goes to the provider
+
+    def expand_references(self, text: str, *, errors: dict[int, str] | None = None) -> str:
+        """jupyter-ai's conventions in a message: `{name}` inserts a variable's value;
+        `In[3]`, `Out[3]`, `Err[3]` attach that cell's input, output or error."""
+        return expand_cell_references(text, self.namespace, errors=errors)

@@ -1,0 +1,205 @@
+"""What one value is, as short bounded text for the model: `entry_of` describes a variable
+in one line (DataFrames with shape, columns and dtypes; arrays with shape and dtype; models
+with class; exact built-ins with their value or size; anything else by type) without
+calling anything on objects it does not know; `describe_value` is `describe_variable`'s
+longer look. The listing of a whole namespace is `_namespace`'s.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any
+
+from ..archive._redact import redact
+from ._secret_names import is_secret_name
+
+COLUMN_LIMITS = (30, 12, 4, 0)  # columns shown per table, tried in turn until the block fits
+NAME_CHARS = 40  # a column or dict-key name is cut past this
+VALUE_CHARS = 60  # a scalar's or string's repr is cut past this
+CUT = "… [cut]"
+
+# Known classes by (top-level package, class name), matched anywhere in a value's MRO: the
+# defining module moves between releases (pandas 3 says "pandas.DataFrame").
+_FRAMES = frozenset({("pandas", "DataFrame"), ("polars", "DataFrame")})
+_SERIES = frozenset({("pandas", "Series"), ("polars", "Series")})
+_MODEL_BASES = frozenset({
+    ("sklearn", "BaseEstimator"),
+    ("torch", "Module"),
+    ("keras", "Model"),
+    ("tensorflow", "Model"),
+    ("statsmodels", "ResultsWrapper"),
+})
+_MODEL_PACKAGES = frozenset({"xgboost", "lightgbm", "catboost"})
+# Packages whose arrays answer `.shape` and `.dtype` from metadata, without computing.
+_ARRAY_PACKAGES = frozenset({"numpy", "torch", "jax", "jaxlib", "tensorflow", "cupy", "dask",
+                             "xarray", "scipy", "pandas", "polars", "pyarrow"})
+_SCALARS = (bool, int, float, complex, type(None))
+_HIDEABLE = (str, bytes, bytearray, int, float, complex)  # values a secret name hides
+_REDACT_CHARS = 8_192  # longer than any secret shape (an RSA-4096 PEM block is ~3,300)
+_CONTAINERS = (list, tuple, set, frozenset, dict)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One variable, described: `head` always; `columns` for tables (already cut)."""
+
+    rank: int  # tables first, then series, arrays, models, values, other objects
+    name: str
+    head: str
+    columns: tuple[str, ...] = ()
+    column_count: int = 0
+
+    def line(self, column_limit: int) -> str:
+        if not self.column_count:
+            return self.head
+        if column_limit <= 0:
+            return f"{self.head}; {self.column_count:,} columns"
+        shown = self.columns[:column_limit]
+        more = self.column_count - len(shown)
+        tail = f", +{more:,} more" if more > 0 else ""
+        return f"{self.head}; columns: {', '.join(shown)}{tail}"
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
+def _classes(value: object) -> set[tuple[str, str]]:
+    """(top-level package, class name) of each class in the value's MRO; reads no
+    attribute of the value itself."""
+    return {(str(cls.__module__).split(".")[0], cls.__qualname__) for cls in type(value).__mro__}
+
+
+def _package(value: object) -> str:
+    return str(type(value).__module__).split(".")[0]
+
+
+def _read(value: object, attribute: str) -> Any:
+    """An attribute of a value from a trusted library; None when reading it fails."""
+    try:
+        return getattr(value, attribute)
+    except Exception:
+        return None
+
+
+def _shape(value: object) -> str:
+    shape = _read(value, "shape")
+    if isinstance(shape, tuple):
+        return f" shape {shape}"
+    return f" shape {_cut(str(shape), VALUE_CHARS)}" if shape is not None else ""
+
+
+def _dtype(value: object) -> str:
+    dtype = _read(value, "dtype")
+    return f" dtype {_cut(str(dtype), NAME_CHARS)}" if dtype is not None else ""
+
+
+def _table_columns(value: object, limit: int) -> tuple[tuple[str, ...], int]:
+    """The first `limit` columns as "name (dtype)", and how many columns there are."""
+    try:
+        schema = _read(value, "schema") if _package(value) == "polars" else None
+        if schema is not None:
+            count = len(schema)
+            pairs: list[tuple[object, object]] = list(islice(schema.items(), limit))
+        else:
+            columns, dtypes = _read(value, "columns"), _read(value, "dtypes")
+            if columns is None:
+                return (), 0
+            count = len(columns)
+            kinds = list(islice(dtypes, limit)) if dtypes is not None else []
+            pairs = [(n, kinds[i] if i < len(kinds) else "?")
+                     for i, n in enumerate(islice(columns, limit))]
+    except Exception:
+        return (), 0
+    shown = tuple(f"{_cut(str(n), NAME_CHARS)} ({_cut(str(d), NAME_CHARS)})" for n, d in pairs)
+    return shown, count
+
+
+def _shown(text: str) -> str:
+    """A string as it may be shown: secrets redacted first, then cut (no part of a token
+    survives a cut). Only the start is redacted: nothing past it is shown."""
+    return redact(text[:_REDACT_CHARS])
+
+
+def _value_head(name: str, value: Any) -> str:
+    """An exact built-in value: scalars and short strings with their value, containers
+    with their size (len() of a built-in is O(1) and runs no user code). A value whose
+    name says it is a secret is never shown."""
+    kind = type(value).__name__
+    if is_secret_name(name) and isinstance(value, _HIDEABLE):
+        return f"{name}: {kind} (hidden: the name says it is a secret)"
+    if isinstance(value, _SCALARS):
+        return f"{name}: {kind} = {_cut(repr(value), VALUE_CHARS)}"
+    if type(value) is str:
+        shown = _shown(value)
+        if len(value) <= VALUE_CHARS:
+            return f"{name}: str = {shown!r}"
+        return f"{name}: str ({len(value):,} chars) = {_cut(repr(shown), VALUE_CHARS)}"
+    if type(value) in (bytes, bytearray):
+        return f"{name}: {kind} ({len(value):,} bytes)"
+    if type(value) is dict:
+        keys = [k for k in list(value)[:6] if type(k) is str]
+        shown_keys = f": {', '.join(_cut(k, NAME_CHARS) for k in keys[:5])}" if keys else ""
+        more = ", …" if keys and len(value) > len(keys[:5]) else ""
+        return f"{name}: dict ({len(value):,} keys{shown_keys}{more})"
+    return f"{name}: {kind} ({len(value):,} items)"
+
+
+def entry_of(name: str, value: object) -> Entry | None:
+    """Describe one variable, or None when it is not a user variable (module, function,
+    class). Only exact built-ins and known libraries' types are looked into."""
+    kind = type(value)
+    classes = _classes(value)
+    package = _package(value)
+    typename = kind.__name__
+    if classes & _FRAMES:
+        columns, count = _table_columns(value, COLUMN_LIMITS[0])
+        return Entry(0, name, f"{name}: {typename}{_shape(value)}", columns, count)
+    if classes & _SERIES:
+        label = _read(value, "name")
+        named = f" name {_cut(repr(label), NAME_CHARS)}" if label is not None else ""
+        return Entry(1, name, f"{name}: {typename}{_shape(value)}{_dtype(value)}{named}")
+    if classes & _MODEL_BASES or package in _MODEL_PACKAGES:
+        return Entry(3, name, f"{name}: {typename} model ({package})")
+    if issubclass(kind, types.ModuleType) or callable(value):
+        return None
+    if package in _ARRAY_PACKAGES:
+        return Entry(2, name, f"{name}: {typename} ({package}){_shape(value)}{_dtype(value)}")
+    if kind in _SCALARS or kind is str or kind in (bytes, bytearray) or kind in _CONTAINERS:
+        return Entry(4, name, _value_head(name, value))
+    origin = "" if package in ("builtins", "__main__") else f" ({package})"
+    return Entry(5, name, f"{name}: {typename}{origin}")
+
+
+
+def describe_value(name: str, value: Any, *, rows: int = 5, max_chars: int = 4_000) -> str:
+    """What `describe_variable` shows: for a pandas table its shape, dtypes, head and
+    summary statistics; for anything else its line and its (bounded) repr."""
+    try:
+        entry = entry_of(name, value)
+    except Exception:
+        entry = None
+    if entry is not None and entry.rank == 0 and _package(value) == "pandas":
+        parts = [entry.head, *_attempt("dtypes:", lambda: value.dtypes)]
+        parts += _attempt(f"head({rows}):", lambda: value.head(rows))
+        parts += _attempt("describe():", lambda: value.describe())
+    else:
+        parts = [entry.line(COLUMN_LIMITS[0]) if entry else f"{name}: {type(value).__name__}"]
+        if not (is_secret_name(name) and isinstance(value, _HIDEABLE)):
+            parts += _attempt("value:", lambda: repr(value))
+    text = "\n".join(parts)
+    shown = _shown(text)
+    if len(shown) <= max_chars and len(text) <= _REDACT_CHARS:
+        return shown
+    return f"{shown[:max_chars]}{CUT} ({len(text):,} chars in all)"
+
+
+def _attempt(label: str, make: Callable[[], object]) -> list[str]:
+    try:
+        return [label, str(make())]
+    except Exception as error:
+        return [f"{label} unavailable ({type(error).__name__}: {_cut(str(error), VALUE_CHARS)})"]
+
