@@ -6,6 +6,8 @@ variables, same validation; every module of the agent room takes its settings fr
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, PositiveInt
 
 from ..engine._settings import ENV_PREFIX, EngineSettings
@@ -63,6 +65,15 @@ class Settings(EngineSettings):
     )
     enable_python: bool = Field(
         False, description="Offer the model the python tool (runs code in your namespace)."
+    )
+    run_code: Literal["ask", "auto", "off"] = Field(
+        "ask", description="Code the model runs (the run_code tool), shown with its outputs in "
+        "the chat cell: `ask` shows it first and waits for you (run it, or take it as a cell "
+        "below), `auto` runs it at once, `off` never runs it."
+    )
+    see_cells: bool = Field(
+        True, description="Tell the model about the cells you ran since its last turn (their "
+        "code, a bounded excerpt of their outputs, their errors) with your next message."
     )
     prompt_caching: bool = Field(
         True, description="Mark requests for the provider's prompt cache where it needs "
