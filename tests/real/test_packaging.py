@@ -1,9 +1,12 @@
-"""widgets/ ships as nbagent.widgets, from an editable install and from a built wheel."""
+"""widgets/ ships as nbagent.widgets, from an editable install and from a built wheel; the
+sdist carries the MIT licence pyproject declares, every module and none of the tests (they
+need the repository around them), and builds that wheel itself."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -87,3 +90,55 @@ def test_nbagent_widgets_imports_from_the_installed_wheel(wheel: Path, tmp_path:
     assert Path(package_file).is_relative_to(target)
     assert Path(widgets_file) == target / "nbagent" / "widgets" / "__init__.py"
     assert not (target / "widgets").exists()
+
+
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sdist setuptools builds from the repository (its PEP 517 hook, as `python -m build
+    --sdist` calls it, without an isolated environment)."""
+    out = tmp_path_factory.mktemp("sdist")
+    code = f"from setuptools import build_meta; print(build_meta.build_sdist({str(out)!r}))"
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True)
+    (built,) = out.glob("jupyter_nbagent-*.tar.gz")
+    return built
+
+
+def _members(archive: Path) -> dict[str, str]:
+    """The sdist's files by their path inside the project folder."""
+    with tarfile.open(archive) as tar:
+        return {name.split("/", 1)[1]: name for name in tar.getnames() if "/" in name}
+
+
+@pytest.mark.real
+def test_the_sdist_carries_the_mit_licence_that_pyproject_declares(sdist: Path) -> None:
+    members = _members(sdist)
+    with tarfile.open(sdist) as tar:
+        licence = tar.extractfile(members["LICENSE"]).read().decode()  # type: ignore[union-attr]
+        info = tar.extractfile(members["PKG-INFO"]).read().decode()  # type: ignore[union-attr]
+    assert licence.startswith("MIT License") and "WITHOUT WARRANTY OF ANY KIND" in licence
+    assert licence == (ROOT / "LICENSE").read_text()
+    assert "License-Expression: MIT" in info.splitlines()
+    assert "License-File: LICENSE" in info.splitlines()
+
+
+@pytest.mark.real
+def test_the_sdist_carries_every_module_and_no_test(sdist: Path) -> None:
+    members = set(_members(sdist))
+    sources = {path.relative_to(ROOT).as_posix() for path in (ROOT / "nbagent").rglob("*.py")}
+    sources |= {path.relative_to(ROOT).as_posix() for path in (ROOT / "widgets").rglob("*.py")}
+    assert sorted(sources - members) == []
+    assert sorted(m for m in members if m.startswith("tests/") or "/tests/" in m) == []
+
+
+@pytest.mark.real
+def test_the_sdist_builds_a_wheel_that_carries_the_licence(sdist: Path, tmp_path: Path) -> None:
+    with tarfile.open(sdist) as tar:
+        tar.extractall(tmp_path, filter="data")
+    (unpacked,) = tmp_path.iterdir()
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "--wheel-dir", str(tmp_path / "wheel"), str(unpacked)],
+                   check=True, capture_output=True)
+    (built,) = (tmp_path / "wheel").glob("jupyter_nbagent-*.whl")
+    names = zipfile.ZipFile(built).namelist()
+    assert [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
+    assert "nbagent/widgets/_meter.py" in names and not [n for n in names if "tests/" in n]
