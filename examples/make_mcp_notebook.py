@@ -93,11 +93,20 @@ MCP = [
 ]
 
 
-def write(name: str, cells: list[nbformat.NotebookNode]) -> None:
+NOTEBOOKS = {"mcp.ipynb": MCP}
+
+
+def write(name: str, cells: list[nbformat.NotebookNode], folder: Path = HERE) -> None:
     notebook = new_notebook(cells=cells, metadata={
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-    nbformat.write(notebook, HERE / name)
+    nbformat.write(notebook, folder / name)
+
+
+def main(folder: Path = HERE) -> None:
+    """Write every notebook this module makes into `folder`."""
+    for name, cells in NOTEBOOKS.items():
+        write(name, cells, folder)
 
 
 if __name__ == "__main__":
-    write("mcp.ipynb", MCP)
+    main()
