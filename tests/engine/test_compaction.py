@@ -195,8 +195,10 @@ def test_ptl_drops_the_oldest_rounds_until_under_ninety_percent_of_the_limit() -
     limit = size // 2
     dropped = ptl_fallback(messages, parse_token_limits(f"prompt is too long: {size} tokens > {limit} maximum"))
     assert dropped.changed and tokens(dropped) <= 0.9 * limit
-    assert dropped[0] == SYSTEM and dropped[2] == messages[1]  # the first user request stays
-    assert is_memory(dropped[1]) and "- question 1: describe sales_df" in dropped[1]["content"]
+    assert dropped[0] == SYSTEM and is_memory(dropped[1])
+    kept = parse_floor(dropped[1]["content"]).user_messages  # the first request leads, whole
+    assert kept[0] == messages[1]["content"] and kept[1].startswith("question 1: describe")
+    assert not any(m == messages[1] for m in dropped[2:])  # once, in the block
     assert dropped[-4:] == messages[-4:]  # the newest round stays
     validate_messages(dropped)
     fewer = ptl_fallback(
@@ -217,8 +219,8 @@ def test_ptl_without_a_limit_drops_three_rounds() -> None:
     messages = session(6)
     dropped = ptl_fallback(messages, parse_token_limits("Input is too long for requested model."))
     asks = [m["content"] for m in dropped if is_plain_user(m)]
-    assert asks[0] == messages[1]["content"]  # the first request stays, its round goes
-    assert [a.split(":")[0] for a in asks[1:]] == ["question 3", "question 4", "question 5"]
+    assert parse_floor(dropped[1]["content"]).user_messages[0] == messages[1]["content"]
+    assert [a.split(":")[0] for a in asks] == ["question 3", "question 4", "question 5"]
     assert "no limit" in dropped.reason
 
 

@@ -254,6 +254,7 @@ def render_floor_parts(
     *,
     keep_first: bool = False,
     keep_last: bool = False,
+    whole_first: bool = False,
     focus: str | None = None,
     shown: str = "",
 ) -> dict[str, str]:
@@ -274,7 +275,8 @@ def render_floor_parts(
     errors_cost = sum(map(_error_cost, errors))
     results = _results(floor.results, budget * RESULTS_SHARE)
     users_budget = budget - names_cost - errors_cost
-    users = fit_users(list(floor.user_messages), users_budget, keep_first, keep_last)
+    users = fit_users(list(floor.user_messages), users_budget, keep_first, keep_last,
+                      whole_first)
     parts: dict[str, str] = {}
     if focus:
         parts["focus"] = f"{FOCUS_HEADING} {' '.join(focus.split())[:300]}"
@@ -294,10 +296,11 @@ def render_floor_parts(
 
 
 def render_floor(floor: Floor, budget: int, *, keep_first: bool = False,
-                 keep_last: bool = False, focus: str | None = None, shown: str = "") -> str:
+                 keep_last: bool = False, whole_first: bool = False, focus: str | None = None,
+                 shown: str = "") -> str:
     """`render_floor_parts`, joined into one text."""
     parts = render_floor_parts(floor, budget, keep_first=keep_first, keep_last=keep_last,
-                               focus=focus, shown=shown)
+                               whole_first=whole_first, focus=focus, shown=shown)
     return "\n".join(parts.values())
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._markers import MEMORY_HEADER, is_notebook_state
+from .._markers import MEMORY_HEADER, is_memory, is_notebook_state, is_summary
 from .._tokens import estimate_message_tokens
 from ._common import Layout, LevelResult, Message, counts_for, first_user_index, prefix_sums
-from ._floor import default_budget, extract_floor, render_floor
+from ._floor import Floor, default_budget, extract_floor, render_floor
 
 TokenLimits = tuple[int | None, int | None]  # (the prompt's size, the model's limit)
 DROPPED_NOTE = "(Older rounds were dropped to fit the model's limit; code kept this of them.)"
@@ -37,6 +37,12 @@ def ptl_fallback(
     Whole rounds only, so no tool result is orphaned. With `keep_floor`, the dropped
     rounds' floor (user messages, names, error lines) becomes one memory block, when it
     fits. `counts` (one per message) are reused.
+
+    While no block holds a floor yet, the first request is the first round's; it leads
+    the new block's floor, whole, as the first block of the told-window path holds it
+    (so L2 and L3 after this keep it whole and first, as they do there). Left in the
+    history behind a block, it would be a later round's message to them: shortened by
+    the next memory pass, and not the first of an L3 summary's user messages.
     """
     actual, limit = limits if limits is not None else (None, None)
     layout = Layout.of(messages)
@@ -46,7 +52,8 @@ def ptl_fallback(
     counts = counts_for(messages, counts)
     sums = prefix_sums(counts)
     estimate = sums[-1]
-    first = first_user_index(messages)
+    held = any(is_memory(m) or is_summary(m) for m in messages[layout.body:layout.blocks_end])
+    first = None if held else first_user_index(messages)  # a block holds it already
     cut_from = rounds[0]
     ends = rounds[1:]  # dropping n rounds cuts messages[cut_from:ends[n - 1]]
     ratio = actual / estimate if actual and estimate else 1.0
@@ -73,24 +80,29 @@ def ptl_fallback(
                f"dropped every old round ({dropped}); still over {headroom:.0%} of {limit:,}")
     cut_to = ends[dropped - 1]
     keep_first = first is not None and cut_from <= first < cut_to
+    first_cost = counts[first] if keep_first and first is not None else 0
+    rest = size(dropped) - first_cost  # without the first request, wherever it goes
     block: list[Message] = []
     if keep_floor:
-        gone = [m for i, m in enumerate(messages[cut_from:cut_to], cut_from) if i != first]
-        floor = render_floor(extract_floor(gone), budget)
-        candidate = {"role": "user", "content": f"{MEMORY_HEADER}\n{DROPPED_NOTE}\n\n{floor}"}
-        cost = estimate_message_tokens(candidate)
-        fits_target = target is None or size(dropped) + cost <= target
-        if floor and fits_target and size(dropped) + cost < estimate:
-            block = [candidate]
-            how += "; their floor kept in a memory block"
+        gone = extract_floor(messages[cut_from:cut_to])
+        candidates = [gone, Floor(gone.user_messages[:1], (), (), ())] if keep_first else [gone]
+        for floor in candidates:
+            text = render_floor(floor, budget + first_cost, keep_first=keep_first,
+                                whole_first=keep_first)
+            candidate = {"role": "user", "content": f"{MEMORY_HEADER}\n{DROPPED_NOTE}\n\n{text}"}
+            cost = estimate_message_tokens(candidate)
+            if text and (target is None or rest + cost <= target) and rest + cost < estimate:
+                block = [candidate]
+                how += ("; their floor kept in a memory block" if floor is gone else
+                        "; the first request kept in a memory block")
+                break
     at = next((i for i in range(layout.body, layout.blocks_end)
                if is_notebook_state(messages[i])), layout.blocks_end)  # memory before state
     result = [
         *messages[:at],
         *block,
         *messages[at:cut_from],
-        *([messages[first]] if keep_first and first is not None else []),
+        *([messages[first]] if keep_first and not block and first is not None else []),
         *messages[cut_to:],
     ]
     return LevelResult(result, changed=True, reason=how)
-

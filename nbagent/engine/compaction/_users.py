@@ -65,18 +65,22 @@ def _tiny(text: str) -> str:
     return short if len(short) < len(text) else text
 
 
-def fit_users(texts: list[str], budget: int, keep_first: bool, keep_last: bool) -> list[str]:
+def fit_users(texts: list[str], budget: int, keep_first: bool, keep_last: bool,
+              whole_first: bool = False) -> list[str]:
     """Fit the user messages into `budget`, never dropping one silently. In turn, until
     it fits: shorten the oldest middle ones (leading and directive sentences); cut the
     oldest ones that decide nothing to their first words; then leave the oldest out, those
     that decide nothing first, with one line saying how many and how to find them. The
-    first (the request) and the last (the latest ask) stay whole when asked."""
+    first (the request) and the last (the latest ask) stay whole when asked, unless one
+    alone is longer than half the budget (then its head and tail stay); `whole_first`
+    keeps the first whole at any length (L4 moves it out of the history into its block)."""
     if not texts:
         return []
-    protected = {0} if keep_first else set()
+    protected = {0} if keep_first or whole_first else set()
     if keep_last:
         protected.add(len(texts) - 1)
-    items = [_cut(t, budget // 2) if i in protected else t for i, t in enumerate(texts)]
+    items = [t if i == 0 and whole_first else _cut(t, budget // 2) if i in protected else t
+             for i, t in enumerate(texts)]
     costs = [estimate_tokens(t) + 2 for t in items]
     total = sum(costs)
     order = [i for i in range(len(items)) if i not in protected]  # the oldest first
