@@ -1,14 +1,39 @@
 """The small output bundles every notebook line is made of: text/plain beside text/html,
 styled with JupyterLab's theme variables (with fallbacks), so a line reads the same in a
-live notebook, a reloaded one, nbviewer and GitHub.
+live notebook, a reloaded one, nbviewer and GitHub. Their text/plain is what a terminal
+prints, so it never carries a control sequence (`terminal_text`).
 """
 
 from __future__ import annotations
 
 import html
+import re
 
 Bundle = dict[str, str]
 CUT = "… [cut]"
+
+# Whole escape sequences first (so their parameters go with them), then any other control.
+_SEQUENCES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]?"  # CSI: colours, cursor moves, erase, queries
+    r"|\x1b[\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC (titles, links), DCS, SOS, PM, APC
+    r"|\x1b[ -/]*[0-~]?"  # every other escape (charset switches, keypad modes, resets)
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
+
+
+def terminal_text(text: str) -> str:
+    """`text` with no control sequence left (ANSI CSI and OSC, other escapes, C0 and C1
+    controls but newline and tab; a carriage return ending a line is kept as the newline):
+    text from outside printed in a terminal can neither restyle it, move its cursor,
+    retitle the window, plant a link nor overwrite what was printed before."""
+    text = text.replace("\r\n", "\n")
+    return _CONTROLS.sub("", _SEQUENCES.sub("", text))
+
+
+def inert(bundle: Bundle) -> Bundle:
+    """The bundle with its text/plain made safe for a terminal."""
+    plain = bundle.get("text/plain")
+    return bundle if not plain else {**bundle, "text/plain": terminal_text(plain)}
 
 
 def clean_cut(text: str, limit: int | None = None) -> str:
@@ -26,7 +51,7 @@ def clean_cut(text: str, limit: int | None = None) -> str:
 def line(css_class: str, html_text: str, plain: str) -> Bundle:
     """One line of output: wraps between words (never mid-word), in the theme's colours."""
     return {
-        "text/plain": plain,
+        "text/plain": terminal_text(plain),
         "text/html": f'<div class="{css_class}" style="color:var(--jp-content-font-color1,'
                      f'#1a1a1a);white-space:pre-wrap;overflow-wrap:normal;word-break:normal">'
                      f"{html_text}</div>",
@@ -55,7 +80,7 @@ def error_bundle(message: str, detail: str = "") -> Bundle:
     more = (f"<details><summary>details</summary><pre>{html.escape(detail)}</pre></details>"
             if detail else "")
     return {
-        "text/plain": f"nbagent: {message}",
+        "text/plain": terminal_text(f"nbagent: {message}"),
         "text/html": (
             '<div class="nbagent-error" style="border-left:4px solid '
             "var(--jp-error-color1,#d32f2f);padding:2px 8px;color:"

@@ -1,14 +1,15 @@
-"""How a chat shows in a cell: the reply as Markdown redrawn on a steady cadence while it
-streams, one status line under it while the agent waits ("thinking…", "running
-describe(…)…"), tool calls as one collapsible line each, compactions, errors and
-interrupts as one readable line. Every output carries text/plain beside its HTML.
+"""How a chat shows in a cell: the reply rendered to inert HTML (`_render`) and redrawn on
+a steady cadence while it streams, one status line under it while the agent waits
+("thinking…", "running describe(…)…"), tool calls as one collapsible line each,
+compactions, errors and interrupts as one readable line. Every output carries text/plain
+beside its HTML, free of control sequences. Where the front end cannot redraw an output
+(a terminal), `ChatDisplay()` is the terminal's view instead (`_chat_terminal`).
 """
 
 from __future__ import annotations
 
 import html
 import json
-import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,15 +26,28 @@ from nbagent.events import (
     ToolStarted,
 )
 
-from ._bundles import Bundle, clean_cut, error_bundle, inline_code, line, plain_line, status_bundle
+from ._bundles import (
+    Bundle,
+    clean_cut,
+    error_bundle,
+    inline_code,
+    line,
+    plain_line,
+    status_bundle,
+    terminal_text,
+)
+from ._frontend import updates_in_place
+from ._render import render_reply
 from ._report import decision_bundle, error_parts
 from ._texts import INTERRUPTED, REPLACED, notebook_words
 
 UPDATE_EVERY_S = 0.1  # redraw the streaming reply at most this often, and at least this often
+# A redraw renders the whole reply again: its interval stays this many times what the last
+# render took, so a very long reply costs the kernel a bounded share of its time.
+RENDER_SHARE = 10
 CONTINUE_HINT = (
     "the reply was cut at the model's output limit — send `%chat continue` for the rest"
 )
-_FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})")
 
 
 def _short(arguments: str, limit: int = 60) -> str:
@@ -49,7 +63,9 @@ def _short(arguments: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _copy_button(code: str) -> str:
+def copy_button(code: str) -> str:
+    """Our copy button for one code block (our markup, added after sanitizing): the code
+    rides in an escaped attribute, so the handler reads it as data, never as script."""
     value = html.escape(code, quote=True).replace("\n", "&#10;").replace("$", "&#36;")
     script = (
         "const c=this.dataset.code,b=this;"
@@ -67,30 +83,12 @@ def _copy_button(code: str) -> str:
     )
 
 
-def with_copy_buttons(markdown: str) -> str:
-    """The reply's Markdown with a copy button under each complete fenced code block."""
-    out: list[str] = []
-    fence: tuple[str, str] | None = None  # (indent, fence) of the open block
-    code: list[str] = []
-    for row in markdown.split("\n"):
-        out.append(row)
-        if fence is None:
-            opened = _FENCE.match(row)
-            if opened:
-                fence, code = (opened.group(1), opened.group(2)), []
-            continue
-        indent, marker = fence
-        closing = row.strip()
-        if closing and set(closing) == {marker[0]} and len(closing) >= len(marker):
-            out += [indent + _copy_button("\n".join(code)), ""]
-            fence = None
-        else:
-            code.append(row[len(indent):] if row.startswith(indent) else row)
-    return "\n".join(out)
-
-
-def _reply_bundle(text: str) -> Bundle:
-    return {"text/markdown": with_copy_buttons(text), "text/plain": text}
+def reply_bundle(text: str) -> Bundle:
+    """The reply as the page shows it (sanitized HTML with copy buttons) and as a terminal
+    or a text export reads it (the Markdown as written, without control sequences)."""
+    rendered = render_reply(text, copy_button)
+    return {"text/html": f'<div class="nbagent-reply">{rendered}</div>',
+            "text/plain": terminal_text(text)}
 
 
 def retry_words(error: str, wait_s: float) -> str:
@@ -110,13 +108,25 @@ def retry_words(error: str, wait_s: float) -> str:
 class ChatDisplay:
     """One cell's view of a chat. Subscribe it to the session's events and pass
     `on_text=view.on_text`; call `view.status("thinking…")` before the request and
-    `view.finish(result)` after. `clock` is for tests."""
+    `view.finish(result)` after. `clock` is for tests.
+
+    Made where the front end cannot redraw an output in place (terminal IPython, jupyter
+    console), it is a `TerminalChat`, which prints each thing once (as `pathlib.Path()`
+    is a `PosixPath`); `live=True` or `False` chooses."""
+
+    def __new__(cls, *args: Any, live: bool | None = None, **kwargs: Any) -> ChatDisplay:
+        if cls is ChatDisplay and not (updates_in_place() if live is None else live):
+            from ._chat_terminal import TerminalChat
+
+            cls = TerminalChat
+        return super().__new__(cls)
 
     def __init__(self, *, clock: Callable[[], float] = time.monotonic,
-                 every_s: float = UPDATE_EVERY_S) -> None:
+                 every_s: float = UPDATE_EVERY_S, live: bool | None = None) -> None:
         self.text = ""  # the text block streaming now
         self._clock = clock
         self._every_s = every_s
+        self._interval = every_s  # every_s, or longer while a long reply takes time to render
         self._block: Any = None  # the display handle of the streaming text
         self._drawn_at: float | None = None
         self._drawn = ""
@@ -154,16 +164,20 @@ class ChatDisplay:
         now = self._clock()
         if self._block is None:
             self._status = ""  # the text takes the status line's place
-            self._block = self._append(_reply_bundle(self.text))
+            self._block = self._append(reply_bundle(self.text))
             self._drawn_at, self._drawn = now, self.text
         elif self._status:
             self.status("")
-        if self._drawn_at is None or now - self._drawn_at >= self._every_s:
+        if self._drawn_at is None or now - self._drawn_at >= self._interval:
             self._draw(now)
 
     def _draw(self, now: float) -> None:
         if self._block is not None and self._drawn != self.text:
-            self._block.update(_reply_bundle(self.text), raw=True)
+            started = time.perf_counter()
+            bundle = reply_bundle(self.text)
+            spent = time.perf_counter() - started
+            self._interval = max(self._every_s, RENDER_SHARE * spent)
+            self._block.update(bundle, raw=True)
         self._drawn_at, self._drawn = now, self.text
 
     def _flush(self) -> None:
@@ -215,11 +229,7 @@ class ChatDisplay:
 
     def finish(self, result: ChatResult) -> None:
         """The chat ended: draw the whole reply, clear the status, say why it stopped."""
-        if self._block is not None:
-            self._flush()
-        elif result.text and not self.text:
-            self._status = ""
-            self._append(_reply_bundle(result.text))
+        self._final_reply(result)
         self.status("")
         if getattr(result, "truncated", False):
             self._append(line("nbagent-truncated", "⋯ " + inline_code(CONTINUE_HINT),
@@ -231,6 +241,13 @@ class ChatDisplay:
             self._append(plain_line("nbagent-replaced", REPLACED))
         if result.cost:
             self._append(plain_line("nbagent-cost", f"this cell cost ${result.cost:.4f}"))
+
+    def _final_reply(self, result: ChatResult) -> None:
+        if self._block is not None:
+            self._flush()
+        elif result.text and not self.text:  # a model that did not stream
+            self._status = ""
+            self._append(reply_bundle(result.text))
 
     def note(self, text: str, css_class: str = "nbagent-note") -> None:
         """One more line under the chat (a proposed cell, a footer), in notebook words."""
@@ -246,7 +263,7 @@ def _tool_bundle(event: ToolFinished, name: str, arguments: str) -> Bundle:
     call = f"{name}({_short(arguments)})"
     head = f"{call} → {event.chars:,} chars{cut}{status}"
     return {
-        "text/plain": head,
+        "text/plain": terminal_text(head),
         "text/html": (
             f'<details class="nbagent-tool"><summary><code>{html.escape(call)}</code> → '
             f"{event.chars:,} chars{cut}{status}</summary><pre>{_arguments_block(arguments)}"

@@ -17,6 +17,8 @@ from traitlets import Float, Int, List, TraitError, Unicode, validate
 from nbagent import ContextState
 from nbagent.events import Compacted, ContextChanged
 
+from ._bundles import inert
+from ._frontend import at_cell_end, updates_in_place
 from ._meter_assets import METER_CSS, METER_ESM
 from ._reading import (
     LEVELS,
@@ -43,18 +45,18 @@ class ContextMeter(anywidget.AnyWidget):  # type: ignore[misc]
     _esm = METER_ESM
     _css = METER_CSS
 
-    percent_left = Float(100.0, help="Percent of the context left before auto-compaction.").tag(
-        sync=True
-    )
+    percent_left = Float(100.0, help="Percent of the context left before auto-compaction "
+                         "(of the effective window when it is off).").tag(sync=True)
+    headline = Unicode("100% context left", help="The percent left and what it is of, in "
+                       "words.").tag(sync=True)
     level = Unicode("ok", help="ok, warning, error, compact or blocking (sets the colour).").tag(
         sync=True
     )
     status = Unicode("ok", help="The level in words, and why auto-compaction is off.").tag(
         sync=True
     )
-    detail = Unicode("", help="Tokens, trigger, window, last compaction and cost, in words.").tag(
-        sync=True
-    )
+    detail = Unicode("", help="Tokens, trigger, effective window, window, last compaction and "
+                     "cost, in words.").tag(sync=True)
     threshold = Int(0, help="The auto-compact trigger (the effective window when off).").tag(
         sync=True
     )
@@ -119,6 +121,7 @@ class ContextMeter(anywidget.AnyWidget):  # type: ignore[misc]
             update_display(self._fallback(), raw=True, display_id=self._fallback_id)
         with self.hold_sync():
             self.percent_left = reading.percent_left
+            self.headline = reading.headline
             self.level = reading.level
             self.status = reading.status
             self.detail = reading.detail
@@ -132,9 +135,11 @@ class ContextMeter(anywidget.AnyWidget):  # type: ignore[misc]
         """What the meter shows now (a fresh meter shows an empty context)."""
         if self._reading is not None:
             return self._reading
-        return MeterReading(self.percent_left, self.level, WORDS[self.level], "", self.tokens,
-                            self.threshold, self.window, self.window_source, self.cost,
-                            self.last_compaction)
+        return MeterReading(
+            percent_left=self.percent_left, level=self.level, label=WORDS[self.level], note="",
+            tokens=self.tokens, threshold=self.threshold, window=self.window,
+            window_source=self.window_source, cost=self.cost,
+            last_compaction=self.last_compaction)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         """The widget, with text and HTML for pages that cannot show widgets (nbviewer,
@@ -196,7 +201,11 @@ class MeterLine:
         self.show()
 
     def show(self) -> None:
-        """Show the line in the current cell's output (updated with all the others)."""
+        """Show the line in the current cell's output (updated with all the others). A
+        terminal cannot redraw it: there it is printed once, when the cell has run."""
+        if not updates_in_place():
+            at_cell_end(self, lambda: display(inert(self._bundle()), raw=True))
+            return
         display(self._bundle(), raw=True, display_id=self.display_id)
 
     def __call__(self, event: object) -> None:
@@ -214,7 +223,8 @@ class MeterLine:
             self.last_compaction = self.reading.last_compaction
         else:
             return
-        update_display(self._bundle(), raw=True, display_id=self.display_id)
+        if updates_in_place():  # (a terminal would print every update anew)
+            update_display(self._bundle(), raw=True, display_id=self.display_id)
 
 
 def _follow(kind: type[_Meter], agent: Any) -> _Meter:

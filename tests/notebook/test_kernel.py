@@ -32,7 +32,7 @@ SETUP = textwrap.dedent("""
 
 def run(client: Any, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run `code`: the execute reply's content and every iopub message of the cell."""
-    msg_id = client.execute(code)
+    msg_id = client.execute(code, allow_stdin=False)  # as nbclient runs a notebook
     messages: list[dict[str, Any]] = []
     deadline = time.monotonic() + WAIT_S
     while True:

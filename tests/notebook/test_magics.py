@@ -31,7 +31,7 @@ def test_chat_cell_sends_the_body_and_renders_the_reply(ip: InteractiveShell) ->
     with capture_output() as captured:
         ip.run_cell_magic("chat", "", "How many rows?\n")
     assert model.requests[0][-1] == {"role": "user", "content": "How many rows?"}
-    assert "**42** rows" in html_of(captured)
+    assert "<strong>42</strong> rows" in html_of(captured)  # the Markdown, rendered
     assert "context left" in html_of(captured)  # a meter line in every chat cell
 
 
@@ -100,7 +100,9 @@ def test_context_shows_the_breakdown(ip: InteractiveShell) -> None:
         "tool results",
         "summary / memory",
         "free",
-        "window 8,192 from env",
+        "auto-compact trigger",
+        "effective window",
+        "from env",
         "auto-compact 6,841 (armed)",
         "circuit breaker: closed",
         "session cost $0.0000",
@@ -246,7 +248,8 @@ def test_a_broken_stream_is_not_shown_twice(ip: InteractiveShell) -> None:
                     retry=RetryPolicy(sleep=lambda s: None))
     with capture_output() as captured:
         ip.run_cell_magic("chat", "", "go")
-    final = [o.data.get("text/markdown") for o in captured.outputs if "text/markdown" in o.data]
+    final = [o.data["text/plain"] for o in captured.outputs
+             if "nbagent-reply" in o.data.get("text/html", "")]
     assert final[-1] == "the whole answer"
     assert agent.history[-1] == {"role": "assistant", "content": "the whole answer"}
 

@@ -21,7 +21,7 @@ from nbagent.widgets import (
     show_error,
     show_interrupted,
 )
-from nbagent.widgets._chat import clean_cut, retry_words, with_copy_buttons
+from nbagent.widgets._chat import clean_cut, reply_bundle, retry_words
 from nbagent.widgets._meter_assets import METER_ESM
 
 from nbagent import ChatResult, Decision, Settings, context_state
@@ -87,7 +87,8 @@ def plain(captured: Any) -> list[str]:
 def test_the_meter_names_each_level_in_words(tokens: int, level: str, words: str) -> None:
     reading = MeterReading.of(state(tokens))
     assert (reading.level, reading.label) == (level, words)
-    assert reading.status == words and f"context left ({words})" in reading.text()
+    assert reading.status == words
+    assert f"context left until auto-compact ({words})" in reading.text()
 
 
 def test_fifteen_percent_left_is_never_green() -> None:
@@ -104,6 +105,9 @@ def test_the_breaker_and_the_setting_read_differently() -> None:
     assert "NBAGENT_DISABLE_COMPACT" in disabled.status and "%compact" not in disabled.status
     assert breaker.level == "warning" and disabled.level == "ok"  # a broken breaker is not ok
     assert "auto-compact at" not in breaker.detail
+    for off in (breaker, disabled):  # nothing compacts by itself: the base is the window's
+        assert off.headline.endswith("% context left in the effective window")
+        assert off.detail.startswith("2,000 tokens · effective window 7,373 · window 8,192")
 
 
 def test_the_meter_widget_follows_events() -> None:
@@ -112,8 +116,9 @@ def test_the_meter_widget_follows_events() -> None:
     assert (meter.level, meter.tokens, meter.threshold, meter.window_source) == (
         "ok", 5_000, 6_841, "env")
     assert meter.status == "ok" and meter.percent_left == pytest.approx(26.9, abs=0.1)
-    assert meter.detail == ("5,000 / 6,841 tokens · auto-compact at 6,841 · window 8,192 (env) "
-                            "· $0.2500")
+    assert meter.headline == "27% context left until auto-compact"
+    assert meter.detail == ("5,000 tokens · auto-compact at 6,841 · effective window 7,373 · "
+                            "window 8,192 (env) · $0.2500")
     meter(ContextChanged(state(6_900), 0.25))
     assert (meter.level, meter.status) == ("compact", "compacting")
     meter(Compacted(decision(tokens_before=6_900, tokens_after=1_200)))
@@ -127,8 +132,8 @@ def test_the_meter_syncs_only_what_the_browser_draws() -> None:
     meter = ContextMeter()
     synced = set(meter.keys) - set(anywidget.AnyWidget.class_trait_names(sync=True)) - {
         "_esm", "_css", "_anywidget_id"}
-    assert synced == {"percent_left", "level", "status", "detail", "threshold", "usage",
-                      "compaction_marks"}
+    assert synced == {"percent_left", "headline", "level", "status", "detail", "threshold",
+                      "usage", "compaction_marks"}
     for name in synced:
         assert f'"{name}"' in METER_ESM  # read by the drawing code
     assert "export default" in METER_ESM and "#eee" not in METER_ESM
@@ -138,7 +143,8 @@ def test_the_meter_has_text_and_html_fallbacks() -> None:
     meter = ContextMeter.for_state(state(5_000))
     data, _ = meter._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
-    assert data["text/plain"].startswith("nbagent: 27% context left (ok) · 5,000 / 6,841 tokens")
+    assert data["text/plain"].startswith(
+        "nbagent: 27% context left until auto-compact (ok) · 5,000 tokens · auto-compact at 6,841")
     assert 'class="nbagent-meter-body" data-level="ok"' in data["text/html"]
     assert "27% context left" in data["text/html"] and "var(--jp-success-color1" in data["text/html"]
 
@@ -153,7 +159,7 @@ def test_every_meter_line_of_a_session_follows_the_events() -> None:
         line(ToolStarted("c1", "x", "{}"))  # not the meter's business
     lines = plain(captured)
     assert len(lines) == 2 and lines[0] == lines[1]
-    assert lines[0].startswith("nbagent: 11% context left (warning)")
+    assert lines[0].startswith("nbagent: 11% context left until auto-compact (warning)")
     assert "last compaction L2 memory: 6,100 → 900" in lines[0]
     assert len(captured.outputs) == 4  # two shown, two updates (one per event) for both
 
@@ -166,9 +172,9 @@ def test_the_reply_is_redrawn_steadily_while_it_streams() -> None:
             view.on_text("word ")
             now[0] += 0.02
         view.finish(ChatResult(text="word " * 150))
-    draws = [o for o in captured.outputs if "text/markdown" in o.data]
+    draws = [o for o in captured.outputs if "nbagent-reply" in o.data.get("text/html", "")]
     assert 28 <= len(draws) <= 33  # about every 100 ms, not once at the end
-    assert draws[0].data["text/markdown"] == "word "  # the first word at once
+    assert draws[0].data["text/plain"] == "word "  # the first word at once
     assert screen(captured)[-1]["text/plain"] == "word " * 150
 
 
@@ -245,12 +251,12 @@ def test_tool_previews_are_cut_on_a_word_with_a_marker() -> None:
 
 def test_code_blocks_get_a_copy_button() -> None:
     reply = "Run this:\n\n```python\nprint(f\"${x}\")\n\nx = 1\n```\nthen\n```\nstill open"
-    marked = with_copy_buttons(reply)
+    marked = reply_bundle(reply)["text/html"]
     (button,) = re.findall(r'<button class="nbagent-copy"[^\n]*</button>', marked)
     assert 'data-code="print(f&quot;&#36;{x}&quot;)&#10;&#10;x = 1"' in button
-    assert marked.startswith("Run this:\n\n```python\n") and marked.endswith("```\nstill open")
     assert marked.count("nbagent-copy") == 1  # only complete blocks
-    assert with_copy_buttons("no code") == "no code"
+    assert "<pre><code>still open</code></pre>" in marked
+    assert "nbagent-copy" not in reply_bundle("no code")["text/html"]
 
 
 @pytest.mark.parametrize(
@@ -325,9 +331,9 @@ def test_a_session_has_one_meter_of_each_kind_however_often_it_is_shown(kind: An
     agent = FakeAgent()
     first = kind.follow(agent)
     assert kind.follow(agent) is first and agent.events.subscribers() == [first]
-    assert "3,000 / 6,841 tokens" in str(first._repr_mimebundle_())
+    assert "3,000 tokens · auto-compact at 6,841" in str(first._repr_mimebundle_())
     agent.events.emit(ContextChanged(state(4_000), 0.5))
-    assert "4,000 / 6,841" in str(first._repr_mimebundle_())
+    assert "4,000 tokens · auto-compact at 6,841" in str(first._repr_mimebundle_())
 
 
 def test_the_widget_keeps_a_plain_copy_beside_it_up_to_date() -> None:
