@@ -97,6 +97,8 @@ NOTEBOOKS = {"mcp.ipynb": MCP}
 
 
 def write(name: str, cells: list[nbformat.NotebookNode], folder: Path = HERE) -> None:
+    for index, cell in enumerate(cells):  # fixed ids: writing again changes only what changed
+        cell.id = f"{Path(name).stem}-{index}"
     notebook = new_notebook(cells=cells, metadata={
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
     nbformat.write(notebook, folder / name)

@@ -45,7 +45,9 @@ sales = pd.DataFrame({
     new_code_cell("%context"),
     new_code_cell("""state = agent.context_state()
 print(f"{state.percent_left:.0f}% context left, level {state.level}")
-print(f"window from {state.window_source}")"""),
+limits = state.thresholds  # the percentage is of state.base: the auto-compact trigger here
+print(f"auto-compact at {state.base:,} · effective window {limits.effective_window:,} · "
+      f"window {limits.context_window:,} (from {state.window_source})")"""),
 ]
 
 LONG_SESSION = [
@@ -83,6 +85,8 @@ NOTEBOOKS = {"quickstart.ipynb": QUICKSTART, "long_session.ipynb": LONG_SESSION}
 
 
 def write(name: str, cells: list[nbformat.NotebookNode], folder: Path = HERE) -> None:
+    for index, cell in enumerate(cells):  # fixed ids: writing again changes only what changed
+        cell.id = f"{Path(name).stem}-{index}"
     notebook = new_notebook(
         cells=cells,
         metadata={

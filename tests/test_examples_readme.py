@@ -49,5 +49,5 @@ def test_each_generator_writes_the_notebooks_the_readme_says(maker: str, tmp_pat
     for name in written:
         made = nbformat.read(tmp_path / name, as_version=4)
         saved = nbformat.read(EXAMPLES / name, as_version=4)
-        assert [(c.cell_type, c.source) for c in made.cells] == [
-            (c.cell_type, c.source) for c in saved.cells], f"{name} differs from {maker}'s"
+        assert [(c.id, c.cell_type, c.source) for c in made.cells] == [
+            (c.id, c.cell_type, c.source) for c in saved.cells], f"{name} differs from {maker}'s"

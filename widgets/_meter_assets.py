@@ -86,12 +86,12 @@ function render({ model, el }) {
     bar.style.width = `${Math.max(0, Math.min(100, percent)).toFixed(1)}%`;  // what is left
     bar.style.background = colour;
     mark.style.color = colour;
-    headline.textContent = `${Math.floor(percent + 0.5)}% context left`;
+    headline.textContent = model.get("headline");  // the percent and what it is of
     status.textContent = model.get("status");
     detail.textContent = model.get("detail");
     sparkline(svg, model.get("usage"), model.get("compaction_marks"), model.get("threshold"));
   }
-  const names = ["percent_left", "level", "status", "detail", "threshold", "usage",
+  const names = ["percent_left", "headline", "level", "status", "detail", "threshold", "usage",
                  "compaction_marks"];
   for (const name of names) model.on(`change:${name}`, draw);
   draw();

@@ -1,7 +1,13 @@
-"""What a meter shows, computed once from a context state: the percent left, the level in
-words, the tokens, the last compaction (marked when undone), the cost and the cache share.
-Both meters (the widget and the plain line) and `%context` read the same `MeterReading`
-and round with the same `percent`, so their figures agree.
+"""What a meter shows, computed once from a context state: the percent left and what it is
+of, the level in words, the tokens, the trigger, the effective window and the window, the
+last compaction (marked when undone), the cost and the cache share. Both meters (the
+widget and the plain line) and `%context` read the same `MeterReading` and round with the
+same `percent`, so their figures and their names agree.
+
+The one story: "N% context left until auto-compact" is the room left before the
+auto-compact trigger, as a share of the trigger; with automatic compaction off (the
+setting, or the circuit breaker open) it is "N% context left in the effective window"
+(the window less the output reserve), as nothing compacts before that.
 """
 
 from __future__ import annotations
@@ -55,12 +61,13 @@ class MeterReading:
     label: str  # the level in words
     note: str  # why automatic compaction is off ("" when it is armed)
     tokens: int
-    threshold: int
+    threshold: int  # what percent_left is of: the trigger, or the effective window when off
     window: int
     window_source: str
     cost: float = 0.0
     last_compaction: str = ""
     cache: str = ""  # e.g. "62% of input read from cache"
+    effective_window: int = 0  # the window less the output reserve
 
     @classmethod
     def of(cls, state: ContextState, *, cost: float = 0.0, last_compaction: str = "",
@@ -79,17 +86,25 @@ class MeterReading:
             label=label,
             note=note,
             tokens=state.tokens,
-            threshold=limits.auto_compact if state.auto_compact_armed else limits.effective_window,
+            threshold=state.base,
             window=limits.context_window,
             window_source=str(state.window_source),
             cost=cost,
             last_compaction=last_compaction,
             cache=cache,
+            effective_window=limits.effective_window,
         )
 
     @property
+    def armed(self) -> bool:
+        """Whether automatic compaction is armed (then `threshold` is its trigger)."""
+        return not self.note
+
+    @property
     def headline(self) -> str:
-        return f"{percent(self.percent_left)} context left"  # rounded as the browser does
+        """"86% context left until auto-compact": the percentage and what it is of."""
+        of = "until auto-compact" if self.armed else "in the effective window"
+        return f"{percent(self.percent_left)} context left {of}"
 
     @property
     def status(self) -> str:
@@ -97,19 +112,38 @@ class MeterReading:
         return f"{self.label} · {self.note}" if self.note else self.label
 
     @property
-    def detail(self) -> str:
-        limit = "" if self.note else f" · auto-compact at {self.threshold:,}"
-        parts = [
-            f"{self.tokens:,} / {self.threshold:,} tokens{limit}",
-            f"window {self.window:,} ({self.window_source})",
-        ]
+    def base_words(self) -> str:
+        """The figure the percentage is of, named: "auto-compact at 7,148", or the effective
+        window when automatic compaction is off."""
+        if self.armed:
+            return f"auto-compact at {self.threshold:,}"
+        return f"effective window {self.threshold:,}"
+
+    def _extras(self) -> list[str]:
+        parts = []
         if self.last_compaction:
             parts.append(f"last compaction {self.last_compaction}")
         if self.cost:
             parts.append(f"${self.cost:.4f}")
         if self.cache:
             parts.append(self.cache)
-        return " · ".join(parts)
+        return parts
+
+    @property
+    def detail(self) -> str:
+        """Every figure, each named once: tokens · auto-compact at · effective window ·
+        window (where it came from) · last compaction · cost · cache share."""
+        parts = [f"{self.tokens:,} tokens", self.base_words]
+        if self.armed:
+            parts.append(f"effective window {self.effective_window:,}")
+        parts.append(f"window {self.window:,} ({self.window_source})")
+        return " · ".join(parts + self._extras())
+
+    @property
+    def short_detail(self) -> str:
+        """What a chat cell's line shows beside the headline: the tokens and what the
+        percentage is of (the rest is in its tooltip)."""
+        return " · ".join([f"{self.tokens:,} tokens", self.base_words, *self._extras()])
 
     def text(self) -> str:
         return f"nbagent: {self.headline} ({self.status}) · {self.detail}"
@@ -130,16 +164,9 @@ class MeterReading:
             "</span></span>"
         )
         muted = "color:var(--jp-content-font-color2,#555555)"
-        extras = [f"{self.tokens:,} / {self.threshold:,} tokens"]
-        if self.last_compaction:
-            extras.append(f"last compaction {self.last_compaction}")
-        if self.cost:
-            extras.append(f"${self.cost:.4f}")
-        if self.cache:
-            extras.append(self.cache)
         tokens = (
             f'<span class="nbagent-meter-detail" style="{muted}">'
-            f"{html.escape(' · '.join(extras))}</span>" if compact else ""
+            f"{html.escape(self.short_detail)}</span>" if compact else ""
         )
         row = (
             '<div class="nbagent-meter-row" style="display:flex;align-items:center;'

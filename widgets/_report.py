@@ -123,11 +123,30 @@ def _share(value: float) -> str:
     return "<1%" if 0 < value < 0.5 else percent(value)
 
 
+def limit_rows(reading: MeterReading, state: Any) -> list[tuple[str, int, str, str]]:
+    """The figures the percentages rest on, as `%context` lists them under what fills the
+    window: (name, tokens, share, how it is made). The base (the auto-compact trigger, or the
+    effective window when automatic compaction is off) is 100%."""
+    limits = state.thresholds
+    source = f"from {state.window_source}"
+    if limits.window.raw_window != limits.context_window:
+        source += f"; the model's is {limits.window.raw_window:,}, capped by auto_compact_window"
+    rows = []
+    if reading.armed:
+        rows.append(("auto-compact trigger", reading.threshold, "100%", ""))
+    rows.append(("effective window", limits.effective_window, "" if reading.armed else "100%",
+                 f"window − output reserve {limits.output_reserve:,}"))
+    rows.append(("window", limits.context_window, "", source))
+    return rows
+
+
 def show_breakdown(breakdown: Breakdown, *, cost: float, breaker: str | None = None,
                    billing: Any = None, last: Decision | None = None) -> None:
     """`%context`: what fills the window, every threshold, the breaker and the cost. The
-    percentages share the meter's base (the auto-compact trigger, or the effective window
-    when it is off) and its rounding, so "free" here is the meter's "left"."""
+    percentages are of the meter's base (the auto-compact trigger, or the effective window
+    when automatic compaction is off) with its rounding, so "free" here is the meter's
+    "left"; the trigger, the effective window and the window follow, named as the meter
+    names them."""
     state = breakdown.state
     if breaker is None:
         breaker = "open" if getattr(state, "breaker_open", False) else "closed"
@@ -137,21 +156,13 @@ def show_breakdown(breakdown: Breakdown, *, cost: float, breaker: str | None = N
     parts = {**breakdown.parts, "free": max(0, reading.threshold - state.tokens)}
     shares = {kind: _share(100 * tokens / base) for kind, tokens in parts.items()}
     shares["free"] = percent(reading.percent_left)
-    headroom = limits.effective_window - reading.threshold
-    if headroom > 0:
-        parts["above the trigger"], shares["above the trigger"] = headroom, ""
-    rows = "".join(
-        f"<tr><td>{html.escape(kind)}</td><td style='text-align:right'>{tokens:,}</td>"
-        f"<td style='text-align:right'>{shares[kind]}</td></tr>"
-        for kind, tokens in parts.items()
-    )
+    rows = [(kind, tokens, shares[kind], "") for kind, tokens in parts.items()]
+    rows += limit_rows(reading, state)
+    of = "% of the trigger" if reading.armed else "% of the effective window"
     armed = "armed" if state.auto_compact_armed else "off"
     costs = f"session cost ${cost:.4f}"
     paid = billing_words(billing)
     facts = [
-        f"{state.tokens:,} tokens of an effective window of {limits.effective_window:,} "
-        f"(window {limits.window.raw_window:,} from {state.window_source}; output reserve "
-        f"{limits.output_reserve:,}) · {reading.headline} · level {state.level}",
         f"thresholds: warning {limits.warning:,} · error {limits.error:,} · mid-loop "
         f"{limits.midloop:,} · auto-compact {limits.auto_compact:,} ({armed}) · blocking "
         f"{limits.blocking:,}",
@@ -162,11 +173,22 @@ def show_breakdown(breakdown: Breakdown, *, cost: float, breaker: str | None = N
         facts.append(notebook_words(str(note)))
     if last is not None:
         facts.append(f"last compaction: {decision_words(last)}")
+    headline = f"{reading.headline} · level {state.level}"
     plain = "\n".join(
-        [*(f"{kind:<20}{tokens:>10,}  {shares[kind]:>5}" for kind, tokens in parts.items()),
+        [headline, f"{'':<22}{'tokens':>8}  {of}",
+         *(f"{kind:<22}{tokens:>8,}  {share:>5}{'  ' + how if how else ''}"
+           for kind, tokens, share, how in rows),
          *facts]
     )
+    cells = "".join(
+        f"<tr><td>{html.escape(kind)}</td><td style='text-align:right'>{tokens:,}</td>"
+        f"<td style='text-align:right'>{share}</td><td>{html.escape(how)}</td></tr>"
+        for kind, tokens, share, how in rows
+    )
+    head = (f"<tr><th></th><th style='text-align:right'>tokens</th>"
+            f"<th style='text-align:right'>{html.escape(of)}</th><th></th></tr>")
     paragraphs = "".join(f"<p>{html.escape(fact)}</p>" for fact in facts)
     display({"text/plain": plain,
-             "text/html": f'<div class="nbagent-context"><table>{rows}</table>{paragraphs}</div>'},
+             "text/html": f'<div class="nbagent-context"><p><b>{html.escape(headline)}</b></p>'
+                          f"<table>{head}{cells}</table>{paragraphs}</div>"},
             raw=True)

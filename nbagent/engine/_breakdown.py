@@ -38,9 +38,8 @@ class Breakdown:
 
     @property
     def base(self) -> int:
-        """The figure percent left and free are both measured against."""
-        limits = self.state.thresholds
-        return limits.auto_compact if self.state.auto_compact_armed else limits.effective_window
+        """The figure percent left and free are both measured against (`ContextState.base`)."""
+        return self.state.base
 
     @property
     def free_percent(self) -> float:
@@ -86,10 +85,8 @@ def context_breakdown(
     total = sum(raw.values()) or 1
     shares = {kind: value * rest / total for kind, value in raw.items()}
     scaled = _rounded(shares, rest)
-    limits = state.thresholds
-    base = limits.auto_compact if state.auto_compact_armed else limits.effective_window
     return Breakdown(system, schemas, scaled["memory"], scaled["tool_results"],
-                     scaled["conversation"], max(0, base - state.tokens), state)
+                     scaled["conversation"], max(0, state.base - state.tokens), state)
 
 
 def _rounded(shares: dict[str, float], total: int) -> dict[str, int]:

@@ -91,6 +91,12 @@ class ContextState:
     breaker_open: bool = False
 
     @property
+    def base(self) -> int:
+        """What `percent_left` is of: the auto-compact trigger while automatic compaction is
+        armed, else the effective window (the window less the output reserve)."""
+        return _base(self.thresholds, self.auto_compact_armed)
+
+    @property
     def compaction_note(self) -> str | None:
         """Why automatic compaction is not armed, in words (None when it is)."""
         if not self.thresholds.auto_compact_enabled:
@@ -165,7 +171,7 @@ def context_state(
     if limits is None:
         limits = thresholds(model, settings=settings, model_info=model_info)
     armed = limits.auto_compact_enabled and not breaker_open
-    base = limits.auto_compact if armed else limits.effective_window
+    base = _base(limits, armed)
     percent_left = max(0.0, min(100.0, 100.0 * (base - tokens) / base)) if base > 0 else 0.0
     level: Level = METER_LEVELS[0].name
     for meter in METER_LEVELS[1:]:
@@ -173,6 +179,10 @@ def context_state(
             level = meter.name
     return ContextState(tokens, percent_left, level, armed, limits.window.source, limits,
                         breaker_open)
+
+
+def _base(limits: Thresholds, armed: bool) -> int:
+    return limits.auto_compact if armed else limits.effective_window
 
 
 THRESHOLD_COLUMNS = ("output_reserve", "effective_window", "auto_compact", "midloop", "warning",

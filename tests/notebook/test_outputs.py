@@ -46,8 +46,8 @@ def test_a_chat_cell_has_no_widget_only_rich_outputs_with_the_meter_first(
     meter_id = captured.outputs[0].transient["display_id"]
     updates = [o for o in captured.outputs
                if o.update and o.transient.get("display_id") == meter_id]
-    tokens = [int(re.search(r"([\d,]+) / 6,841", o.data["text/plain"]).group(1)
-                  .replace(",", "")) for o in updates]
+    tokens = [int(re.search(r"([\d,]+) tokens · auto-compact at 6,841",
+                            o.data["text/plain"]).group(1).replace(",", "")) for o in updates]
     assert len(tokens) >= 3 and tokens == sorted(tokens) and len(set(tokens)) >= 3  # live
     assert "context left" in shown(captured)[0]["text/html"]
 
