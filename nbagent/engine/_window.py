@@ -1,10 +1,12 @@
 """Which context window a model has, and where that number came from.
 
 Order: `NBAGENT_MAX_CONTEXT_TOKENS` → a `[1m]` suffix → a limit the provider stated
-in an overflow error ("learned") → what the model object knows of itself (a local
-server's real window) → a model-info lookup (the agent passes litellm's) → the
-built-in table below (longest match wins) → 200,000. This module is engine: it
-never reaches litellm itself. Thresholds derived from the window live in `_thresholds`.
+in an overflow error ("learned") → what the model object or its server reports
+("server") → a conservative window for a local server that reports none ("assumed")
+→ a model-info lookup (the agent passes litellm's) → the built-in table below (longest
+match wins) → 200,000. A limit the provider stated also caps a larger configured window:
+the provider's word is the truth. This module is engine: it never reaches litellm itself.
+Thresholds derived from the window live in `_thresholds`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,11 @@ from typing import Any, Literal
 
 from ._settings import EngineSettings
 
-WindowSource = Literal["env", "suffix", "learned", "server", "litellm", "table", "default"]
+WindowKind = Literal["env", "suffix", "learned", "server", "assumed", "litellm", "table",
+                     "default"]
+# What the meter names: a kind, or "kind: detail" where the detail says more (the server's
+# endpoint, the runtime default assumed, the configured window a stated limit capped).
+WindowSource = str
 DEFAULT_WINDOW = 200_000
 ONE_MILLION = 1_000_000
 _SUFFIX_1M = re.compile(r"\[1m\]\s*$", re.IGNORECASE)
@@ -77,13 +83,29 @@ MODEL_TABLE: dict[str, tuple[int, int]] = {
 
 @dataclass(frozen=True)
 class WindowInfo:
-    """A model's context window (`raw_window`), its maximum output, and their sources."""
+    """A model's context window (`raw_window`), its maximum output, and their sources.
+    `source` is what the meter names: the kind (`kind`), with a detail after ": " where
+    there is one ("server: llama.cpp /props n_ctx")."""
 
     model: str
     raw_window: int
     source: WindowSource
     max_output: int | None
     max_output_source: WindowSource | None
+
+    @property
+    def kind(self) -> WindowKind:
+        head = self.source.partition(":")[0]
+        return next((kind for kind in KINDS if kind == head), "default")
+
+
+KINDS: tuple[WindowKind, ...] = ("env", "suffix", "learned", "server", "assumed", "litellm",
+                                 "table", "default")
+
+
+def named_source(kind: WindowKind, detail: str | None = None) -> WindowSource:
+    """The source as the meter names it: "server", or "server: llama.cpp /props n_ctx"."""
+    return f"{kind}: {detail}" if detail else kind
 
 
 def table_lookup(model: str) -> tuple[str, int, int] | None:
@@ -127,6 +149,8 @@ def resolve_window(
     model_info: ModelInfoLookup | None = None,
     reported: tuple[int | None, int | None] = (None, None),
     learned: int | None = None,
+    reported_source: str | None = None,
+    assumed: tuple[int, str] | None = None,
 ) -> WindowInfo:
     """Resolve `model`'s context window; the result says which source won.
 
@@ -135,7 +159,11 @@ def resolve_window(
         settings: defaults to `EngineSettings.from_env()` (read now, not at import).
         model_info: a model-info lookup (the agent passes litellm's); `None` skips it.
         reported: (window, max output) the model object knows of itself, if any.
-        learned: a limit the provider stated in an overflow error this session.
+        learned: a limit the provider stated in an overflow error this session; it also
+            caps a larger configured window (`env`, `suffix`).
+        reported_source: where the reported window came from (e.g. the server endpoint).
+        assumed: (window, why) for a local server that reports none: used before litellm
+            and the table, whose numbers are trained lengths, not the served window.
     """
     settings = EngineSettings.from_env() if settings is None else settings
     base = _SUFFIX_1M.sub("", model).strip()
@@ -147,10 +175,17 @@ def resolve_window(
         (settings.max_context_tokens, "env"),
         (ONE_MILLION if _SUFFIX_1M.search(model) else None, "suffix"),
         (learned, "learned"),
-        (reported[0], "server"),
+        (reported[0], named_source("server", reported_source)),
+        (assumed[0] if assumed else None, named_source("assumed", assumed[1] if assumed else None)),
         (info.get("max_input_tokens"), "litellm"),
         (row[1] if row else None, "table"),
     ) or (DEFAULT_WINDOW, "default")
+    if _positive(learned) and source in ("env", "suffix") and int(learned or 0) < window:
+        # The provider said its limit in an error: a larger configured window would only
+        # overflow again, every few turns. The source says what was capped.
+        configured = ("NBAGENT_MAX_CONTEXT_TOKENS" if source == "env" else "the [1m] suffix")
+        window, source = int(learned or 0), named_source(
+            "learned", f"the provider's stated limit, below {configured} ({window:,})")
     max_output, output_source = _first(
         (settings.model_limit, "env"),
         (reported[1], "server"),

@@ -102,11 +102,41 @@ def test_no_learned_limit_changes_nothing(learned: int | None) -> None:
     assert info.source == "table"
 
 
-def test_env_and_the_suffix_win_over_a_learned_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert resolve_window(CLAUDE + "[1m]", model_info=no_litellm, learned=90_000).source == (
-        "suffix")
+def test_a_smaller_configured_window_wins_over_a_learned_limit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NBAGENT_MAX_CONTEXT_TOKENS", "4096")
-    assert resolve_window(CLAUDE, model_info=no_litellm, learned=90_000).source == "env"
+    info = resolve_window(CLAUDE, model_info=no_litellm, learned=90_000)
+    assert (info.raw_window, info.source) == (4_096, "env")
+
+
+@pytest.mark.parametrize(("configured", "model", "named"), [
+    ("200000", CLAUDE, "NBAGENT_MAX_CONTEXT_TOKENS (200,000)"),
+    ("90001", CLAUDE, "NBAGENT_MAX_CONTEXT_TOKENS (90,001)"),
+    (None, CLAUDE + "[1m]", "the [1m] suffix (1,000,000)"),
+], ids=["env", "env-just-above", "suffix"])
+def test_a_limit_the_provider_stated_caps_a_larger_configured_window(
+        monkeypatch: pytest.MonkeyPatch, configured: str | None, model: str,
+        named: str) -> None:
+    if configured is not None:
+        monkeypatch.setenv("NBAGENT_MAX_CONTEXT_TOKENS", configured)
+    info = resolve_window(model, model_info=no_litellm, learned=90_000)
+    assert info.raw_window == 90_000 and info.kind == "learned"
+    assert info.source == f"learned: the provider's stated limit, below {named}"
+
+
+def test_a_server_names_where_its_window_came_from_and_an_assumed_window_says_so() -> None:
+    served = resolve_window("openai/qwen", model_info=litellm_says(131_072, 8_192),
+                            reported=(8_192, None), reported_source="llama.cpp /props n_ctx")
+    assert (served.raw_window, served.source, served.kind) == (
+        8_192, "server: llama.cpp /props n_ctx", "server")
+    # a local server that says nothing: the assumption, not litellm's trained length
+    assumed = resolve_window("ollama/llama3.1", model_info=model_info,
+                             assumed=(2_048, "llama-cpp-python's default n_ctx"))
+    assert (assumed.raw_window, assumed.kind) == (2_048, "assumed")
+    assert assumed.source == "assumed: llama-cpp-python's default n_ctx"
+    learned = resolve_window("ollama/llama3.1", model_info=model_info, learned=1_024,
+                             assumed=(2_048, "why"))
+    assert (learned.raw_window, learned.source) == (1_024, "learned")
 
 
 @pytest.mark.parametrize(
