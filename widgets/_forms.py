@@ -7,6 +7,7 @@ public API; a call this version of nbagent does not have is said in one line.
 from __future__ import annotations
 
 import shlex
+import time
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -74,14 +75,19 @@ def _mcp(agent: Any, rest: str) -> str:
     raise UsageError(f"Expected one of: {MCP_USAGE}")
 
 
-def models() -> str:
-    """`%nbagent models`: the local models found, with their window, tool support and
-    the command that uses each."""
-    found = nbagent.find_local_models()
-    if not found:
-        return ("nbagent: no local model server or model file found (Ollama, LM Studio, "
-                "llama.cpp, vLLM on their default ports; GGUF files in the usual caches)")
-    return "\n".join(f"{model.describe()}\n  use it: {model.call}" for model in found)
+def models(refresh: bool = False) -> str:
+    """`%nbagent models [--refresh]`: the local models found, with their window (and where
+    it came from), tool support and the command that uses each; says when the answer is
+    an earlier look's."""
+    found = nbagent.find_local_models(refresh=refresh)
+    lines = [f"{model.describe()}\n  use it: {model.call}" for model in found] or [
+        "nbagent: no local model server or model file found (Ollama, LM Studio, llama.cpp, "
+        "vLLM, llama-cpp-python on their default ports; GGUF files in the usual caches)"]
+    if found.cached:
+        minutes = max(0, round((time.time() - found.looked_at) / 60))
+        lines.append(f"nbagent: as found {minutes} min ago (%nbagent models --refresh looks "
+                     "again)")
+    return "\n".join(lines)
 
 
 def settings_changes(words: list[str]) -> dict[str, str]:

@@ -155,7 +155,7 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         %nbagent model=local           back to the embedded model
         %nbagent reset                 start over with the defaults
         %nbagent meter                 show the interactive context meter here
-        %nbagent models                local models found on this machine
+        %nbagent models [--refresh]    local models found on this machine (--refresh: look again)
         %nbagent mcp add NAME -- command args…   an MCP server started by a command
         %nbagent mcp add NAME URL                an MCP server over HTTP
         %nbagent mcp list · %nbagent mcp remove NAME
@@ -170,8 +170,8 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
                 _run.text(lines)
             return
         words = shlex.split(line)
-        if words in (["meter"], ["reset"], ["models"]):
-            _run.nbagent_word(words[0])
+        if words in (["meter"], ["reset"], ["models"], ["models", "--refresh"]):
+            _run.nbagent_word(" ".join(words))
             return
         changes = _forms.settings_changes(words)
         agent = _run.shown(nbagent.current)

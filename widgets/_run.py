@@ -21,8 +21,9 @@ ERRORS: dict[int, str] = {}  # execution count → the error that cell raised (f
 
 
 def nbagent_word(word: str) -> None:
-    if word == "models":
-        if (lines := shown(_forms.models)) is not None:
+    if word.startswith("models"):
+        refresh = word.endswith("--refresh")
+        if (lines := shown(lambda: _forms.models(refresh=refresh))) is not None:
             text(lines)
         return
     agent = shown(nbagent.reset if word == "reset" else nbagent.current)

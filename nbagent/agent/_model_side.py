@@ -1,8 +1,9 @@
 """`AgentModel`: an agent's answers to its session's model questions — the window (with
-where the number came from), how many tokens a request occupies, the model's tokenizer,
-the summarizer and the notebook-state block after a compaction (when the notebook context
-is off). The agent owns one; the session asks it each time, so a changed model or setting
-takes effect at once.
+where the number came from: a local runtime's own API, or a conservative window shown as
+assumed when a local server reports none), how many tokens a request occupies, the
+model's tokenizer, the summarizer and the notebook-state block after a compaction (when
+the notebook context is off). The agent owns one; the session asks it each time, so a
+changed model or setting takes effect at once.
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from ..engine.compaction import Summarizer, with_notebook_state
 from ._settings import Settings
 from .models._llm import ChatModel, LiteLLMModel, RetryPolicy, model_info, summarizer
 from .models._resolve import compact_model, request_counter
-from .models._server_info import probe_window
+from .models._server_info import (
+    UNKNOWN_LOCAL_WINDOW,
+    ServerWindow,
+    is_local_address,
+    names_runtime,
+    probe_window,
+    runtime_base,
+)
 
 Message = dict[str, Any]
 
@@ -54,7 +62,8 @@ class AgentModel:
         self._user_summarizer = summarize
         self._summary: tuple[Summarizer | None, int | None] | None = None
         self._request_count: tuple[Any, int] = (None, 0)
-        self._probed: set[int] = set()
+        # what the current model's server said of its window (asked at a chat's start)
+        self._served: tuple[ChatModel, ServerWindow | None] | None = None
 
     def settings(self) -> Settings:
         return self._agent.settings()
@@ -63,22 +72,51 @@ class AgentModel:
         return self._agent.model.name
 
     def resolve_window(self, learned: int | None) -> WindowInfo:
+        """The model's window (no I/O): what the model object says of itself, else what its
+        local server said (`probe`), else a conservative window for a local server that
+        says none (source "assumed", never the cloud default), else litellm and the table."""
         model = self._agent.model
+        window, source = model.context_window, None
+        served = self._served[1] if self._served is not None and \
+            self._served[0] is model else None
+        assumed = None
+        if window is None and served is not None:
+            if served.assumed:
+                assumed = (served.window, served.detail)
+            else:
+                window, source = served.window, served.detail
+        elif window is None and self._local_runtime(model):
+            assumed = (UNKNOWN_LOCAL_WINDOW, "a local server that reports no window; tell it "
+                       "with NBAGENT_MAX_CONTEXT_TOKENS or LiteLLMModel(context_window=...)")
         return resolve_window(model.name, settings=self.settings(), model_info=model_info,
-                              reported=(model.context_window, model.max_output),
-                              learned=learned)
+                              reported=(window, model.max_output), learned=learned,
+                              reported_source=source, assumed=assumed)
+
+    @staticmethod
+    def _local_runtime(model: ChatModel) -> bool:
+        """A model served by a local runtime, whose trained length (litellm, the table) is
+        not the window it serves: a runtime's prefix (`ollama_chat/`...), or a model
+        litellm does not know at a loopback or private address (a known model there is
+        a proxy to a provider, whose window litellm knows)."""
+        if not isinstance(model, LiteLLMModel):
+            return False
+        if names_runtime(model.name):
+            return True
+        return bool(model.api_base) and is_local_address(model.api_base or "") and \
+            model_info(model.name) is None
 
     def probe(self) -> None:
-        """Ask a local OpenAI-compatible server for its model's real window, once per model
-        object (network I/O: called at the start of a chat or a compaction, never by a
-        getter)."""
+        """Ask a local server for its model's real window: once per model object, and again
+        at the next chat while Ollama or LM Studio have not loaded the model yet (network
+        I/O, bounded: called at the start of a chat or a compaction, never by a getter)."""
         model = self._agent.model
-        if (isinstance(model, LiteLLMModel) and model.api_base and model.context_window is None
-                and id(model) not in self._probed):
-            self._probed.add(id(model))
-            found = probe_window(model.api_base, model.name)
-            if found is not None:
-                model.context_window = found[0]
+        if not isinstance(model, LiteLLMModel) or model.context_window is not None:
+            return
+        if self._served is not None and self._served[0] is model and not (
+                self._served[1] is not None and self._served[1].until_loaded):
+            return
+        base = runtime_base(model.name, model.api_base)
+        self._served = (model, probe_window(base, model.name) if base else None)
 
     def count(self, history: History, tracker: TokenTracker) -> int:
         """Tokens the next request would occupy: the model's own count of the whole request
@@ -134,8 +172,10 @@ class AgentModel:
             return self._user_summarizer, None
         agent, settings = self._agent, self.settings()
         writer = compact_model(self._compact_spec, agent.model, settings)
-        window = thresholds(resolve_window(
+        # the chat model writing its own summaries has the window its server said
+        info = self.resolve_window(None) if writer is agent.model else resolve_window(
             writer.name, settings=settings, model_info=model_info,
-            reported=(writer.context_window, writer.max_output))).effective_window
+            reported=(writer.context_window, writer.max_output))
+        window = thresholds(info).effective_window
         return summarizer(writer, agent.retry, timeout=lambda: min(
             self.settings().summary_timeout_s, self.settings().max_chat_seconds)), window

@@ -279,8 +279,10 @@ def test_a_streamed_request_too_long_gets_the_servers_own_error(server: LocalSer
 def test_the_embedded_server_carries_its_window_itself(server: LocalServer) -> None:
     model = server.model()
     assert (model.context_window, model.max_output) == (WINDOW, 512)
-    # llama-cpp-python's server has no /props and lists no n_ctx: nothing to probe
-    assert probe_window(server.base_url, model.name) is None
+    # llama-cpp-python's server has no /props and lists no n_ctx: it is recognised by its
+    # listing and only its default n_ctx can be assumed (the model object knows the real one)
+    found = probe_window(server.base_url, model.name)
+    assert found is not None and (found.window, found.assumed) == (2048, True)
 
 
 @real

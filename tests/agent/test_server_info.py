@@ -54,6 +54,11 @@ def ollama_show(payload: dict[str, Any]) -> Any:
     return show
 
 
+def asked(api_base: str, model: str) -> tuple[int, str] | None:
+    found = probe_window(api_base, model)
+    return None if found is None else (found.window, found.detail)
+
+
 CASES: list[tuple[Info, str, tuple[int, str]]] = [
     ({"/props": LLAMA_CPP_PROPS}, "openai/qwen", (16384, "llama.cpp /props n_ctx")),
     ({"/props": {"n_ctx": 4096}}, "openai/qwen", (4096, "llama.cpp /props n_ctx")),
@@ -66,7 +71,7 @@ CASES: list[tuple[Info, str, tuple[int, str]]] = [
     ({"/api/ps": OLLAMA_PS, "/api/show": ollama_show(OLLAMA_SHOW)}, "ollama_chat/llama3.1",
      (6144, "Ollama /api/ps context_length (as loaded)")),
     ({"/api/ps": {"models": []}, "/api/show": ollama_show(OLLAMA_SHOW)}, "ollama/llama3.1",
-     (12288, "Ollama /api/show num_ctx")),
+     (12288, "Ollama /api/show num_ctx (the Modelfile's)")),
 ]
 
 
@@ -76,22 +81,23 @@ CASES: list[tuple[Info, str, tuple[int, str]]] = [
 def test_each_servers_own_format_gives_its_window(info: Info, model: str,
                                                   expected: tuple[int, str]) -> None:
     with StubServer(info=info) as stub:
-        assert probe_window(stub.base_url, model) == expected
+        assert asked(stub.base_url, model) == expected
 
 
 def test_an_ollama_model_not_loaded_counts_on_the_default_not_the_trained_length() -> None:
     shown = {**OLLAMA_SHOW, "parameters": 'stop "<|eot_id|>"'}
     with StubServer(info={"/api/show": ollama_show(shown)}) as stub:
         root = stub.base_url.removesuffix("/v1")
-        window, source = probe_window(root, "ollama/llama3.1") or (0, "")
-    assert window == 4096 and "131,072" in source and "num_ctx" in source
+        found = probe_window(root, "ollama/llama3.1")
+    assert found is not None and found.assumed and found.until_loaded
+    assert found.window == 4096 and "131,072" in found.detail and "num_ctx" in found.detail
 
 
 def test_the_model_is_matched_by_name_among_several() -> None:
     listing = {"data": [{"id": "small", "max_model_len": 2048},
                         {"id": "big", "max_model_len": 65536}]}
     with StubServer(info={"/v1/models": listing}) as stub:
-        assert probe_window(stub.base_url, "hosted_vllm/big") == (
+        assert asked(stub.base_url, "hosted_vllm/big") == (
             65536, "vLLM /v1/models max_model_len")
         assert probe_window(stub.base_url, "hosted_vllm/unknown") is None  # no guessing
 
@@ -100,6 +106,15 @@ def test_a_server_that_names_no_window_gives_none_after_asking_each_endpoint_onc
     with StubServer(info={"/v1/models": {"object": "list", "data": [{"id": "m"}]}}) as stub:
         assert probe_window(stub.base_url, "openai/m") is None
     assert stub.paths == ["/props", "/v1/models", "/api/v0/models", "/api/ps", "/api/show"]
+
+
+def test_llama_cpp_pythons_server_gets_its_default_n_ctx_assumed() -> None:
+    listing = {"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "me",
+                                           "permissions": []}]}
+    with StubServer(info={"/v1/models": listing}) as stub:
+        found = probe_window(stub.base_url, "openai/m")
+    assert found is not None and (found.window, found.assumed) == (2048, True)
+    assert found.detail.startswith("llama-cpp-python's default n_ctx")
 
 
 @pytest.mark.parametrize("payload", [{"default_generation_settings": {"n_ctx": "lots"}},

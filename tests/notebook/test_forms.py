@@ -93,13 +93,19 @@ def test_models_lists_what_was_found_with_window_tools_and_the_call(
         ip.run_line_magic("nbagent", "models")
     shown = plain(captured)[0]
     assert shown.startswith("qwen2.5-0.5b-instruct-q4_k_m.gguf (")
-    assert "window 32,768 tokens, tool calls" in shown
+    assert "window 32,768 tokens from GGUF metadata (trained length), tool calls" in shown
     assert f"use it: nbagent.current().use_model(nbagent.local.local_model(path={str(model)!r}" \
         in shown
-    monkeypatch.setattr(_discovery, "_found", [])
-    with capture_output() as none:
-        ip.run_line_magic("nbagent", "models")
-    assert "no local model server or model file found" in plain(none)[0]
+    assert "as found" not in shown  # a fresh look
+    model.unlink()
+    with capture_output() as cached:
+        ip.run_line_magic("nbagent", "models")  # the earlier look's answer, and it says so
+    assert "qwen2.5-0.5b" in plain(cached)[0]
+    assert "as found 0 min ago (%nbagent models --refresh looks again)" in plain(cached)[0]
+    with capture_output() as refreshed:
+        ip.run_line_magic("nbagent", "models --refresh")  # looks again: the file is gone
+    assert "no local model server or model file found" in plain(refreshed)[0]
+    assert "as found" not in plain(refreshed)[0]
 
 
 class WarmAgent(Agent):

@@ -1,27 +1,41 @@
 """Probes for the local model servers a user may already run, on their default loopback
-ports: Ollama (11434), LM Studio (1234), a llama.cpp server (8080), vLLM (8000). Each
-probe asks the server's own listing endpoints with a short timeout and never raises;
-it answers the models the server offers, with their window and tool support when the
-server says. Only 127.0.0.1 / localhost / ::1 are ever asked."""
+ports: Ollama (11434), LM Studio (1234), a llama.cpp server (8080), vLLM or
+llama-cpp-python's server (8000). Each probe asks the server's own listing endpoints and
+answers the models it offers, with their window (and where it came from) and tool support
+when the server says. All probes run at once, each within its own total budget
+(`SERVER_BUDGET_S`), so the whole look is bounded whatever listens on those ports. Only
+loopback addresses are ever asked, and no redirect is followed (`_probe_http`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+import asyncio
+import ipaddress
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from ._server_info import _get_json, _ollama_shown, _Unreachable
+import httpx
 
-LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+from ._probe_http import Deadline, client, gather_bounded, get_json, run_bounded
+from ._server_info import (
+    LLAMA_CPP_PYTHON_DEFAULT,
+    ServerWindow,
+    is_llama_cpp_python,
+    llama_cpp_props,
+    lm_studio_window,
+    ollama_shown,
+    positive_int,
+)
+
 DEFAULT_SERVERS = {  # runtime -> where it listens by default
     "Ollama": "http://127.0.0.1:11434",
     "LM Studio": "http://127.0.0.1:1234",
     "llama.cpp server": "http://127.0.0.1:8080",
     "vLLM": "http://127.0.0.1:8000",
 }
-PROBE_S = 0.3  # each request of a probe, at most
+PROBE_S = 0.3  # one request of a probe, at most (connect, headers and body together)
+SERVER_BUDGET_S = 1.0  # everything asked of one server, at most (all servers at once)
 MAX_SHOWN = 16  # Ollama models asked about (/api/show), at most
 MAX_LISTING_BYTES = 4_000_000  # read of one listing, at most
 
@@ -34,122 +48,146 @@ class Served:
     model_id: str  # as the server names it
     litellm_name: str
     api_base: str
-    context_window: int | None
-    window_source: str | None
+    window: ServerWindow | None
     tools: bool | None  # supports tool calls (None: the server does not say)
     size_bytes: int | None = None
 
 
-def _number(value: Any) -> int | None:
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
-        else None
+Probe = Callable[[httpx.AsyncClient, str, Deadline], Awaitable[list[Served]]]
 
 
-def _listed(root: str, timeout: float) -> list[Mapping[str, Any]]:
-    listing = _get_json(f"{root}/v1/models", timeout, max_bytes=MAX_LISTING_BYTES)
-    data = listing.get("data") if isinstance(listing, Mapping) else None
-    return [e for e in data if isinstance(e, Mapping) and isinstance(e.get("id"), str)] \
-        if isinstance(data, list) else []
+async def _json(http: httpx.AsyncClient, url: str, deadline: Deadline,
+                body: Mapping[str, Any] | None = None) -> Any:
+    return await get_json(http, url, deadline, body, max_bytes=MAX_LISTING_BYTES)
 
 
-def probe_ollama(root: str, timeout: float = PROBE_S) -> list[Served]:
-    tags = _get_json(f"{root}/api/tags", timeout, max_bytes=MAX_LISTING_BYTES)
-    models = tags.get("models") if isinstance(tags, Mapping) else None
-    if not isinstance(models, list):
-        return []
-    named = [m for m in models if isinstance(m, Mapping) and isinstance(m.get("name"), str)]
+def _entries(answer: Any, key: str) -> list[Mapping[str, Any]]:
+    listed = answer.get(key) if isinstance(answer, Mapping) else None
+    return [e for e in listed if isinstance(e, Mapping) and isinstance(e.get(
+        "name" if key == "models" else "id"), str)] if isinstance(listed, list) else []
 
-    def show(entry: Mapping[str, Any]) -> Served:
+
+async def probe_ollama(http: httpx.AsyncClient, root: str, deadline: Deadline) -> list[Served]:
+    named = _entries(await _json(http, f"{root}/api/tags", deadline), "models")
+    running = _entries(await _json(http, f"{root}/api/ps", deadline), "models") if named \
+        else []
+    loaded = {str(m["name"]): positive_int(m.get("context_length")) for m in running}
+    limit = asyncio.Semaphore(4)
+
+    def listed(entry: Mapping[str, Any], window: ServerWindow | None = None,
+               tools: bool | None = None) -> Served:
         name = str(entry["name"])
-        try:
-            shown = _get_json(f"{root}/api/show", timeout, {"model": name},
-                              max_bytes=MAX_LISTING_BYTES)
-        except _Unreachable:
-            shown = None
-        window = _ollama_shown(shown) if isinstance(shown, Mapping) else None
+        return Served("Ollama", name, f"ollama_chat/{name}", root, window, tools,
+                      positive_int(entry.get("size")))
+
+    async def show(entry: Mapping[str, Any]) -> Served | None:
+        name = str(entry["name"])
+        async with limit:
+            shown = await _json(http, f"{root}/api/show", deadline, {"model": name})
+        allocated = loaded.get(name)
+        window = (ServerWindow(allocated, "Ollama /api/ps context_length (as loaded)")
+                  if allocated else ollama_shown(shown) if isinstance(shown, Mapping) else None)
         capabilities = shown.get("capabilities") if isinstance(shown, Mapping) else None
         tools = ("tools" in capabilities) if isinstance(capabilities, list) else None
-        return Served("Ollama", name, f"ollama_chat/{name}", root,
-                      window[0] if window else None, window[1] if window else None, tools,
-                      _number(entry.get("size")))
+        return listed(entry, window, tools)
 
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return list(pool.map(show, named[:MAX_SHOWN]))
+    # an /api/show that does not answer in time costs that model's details, not the list
+    entries = named[:MAX_SHOWN]
+    shown = await gather_bounded([show(e) for e in entries], deadline.remaining(), None)
+    return [found or listed(entry) for found, entry in zip(shown, entries, strict=True)]
 
 
-def probe_lm_studio(root: str, timeout: float = PROBE_S) -> list[Served]:
-    native = _get_json(f"{root}/api/v0/models", timeout, max_bytes=MAX_LISTING_BYTES)
-    data = native.get("data") if isinstance(native, Mapping) else None
-    if isinstance(data, list):
+async def probe_lm_studio(http: httpx.AsyncClient, root: str,
+                          deadline: Deadline) -> list[Served]:
+    native = await _json(http, f"{root}/api/v0/models", deadline)
+    if isinstance(native, Mapping) and isinstance(native.get("data"), list):
         found = []
-        for entry in data:
-            if not isinstance(entry, Mapping) or not isinstance(entry.get("id"), str):
-                continue
+        for entry in _entries(native, "data"):
             if entry.get("type") not in (None, "llm", "vlm"):
                 continue  # embedding models cannot chat
-            loaded = _number(entry.get("loaded_context_length"))
-            most = _number(entry.get("max_context_length"))
-            window = loaded or most
-            source = ("LM Studio loaded_context_length" if loaded else
-                      "LM Studio max_context_length" if most else None)
             capabilities = entry.get("capabilities")
             tools = ("tool_use" in capabilities) if isinstance(capabilities, list) else None
             found.append(Served("LM Studio", entry["id"], f"openai/{entry['id']}",
-                                f"{root}/v1", window, source, tools))
+                                f"{root}/v1", lm_studio_window(entry), tools))
         return found
-    return [Served("LM Studio", e["id"], f"openai/{e['id']}", f"{root}/v1", None, None, None)
-            for e in _listed(root, timeout)]
+    listing = await _json(http, f"{root}/v1/models", deadline)
+    return [Served("LM Studio", e["id"], f"openai/{e['id']}", f"{root}/v1", None, None)
+            for e in _entries(listing, "data")]
 
 
-def probe_llama_cpp(root: str, timeout: float = PROBE_S) -> list[Served]:
-    listed = _listed(root, timeout)
-    if not listed:
-        return []
-    props = _get_json(f"{root}/props", timeout, max_bytes=MAX_LISTING_BYTES)
-    window = tools = None
-    if isinstance(props, Mapping):
-        settings = props.get("default_generation_settings")
-        window = _number(settings.get("n_ctx")) if isinstance(settings, Mapping) else None
-        window = window or _number(props.get("n_ctx"))
-        caps = props.get("chat_template_caps")
-        if isinstance(caps, Mapping) and isinstance(caps.get("supports_tools"), bool):
-            tools = bool(caps["supports_tools"])
-    source = "llama.cpp /props n_ctx" if window else None
-    return [Served("llama.cpp server", e["id"], f"openai/{e['id']}", f"{root}/v1", window,
-                   source, tools) for e in listed]
+def openai_compatible(runtime: str) -> Probe:
+    """A probe for a port where an OpenAI-compatible server usually listens (`runtime`):
+    the listing says which server it really is — llama.cpp's (`/props`), vLLM's
+    (`max_model_len`) or llama-cpp-python's (owned by "me", default n_ctx assumed)."""
+
+    async def probe(http: httpx.AsyncClient, root: str, deadline: Deadline) -> list[Served]:
+        listed = _entries(await _json(http, f"{root}/v1/models", deadline), "data")
+        if not listed:
+            return []
+        props = await _json(http, f"{root}/props", deadline)
+        served = llama_cpp_props(props)
+        tools = None
+        if served is not None:
+            caps = props.get("chat_template_caps")
+            if isinstance(caps, Mapping) and isinstance(caps.get("supports_tools"), bool):
+                tools = bool(caps["supports_tools"])
+        found = []
+        for entry in listed:
+            name, window = runtime, served
+            if served is not None:
+                name = "llama.cpp server"
+            elif positive_int(entry.get("max_model_len")) or entry.get("owned_by") == "vllm":
+                name = "vLLM"
+                length = positive_int(entry.get("max_model_len"))
+                window = ServerWindow(length, "vLLM /v1/models max_model_len") if length \
+                    else None
+            elif is_llama_cpp_python(entry):
+                name = "llama-cpp-python server"
+                window = LLAMA_CPP_PYTHON_DEFAULT
+            found.append(Served(name, entry["id"], f"openai/{entry['id']}", f"{root}/v1",
+                                window, tools))
+        return found
+
+    return probe
 
 
-def probe_vllm(root: str, timeout: float = PROBE_S) -> list[Served]:
-    return [Served("vLLM", e["id"], f"openai/{e['id']}", f"{root}/v1",
-                   _number(e.get("max_model_len")),
-                   "vLLM max_model_len" if _number(e.get("max_model_len")) else None, None)
-            for e in _listed(root, timeout) if e.get("owned_by") in (None, "vllm")]
-
-
-PROBES: dict[str, Callable[[str, float], list[Served]]] = {
+PROBES: dict[str, Probe] = {
     "Ollama": probe_ollama, "LM Studio": probe_lm_studio,
-    "llama.cpp server": probe_llama_cpp, "vLLM": probe_vllm,
+    "llama.cpp server": openai_compatible("llama.cpp server"),
+    "vLLM": openai_compatible("vLLM"),
 }
 
 
-def probe_servers(servers: Mapping[str, str] = DEFAULT_SERVERS,
-                  timeout: float = PROBE_S) -> list[Served]:
-    """Every model the servers at `servers` (runtime -> root URL) offer, all probed at once.
-    A root that is not on this machine's loopback is refused (ValueError)."""
+def is_loopback_root(root: str) -> bool:
+    """Only this machine: 127.0.0.0/8, ::1 or "localhost" (never a name that resolves
+    elsewhere, never another host)."""
+    host = (urlsplit(root).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def probe_servers(servers: Mapping[str, str] = DEFAULT_SERVERS, timeout: float = PROBE_S,
+                  budget: float = SERVER_BUDGET_S) -> list[Served]:
+    """Every model the servers at `servers` (runtime -> root URL) offer, all probed at once:
+    each request within `timeout` seconds, each server within `budget`, so the whole call
+    returns within about `budget` whatever listens. A root that is not on this machine's
+    loopback is refused (ValueError)."""
     for root in servers.values():
-        if (urlsplit(root).hostname or "").lower() not in LOOPBACK:
+        if not is_loopback_root(root):
             raise ValueError(f"only loopback servers are probed, not {root}")
     jobs = [(PROBES[runtime], root.rstrip("/")) for runtime, root in servers.items()]
-    with ThreadPoolExecutor(max_workers=max(1, len(jobs))) as pool:
-        answers = list(pool.map(lambda job: _safely(job[0], job[1], timeout), jobs))
+
+    async def one(probe: Probe, root: str) -> list[Served]:
+        async with client() as http:
+            return await probe(http, root, Deadline(budget, timeout))
+
+    async def every() -> list[list[Served]]:
+        return await gather_bounded([one(probe, root) for probe, root in jobs], budget, [])
+
+    nothing: list[list[Served]] = []
+    answers = run_bounded(every, budget + 0.5, nothing)
     return [served for answer in answers for served in answer]
-
-
-def _safely(probe: Callable[[str, float], list[Served]], root: str,
-            timeout: float) -> list[Served]:
-    try:
-        return probe(root, timeout)
-    except _Unreachable:
-        return []
-    except Exception:  # a probe is a hint: a strange server never breaks the caller
-        return []

@@ -1,22 +1,27 @@
-"""The real context window of a model served by a local OpenAI-compatible server.
+"""The real context window of a model served by a local server, and where it came from.
 
 litellm does not know the window a local server runs a model with (it is a launch
 option), and a wrong one is the top cause of overflows with local models. This asks
 the server itself — llama.cpp's `/props`, vLLM's `/v1/models`, LM Studio's
 `/api/v0/models`, Ollama's `/api/ps` and `/api/show` — and only on a loopback or
-private-network host (the user's own `api_base`). Standard library only; never raises.
+private-network host (the user's own `api_base`). llama-cpp-python's server reports no
+window: it is recognised by its listing and its default `n_ctx` is assumed. Requests go
+through `_probe_http` (one total deadline, no redirects); nothing here raises.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
+import os
 import socket
-import urllib.error
-import urllib.request
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from ._probe_http import Deadline, Unreachable, client, get_json, run_bounded
 
 # litellm prefixes that route to a local OpenAI-compatible or Ollama server; the
 # server knows the model by the rest of the name.
@@ -24,30 +29,95 @@ _PROVIDER_PREFIXES = (
     "openai", "hosted_vllm", "vllm", "ollama", "ollama_chat", "lm_studio", "llamafile",
     "openai_like", "custom_openai", "text-completion-openai",
 )
-OLLAMA_DEFAULT_CONTEXT = 4_096  # what Ollama allocates when neither num_ctx nor a load says
+# prefixes that name a local runtime: the window is the one it serves, never a trained
+# length from litellm's map or the built-in table
+RUNTIME_PREFIXES = ("ollama", "ollama_chat", "lm_studio", "hosted_vllm", "vllm", "llamafile")
+# where litellm sends a runtime's requests when no api_base is given
+_DEFAULT_BASES = {"ollama": ("OLLAMA_API_BASE", "http://localhost:11434"),
+                  "ollama_chat": ("OLLAMA_API_BASE", "http://localhost:11434"),
+                  "lm_studio": ("LM_STUDIO_API_BASE", None),
+                  "hosted_vllm": ("HOSTED_VLLM_API_BASE", None)}
+OLLAMA_DEFAULT_CONTEXT = 4_096  # Ollama's default below 24 GiB of VRAM (its context-length docs)
+LLAMA_CPP_PYTHON_N_CTX = 2_048  # llama-cpp-python's server: `--n_ctx` default
+UNKNOWN_LOCAL_WINDOW = 4_096  # assumed for a local server that reports no window
+PROBE_BUDGET_S = 2.0  # a whole window probe (every endpoint asked), at most
+REQUEST_S = 1.0  # one of its requests, at most
 
 
-def probe_window(api_base: str, model: str, *, timeout: float = 2.0) -> tuple[int, str] | None:
-    """The window the server at `api_base` runs `model` with, and where that came from.
+@dataclass(frozen=True)
+class ServerWindow:
+    """The window a server runs a model with: `detail` names where the number came from;
+    `assumed` when it is the runtime's default rather than a number the server reported;
+    `until_loaded` when Ollama will say the real one once the model is loaded."""
 
-    Returns `(window, source)` — e.g. `(8192, "llama.cpp /props n_ctx")` — or None when
-    the host is not loopback/private, nothing answers, or no answer names a window.
-    Each endpoint is asked at most once, each with `timeout` seconds.
-    """
+    window: int
+    detail: str
+    assumed: bool = False
+    until_loaded: bool = False
+
+
+LLAMA_CPP_PYTHON_DEFAULT = ServerWindow(
+    LLAMA_CPP_PYTHON_N_CTX, "llama-cpp-python's default n_ctx (its server does not report "
+    "the one it was started with)", assumed=True)
+
+
+def probe_window(api_base: str, model: str, *,
+                 budget: float = PROBE_BUDGET_S) -> ServerWindow | None:
+    """The window the server at `api_base` runs `model` with, and where that came from —
+    e.g. `ServerWindow(8192, "llama.cpp /props n_ctx")` — or None when the host is not
+    loopback/private, nothing answers within `budget` seconds, or no answer names a
+    window. Each endpoint is asked at most once."""
     try:
         root = _server_root(api_base)
-        if root is None:
-            return None
-        names = _model_names(model)
-        for probe in (_llama_cpp, _vllm, _lm_studio, _ollama):
-            found = probe(root, names, timeout)
-            if found is not None:
-                return found
-    except _Unreachable:
+    except Exception:  # a malformed address is no server
         return None
-    except Exception:  # a probe is a hint: a broken server must never break the caller
+    if root is None:
         return None
-    return None
+    names = _model_names(model)
+
+    async def ask() -> ServerWindow | None:
+        deadline = Deadline(budget, REQUEST_S)
+        async with client() as http:
+            try:
+                return await _ask(http, root, names, deadline)
+            except Unreachable:
+                return None
+
+    return run_bounded(ask, budget, None)
+
+
+def runtime_base(model: str, api_base: str | None,
+                 env: Mapping[str, str] | None = None) -> str | None:
+    """Where the server behind `model` listens: its `api_base`, else the runtime's own
+    default as litellm uses it (Ollama: `OLLAMA_API_BASE` or localhost:11434)."""
+    if api_base:
+        return api_base
+    env = os.environ if env is None else env
+    head = model.partition("/")[0]
+    variable, default = _DEFAULT_BASES.get(head, (None, None))
+    return (env.get(variable) if variable else None) or default
+
+
+def names_runtime(model: str) -> bool:
+    """True when `model`'s litellm prefix is a local runtime's (Ollama, LM Studio, vLLM…)."""
+    return model.partition("/")[0] in RUNTIME_PREFIXES
+
+
+def is_local_address(api_base: str) -> bool:
+    """True for an `api_base` on this machine or the user's network, judged without a
+    name lookup (it is asked on every window question): loopback and "localhost",
+    private and link-local addresses."""
+    try:
+        host = (urlsplit(api_base.strip()).hostname or "").lower()
+    except ValueError:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
 
 
 def is_local_host(host: str) -> bool:
@@ -93,31 +163,7 @@ def _model_names(model: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-class _Unreachable(Exception):
-    """Nothing answers there (refused, or silent past the timeout): asking the other
-    endpoints would only wait longer."""
-
-
-def _get_json(url: str, timeout: float, body: Mapping[str, Any] | None = None, *,
-              max_bytes: int = 2_000_000) -> Any:
-    """The JSON at `url` (POSTed `body` if given; at most `max_bytes` read); None for an
-    HTTP error or non-JSON (the server is there, this is not its endpoint). Raises
-    `_Unreachable` when nothing answers, so a hung server costs one timeout, not one per
-    endpoint."""
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return json.loads(response.read(max_bytes))
-    except urllib.error.HTTPError:
-        return None  # the server is there; this endpoint is not one of its own
-    except (urllib.error.URLError, OSError) as error:
-        raise _Unreachable(url) from error
-    except ValueError:
-        return None
-
-
-def _positive_int(value: Any) -> int | None:
+def positive_int(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return int(value) if value > 0 else None
@@ -133,76 +179,101 @@ def _pick(entries: Iterable[Any], names: tuple[str, ...], key: str) -> Mapping[s
     return listed[0] if len(listed) == 1 else None
 
 
-def _llama_cpp(root: str, names: tuple[str, ...], timeout: float) -> tuple[int, str] | None:
-    props = _get_json(f"{root}/props", timeout)
+def _data(answer: Any) -> list[Any]:
+    data = answer.get("data") if isinstance(answer, Mapping) else None
+    return data if isinstance(data, list) else []
+
+
+async def _ask(http: httpx.AsyncClient, root: str, names: tuple[str, ...],
+               deadline: Deadline) -> ServerWindow | None:
+    # llama.cpp first: its /props is the only answer that is certainly the served n_ctx
+    found = llama_cpp_props(await get_json(http, f"{root}/props", deadline))
+    if found is not None:
+        return found
+    listed = _data(await get_json(http, f"{root}/v1/models", deadline))
+    entry = _pick(listed, names, "id")
+    window = positive_int(entry.get("max_model_len")) if entry is not None else None
+    if window:
+        return ServerWindow(window, "vLLM /v1/models max_model_len")
+    found = _lm_studio(_data(await get_json(http, f"{root}/api/v0/models", deadline)), names)
+    if found is None:
+        found = await _ollama(http, root, names, deadline)
+    if found is None and any(is_llama_cpp_python(e) for e in listed):
+        found = LLAMA_CPP_PYTHON_DEFAULT
+    return found
+
+
+def is_llama_cpp_python(entry: Any) -> bool:
+    """llama-cpp-python's `/v1/models` lists each model as owned by "me" with `permissions`."""
+    return isinstance(entry, Mapping) and entry.get("owned_by") == "me" and \
+        "permissions" in entry
+
+
+def llama_cpp_props(props: Any) -> ServerWindow | None:
+    """llama.cpp's `/props`: `default_generation_settings.n_ctx` (older builds: `n_ctx`)."""
     if not isinstance(props, Mapping):
         return None
     settings = props.get("default_generation_settings")
-    n_ctx = _positive_int(settings.get("n_ctx")) if isinstance(settings, Mapping) else None
-    if n_ctx is None:
-        n_ctx = _positive_int(props.get("n_ctx"))  # older llama-server builds
-    return (n_ctx, "llama.cpp /props n_ctx") if n_ctx else None
+    n_ctx = positive_int(settings.get("n_ctx")) if isinstance(settings, Mapping) else None
+    n_ctx = n_ctx or positive_int(props.get("n_ctx"))
+    return ServerWindow(n_ctx, "llama.cpp /props n_ctx") if n_ctx else None
 
 
-def _vllm(root: str, names: tuple[str, ...], timeout: float) -> tuple[int, str] | None:
-    listing = _get_json(f"{root}/v1/models", timeout)
-    data = listing.get("data") if isinstance(listing, Mapping) else None
-    if not isinstance(data, list):
-        return None
-    entry = _pick(data, names, "id")
-    window = _positive_int(entry.get("max_model_len")) if entry is not None else None
-    return (window, "vLLM /v1/models max_model_len") if window else None
-
-
-def _lm_studio(root: str, names: tuple[str, ...], timeout: float) -> tuple[int, str] | None:
-    listing = _get_json(f"{root}/api/v0/models", timeout)
-    data = listing.get("data") if isinstance(listing, Mapping) else None
-    if not isinstance(data, list):
-        return None
+def _lm_studio(data: list[Any], names: tuple[str, ...]) -> ServerWindow | None:
     entry = _pick(data, names, "id")
     if entry is None:
         loaded = [e for e in data if isinstance(e, Mapping) and e.get("state") == "loaded"]
         entry = loaded[0] if len(loaded) == 1 else None
-    if entry is None:
-        return None
-    loaded_length = _positive_int(entry.get("loaded_context_length"))
-    if loaded_length:
-        return loaded_length, "LM Studio /api/v0/models loaded_context_length"
-    most = _positive_int(entry.get("max_context_length"))
+    return lm_studio_window(entry) if entry is not None else None
+
+
+def lm_studio_window(entry: Mapping[str, Any]) -> ServerWindow | None:
+    """LM Studio's `/api/v0/models` entry: the loaded context length, else the most the
+    model can be loaded with (it loads on the first request, at that length or less)."""
+    loaded = positive_int(entry.get("loaded_context_length"))
+    if loaded:
+        return ServerWindow(loaded, "LM Studio /api/v0/models loaded_context_length")
+    most = positive_int(entry.get("max_context_length"))
     if most:
-        return most, "LM Studio /api/v0/models max_context_length (model not loaded yet)"
+        return ServerWindow(most, "LM Studio /api/v0/models max_context_length (model not "
+                            "loaded yet)", until_loaded=True)
     return None
 
 
-def _ollama(root: str, names: tuple[str, ...], timeout: float) -> tuple[int, str] | None:
+async def _ollama(http: httpx.AsyncClient, root: str, names: tuple[str, ...],
+                  deadline: Deadline) -> ServerWindow | None:
     name = names[-1]  # Ollama knows its models without litellm's prefix
     listed_as = {name, name if ":" in name else f"{name}:latest"}  # "llama3" is "llama3:latest"
-    running = _get_json(f"{root}/api/ps", timeout)
+    running = await get_json(http, f"{root}/api/ps", deadline)
     models = running.get("models") if isinstance(running, Mapping) else None
     if isinstance(models, list):
         entry = next((m for m in models if isinstance(m, Mapping)
                       and listed_as & {m.get("name"), m.get("model")}), None)
-        allocated = _positive_int(entry.get("context_length")) if entry is not None else None
+        allocated = positive_int(entry.get("context_length")) if entry is not None else None
         if allocated:
-            return allocated, "Ollama /api/ps context_length (as loaded)"
-    shown = _get_json(f"{root}/api/show", timeout, {"model": name})
-    return _ollama_shown(shown) if isinstance(shown, Mapping) else None
+            return ServerWindow(allocated, "Ollama /api/ps context_length (as loaded)")
+    shown = await get_json(http, f"{root}/api/show", deadline, {"model": name})
+    return ollama_shown(shown) if isinstance(shown, Mapping) else None
 
 
-def _ollama_shown(shown: Mapping[str, Any]) -> tuple[int, str] | None:
+def ollama_shown(shown: Mapping[str, Any]) -> ServerWindow | None:
+    """From Ollama's `/api/show`: the Modelfile's `num_ctx`, else Ollama's default context
+    (capped by the trained length in `model_info`) — what its OpenAI-compatible endpoint
+    uses, as that endpoint cannot ask for more."""
     for line in str(shown.get("parameters") or "").splitlines():
         key, _, value = line.strip().partition(" ")
         if key == "num_ctx" and value.strip().isdigit() and int(value) > 0:
-            return int(value), "Ollama /api/show num_ctx"
+            return ServerWindow(int(value), "Ollama /api/show num_ctx (the Modelfile's)")
     info = shown.get("model_info")
     trained = None
     if isinstance(info, Mapping):
-        trained = next((_positive_int(v) for k, v in info.items()
-                        if str(k).endswith(".context_length") and _positive_int(v)), None)
+        trained = next((positive_int(v) for k, v in info.items()
+                        if str(k).endswith(".context_length") and positive_int(v)), None)
     if trained is None:
         return None
     # Not loaded and no num_ctx: Ollama allocates its default, not the trained length;
     # counting on the trained length would let Ollama cut the prompt silently.
     window = min(trained, OLLAMA_DEFAULT_CONTEXT)
-    return window, (f"Ollama default context (model trained for {trained:,}; set num_ctx "
-                    "or OLLAMA_CONTEXT_LENGTH for more)")
+    return ServerWindow(window, f"Ollama's default context (model trained for {trained:,}; "
+                        "set OLLAMA_CONTEXT_LENGTH or num_ctx for more)", assumed=True,
+                        until_loaded=True)
