@@ -208,7 +208,9 @@ def make_session(seed: int, rounds: int = 60) -> Session:
         f"{rng.uniform(10, 90):.2f}.")
     add(f"Join the lookup table in {ref_path} on {columns[0]}.",
         f"lookup = pd.read_parquet('{ref_path}')\nmerged = {raw}.merge(lookup, on='{columns[0]}',"
-        " how='left')\nmerged.shape", f"({rng.randint(900, 5000)}, {len(columns) + 2})",
+        " how='left')\nmerged.shape, list(lookup.columns)",
+        f"(({rng.randint(900, 5000)}, {len(columns) + 2}), "
+        f"['{columns[0]}', 'segment_code', 'owner_team'])",
         "Merged; two lookup columns came along: segment_code and owner_team.")
     frames["lookup"] = [columns[0], "segment_code", "owner_team"]
     frames["merged"] = [*columns, "segment_code", "owner_team"]

@@ -27,6 +27,7 @@ from .._markers import (
 )
 from .._tokens import estimate_tokens
 from . import _identifiers as ids
+from ._evidence import NOTES_ONLY_HEADING, fenced, read_notes_only, words
 from ._render import _text
 from ._results import rank, results_in
 from ._users import decides, fit_users, shorten_user_message
@@ -46,7 +47,8 @@ RESULTS_SHARE = 0.15  # the latest results take up to this share more, on top of
 
 _FLOOR_START = re.compile(  # a floor starts at the first line that starts with a heading
     "^(?:" + "|".join(map(re.escape, (USER_MESSAGES_HEADING, NAMES_HEADING, ERRORS_HEADING,
-                                      RESULTS_HEADING, FOCUS_HEADING))) + ")",
+                                      RESULTS_HEADING, FOCUS_HEADING,
+                                      NOTES_ONLY_HEADING))) + ")",
     re.MULTILINE,
 )
 
@@ -103,15 +105,25 @@ def _unique(items: Iterable[str], keep_repeats: bool = False) -> tuple[str, ...]
 def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
     """The floor of `messages`: their user messages, names, error lines and reported
     results; the floors already written into memory blocks, summaries and placeholders
-    are read back."""
+    are read back.
+
+    A name only the assistant's prose shows (not its code, a tool result, a tool call or
+    the user's words) is kept only if one of those holds it as a word: a model's prose
+    names columns and variables that were never made, and the floor keeps real ones."""
     users: list[str] = []
     found: dict[str, int] = {}
+    said: set[str] = set()  # names only the assistant's prose has shown so far
+    seen: set[str] = set()  # the words of what the user, the code and the tools wrote
     errors: list[str] = []
     mentions: list[str] = []
     results: list[str] = []
 
-    def add(names: Iterable[ids.Found]) -> None:
+    def add(names: Iterable[ids.Found], evidence: bool = True) -> None:
         for name, priority in ids.clean(iter(names)):
+            if evidence:
+                said.discard(name)
+            elif name not in found:
+                said.add(name)
             if found.get(name, 99) > priority:
                 found[name] = priority
 
@@ -123,22 +135,30 @@ def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
         if is_memory(message) or is_summary(message) or (role == "tool" and is_snipped(text)):
             kept = kept_floor(text) if is_memory(message) else parse_floor(text)
             users += kept.user_messages
+            seen.update(w for user in kept.user_messages for w in words(user))
             add((n, ids.PATH if ids.is_path(n) else ids.NAMED) for n in kept.names)
             errors += kept.error_lines
             results += kept.results
         elif is_plain_user(message):
             users.append(text)
+            seen.update(words(text))
             add(ids.names_in_user_text(text))
         elif role == "tool":
+            seen.update(words(text))
             add(ids.names_in_output(text))
             errors += ids.error_lines(text)
         elif role == "assistant":
-            add(ids.names_in_assistant_text(text))
+            code, prose = fenced(text)
+            add(ids.names_in_code(code))
+            add(ids.names_in_assistant_text(prose), evidence=False)
             mentions += ids.error_lines(text, mentions=True)
             results += results_in(text)
             for call in message.get("tool_calls") or ():
-                add(ids.names_in_arguments(str(call.get("function", {}).get("arguments", ""))))
-    ranked = sorted(found, key=lambda name: found[name])  # stable: first seen first
+                arguments = str(call.get("function", {}).get("arguments", ""))
+                seen.update(words(arguments))
+                add(ids.names_in_arguments(arguments))
+    real = [name for name in found if name not in said or name in seen]
+    ranked = sorted(real, key=lambda name: found[name])  # stable: first seen first
     return Floor(_unique(users, keep_repeats=True), tuple(ranked[:MAX_NAMES]),
                  _unique([*errors, *mentions])[:MAX_ERRORS], _unique(results)[-MAX_RESULTS:])
 
@@ -201,9 +221,11 @@ def names_shown(notes: str) -> tuple[str, ...]:
 
 def kept_floor(text: str) -> Floor:
     """What a memory block keeps: its printed floor, and the names its notes show (paths
-    first, as the floor ranks them)."""
+    first, as the floor ranks them) but those it lists as only the notes' own."""
     printed = parse_floor(text)
-    names = _unique([*printed.names, *names_shown(text[:notes_end(text)])])
+    invented = read_notes_only(text)
+    names = _unique([*printed.names, *(n for n in names_shown(text[:notes_end(text)])
+                                       if n not in invented)])
     return Floor(printed.user_messages, tuple(sorted(names, key=lambda n: not ids.is_path(n))),
                  printed.error_lines, printed.results)
 
@@ -211,7 +233,9 @@ def kept_floor(text: str) -> Floor:
 def kept_tokens(text: str) -> int:
     """Tokens of the floor budget a memory block uses: its printed floor, and the names
     its notes show in its place (`kept_floor` keeps both)."""
-    return floor_tokens(text) + sum(map(_name_cost, names_shown(text[:notes_end(text)])))
+    invented = read_notes_only(text)
+    return floor_tokens(text) + sum(_name_cost(n) for n in names_shown(text[:notes_end(text)])
+                                    if n not in invented)
 
 
 def _take(items: Sequence[str], budget: float, cost_of: Any) -> list[str]:

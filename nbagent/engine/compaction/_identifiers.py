@@ -273,6 +273,14 @@ def names_in_assistant_text(text: str) -> Iterator[Found]:
     yield from _tokens(text, TOKEN)
 
 
+def names_in_code(code: str) -> Iterator[Found]:
+    """Names in code a model wrote in its message (a fenced block)."""
+    code = window(code)
+    yield from _paths(code)
+    yield from _code(code)
+    yield from _tokens(code, TOKEN)
+
+
 def names_in_arguments(arguments: str) -> Iterator[Found]:
     """Names in a tool call's JSON arguments: short identifier values, and code."""
     try:

@@ -12,7 +12,7 @@ outgrows its budget the blocks after the first are merged into one, floors inclu
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from .._exceptions import CompactionFailed
 from .._markers import MEMORY_HEADER, is_note, is_notebook_state
@@ -30,6 +30,7 @@ from ._common import (
     prefix_sums,
     split_blocks,
 )
+from ._evidence import notes_only_line, words
 from ._floor import (
     EMPTY,
     Floor,
@@ -37,6 +38,7 @@ from ._floor import (
     extract_floor,
     kept_floor,
     kept_tokens,
+    names_shown,
     notes_end,
     render_floor,
 )
@@ -96,11 +98,18 @@ def _mentions(text: str, name: str) -> bool:
 
 
 def _block(notes: str | None, floor: Floor, budget: int, why: str = _NOT_USABLE, *,
-           keep_first: bool = False, focus: str | None = None) -> Message:
-    """A memory block: the notes, then the floor (less the names the notes show)."""
+           keep_first: bool = False, focus: str | None = None,
+           real: Collection[str] = ()) -> Message:
+    """A memory block: the notes, then the floor (less the names the notes show). Names
+    the notes show that are neither in `floor` nor `real` (what the summarizer read) are
+    listed as the notes' own, so reading the block back (`kept_floor`) does not take a
+    name the summarizer made up for one the conversation had."""
     body = notes.strip() if notes is not None else FLOOR_ONLY.format(why=why)
     text = render_floor(floor, budget, keep_first=keep_first, focus=focus,
                         shown=body if notes is not None else "")
+    if notes is not None:
+        known = {*floor.names, *real}
+        text = "\n".join(filter(None, [text, notes_only_line(names_shown(body), known)]))
     return {"role": "user", "content": f"{MEMORY_HEADER}\n{body}\n\n{text}".rstrip()}
 
 
@@ -257,7 +266,8 @@ def session_memory_compact(
         reply, calls, cost, problems = _ask(summarize, request, seen)
         degraded = reply is None
         block = _block(reply.text if reply else None, new_floor, new_budget,
-                       keep_first=not blocks, focus=focus)
+                       keep_first=not blocks, focus=focus,
+                       real={*known.names, *seen.names, *words(transcript, whole=True)})
         reason = f"folded {len(folded)} messages into the session memory"
         if reply is None:
             reason += f"; the notes were not usable twice ({'; '.join(problems)}): kept the floor"
@@ -291,24 +301,28 @@ def _merge(
     name something `seen` holds."""
     floor = sum((kept_floor(str(b["content"])) for b in blocks), EMPTY)
     budget = max(floor_budget, 1)
+
+    def block(notes: str | None) -> Message:
+        return _block(notes, floor, budget, real=seen.names)
+
     notes = [n for n in map(_notes, blocks) if n is not None]
     if not notes:
         how = ", then merged the later memory blocks' floors"
-        return _block(None, floor, budget), 0, None, how
+        return block(None), 0, None, how
     if len(notes) == 1 or summarize is None:
         how = ", then merged the later memory blocks"
-        return _block(_joined(notes), floor, budget), 0, None, how
+        return block(_joined(notes)), 0, None, how
     request = [{"role": "system", "content": MEMORY_SYSTEM},
                {"role": "user", "content": _MERGE.format(memory="\n\n".join(notes))}]
     try:
         reply, calls, cost, _problems = _ask(summarize, request, seen)
     except CompactionFailed as failure:
         how = f", then merged the later memory blocks by code (merging failed: {failure.reason})"
-        return _block(_joined(notes), floor, budget), failure.summary_calls, failure.cost, how
+        return block(_joined(notes)), failure.summary_calls, failure.cost, how
     if reply is None:
         how = ", then merged the later memory blocks by code (the merged notes were not usable)"
-        return _block(_joined(notes), floor, budget), calls, cost, how
-    return (_block(reply.text, floor, budget), calls, cost,
+        return block(_joined(notes)), calls, cost, how
+    return (block(reply.text), calls, cost,
             ", then merged the later memory blocks into one")
 
 
