@@ -36,8 +36,10 @@ sales = pd.DataFrame({
     "units_sold": [120, 95, 143, 88, 151, 110],
 })"""),
     new_code_cell(QUICK_STAND_IN),
-    new_markdown_cell("Each chat cell ends with the context meter; every copy updates live, "
-                      "round by round (`%nbagent meter` shows the full widget)."),
+    new_markdown_cell("Each chat cell ends with the context meter, live round by round; once "
+                      "the next chat starts it keeps the numbers of its own turn, so the saved "
+                      "notebook reads as a record (`%nbagent meter` shows the full widget, "
+                      "always live)."),
     new_code_cell("%%chat\nWhat data do I have?"),
     new_code_cell("%%chat\nDescribe every table, please."),
     new_markdown_cell("Compact on demand; the focus tells the summary what to keep."),

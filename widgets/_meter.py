@@ -1,7 +1,9 @@
 """The context meter: how full the chat's context is, as a widget drawn in the browser
 from its synced traits (`ContextMeter`, anywidget) and as a plain one-line display for
 every chat cell (`MeterLine`). Both learn everything from the session's events and
-render the same words; their HTML and text fallbacks read well without a kernel.
+render the same words; their HTML and text fallbacks read well without a kernel. The
+widget is always live; a chat cell's line keeps the state of its own turn once a newer
+line is shown, so a saved notebook is a record.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 import anywidget
+from IPython import get_ipython
 from IPython.display import display, update_display
 from traitlets import Float, Int, List, TraitError, Unicode, validate
 
@@ -169,19 +172,24 @@ class ContextMeter(anywidget.AnyWidget):  # type: ignore[misc]
 
 class MeterLine:
     """A one-line meter for a chat cell's output: plain HTML and text, no widget, so
-    it costs one small message per update and renders anywhere. Every line shown for
-    one session shares a display id: each update redraws them all, so none is stale.
+    it costs one small message per update and renders anywhere. Each `show()` is a line
+    of its own (its own display id). The newest line follows the session; the one shown
+    before it goes back to the state it had when its own cell finished running (the end
+    of its turn) and stays so: a saved notebook shows each chat cell's own numbers.
 
         display(MeterLine.follow(agent))   # in each chat cell; one subscription
     """
 
     def __init__(self, state: ContextState | None = None, *, cost: float = 0.0) -> None:
-        self.display_id = f"nbagent-meter-{secrets.token_hex(6)}"
+        self.display_id = f"nbagent-meter-{secrets.token_hex(6)}"  # the newest line's
         self.last_compaction = ""
         self._agent: Any = None  # the agent followed: its undo marks and billing
         self.reading: MeterReading | None = (
             MeterReading.of(state, cost=cost) if state is not None else None
         )
+        self._run: int | None = None  # the cell run that showed the newest line
+        self._showing: dict[str, str] = {}  # what the newest line shows now
+        self._settled: dict[str, str] = {}  # ...and what it showed when its run ended
 
     def _bundle(self) -> dict[str, str]:
         if self.reading is None:
@@ -201,15 +209,27 @@ class MeterLine:
         self.show()
 
     def show(self) -> None:
-        """Show the line in the current cell's output (updated with all the others). A
-        terminal cannot redraw it: there it is printed once, when the cell has run."""
+        """Show a new line in the current cell's output: it follows the session from now
+        on, and the line shown before it keeps the state of its own turn. A terminal
+        cannot redraw it: there it is printed once, when the cell has run."""
         if not updates_in_place():
             at_cell_end(self, lambda: display(inert(self._bundle()), raw=True))
             return
-        display(self._bundle(), raw=True, display_id=self.display_id)
+        self._retire()
+        self.display_id = f"nbagent-meter-{secrets.token_hex(6)}"
+        self._run = _cell_run()
+        bundle = self._bundle()
+        display(bundle, raw=True, display_id=self.display_id)
+        self._showing = self._settled = bundle
+
+    def _retire(self) -> None:
+        """Put the newest line back to the state of its own turn, if a later cell (a pin,
+        a model change, a compaction, a chat from Python) moved it since."""
+        if self._run is not None and self._showing != self._settled:
+            update_display(self._settled, raw=True, display_id=self.display_id)
 
     def __call__(self, event: object) -> None:
-        """A subscriber: redraw every shown line on a context change or a compaction."""
+        """A subscriber: redraw the newest line on a context change or a compaction."""
         decision = _undone(event)
         if isinstance(event, Compacted) and event.decision.changed:
             decision = event.decision
@@ -223,8 +243,20 @@ class MeterLine:
             self.last_compaction = self.reading.last_compaction
         else:
             return
-        if updates_in_place():  # (a terminal would print every update anew)
-            update_display(self._bundle(), raw=True, display_id=self.display_id)
+        if self._run is None or not updates_in_place():  # (a terminal would print it anew)
+            return
+        bundle = self._bundle()
+        if _cell_run() == self._run:  # the line's own cell is still running: its turn
+            self._settled = bundle
+        if bundle != self._showing:
+            update_display(bundle, raw=True, display_id=self.display_id)
+            self._showing = bundle
+
+
+def _cell_run() -> int:
+    """Which cell run this is: IPython's execution count, which stays the same while a cell
+    runs and goes up once it ends (0 outside IPython). A line's turn is its cell's run."""
+    return int(getattr(get_ipython(), "execution_count", 0) or 0)
 
 
 def _follow(kind: type[_Meter], agent: Any) -> _Meter:

@@ -149,19 +149,42 @@ def test_the_meter_has_text_and_html_fallbacks() -> None:
     assert "27% context left" in data["text/html"] and "var(--jp-success-color1" in data["text/html"]
 
 
-def test_every_meter_line_of_a_session_follows_the_events() -> None:
+def test_only_the_newest_line_follows_and_an_earlier_one_keeps_its_turn(
+        shell: InteractiveShell) -> None:
+    line = MeterLine(state(1_000))
+    first_run = shell.execution_count
+    try:
+        with capture_output() as captured:
+            line.show()  # the first chat cell
+            first = line.display_id
+            line(ContextChanged(state(2_000), 0.0))  # its turn
+            shell.execution_count += 1  # the cell ended; the next one pins a long fact
+            line(ContextChanged(state(2_600), 0.0))  # the newest line follows it
+            shell.execution_count += 1
+            line.show()  # the second chat cell
+            line(ContextChanged(state(6_100), 0.0))
+            line(Compacted(decision(tokens_before=6_100, tokens_after=900)))
+            line(ToolStarted("c1", "x", "{}"))  # not the meter's business
+    finally:
+        shell.execution_count = first_run
+    lines = plain(captured)
+    assert len(lines) == 2 and line.display_id != first
+    assert "2,000 tokens" in lines[0] and "last compaction" not in lines[0]  # its own turn
+    assert lines[1].startswith("nbagent: 11% context left until auto-compact (warning)")
+    assert "last compaction L2 memory: 6,100 → 900" in lines[1]
+    moved = [o.data["text/plain"] for o in captured.outputs
+             if o.update and o.transient["display_id"] == first]
+    assert ["2,000 tokens" in m for m in moved] == [True, False, True]  # followed, then back
+    assert "2,600 tokens" in moved[1]
+
+
+def test_a_line_is_not_redrawn_when_nothing_it_shows_changed(shell: InteractiveShell) -> None:
     line = MeterLine(state(1_000))
     with capture_output() as captured:
-        line.show()  # the first chat cell
-        line.show()  # the second
-        line(ContextChanged(state(6_100), 0.0))
-        line(Compacted(decision(tokens_before=6_100, tokens_after=900)))
-        line(ToolStarted("c1", "x", "{}"))  # not the meter's business
-    lines = plain(captured)
-    assert len(lines) == 2 and lines[0] == lines[1]
-    assert lines[0].startswith("nbagent: 11% context left until auto-compact (warning)")
-    assert "last compaction L2 memory: 6,100 → 900" in lines[0]
-    assert len(captured.outputs) == 4  # two shown, two updates (one per event) for both
+        line.show()
+        line(ContextChanged(state(1_000), 0.0))
+        line.show()  # the earlier line showed its own turn all along: no message for it
+    assert len(captured.outputs) == 2 and not any(o.update for o in captured.outputs)
 
 
 def test_the_reply_is_redrawn_steadily_while_it_streams() -> None:

@@ -317,13 +317,15 @@ def test_the_meter_in_jupyterlab_light_and_dark_then_saved_restarted_and_reloade
     menu(page, "Run", "Run Selected Cell and All Below")
     page.locator(".nbagent-compaction").first.wait_for(timeout=WAIT_MS)
     page.wait_for_function(
-        f"() => [...document.querySelectorAll({json.dumps(LINE)})]"
-        ".every(e => e.textContent.includes('last compaction'))", timeout=WAIT_MS)
+        f"() => {{ const l = [...document.querySelectorAll({json.dumps(LINE)})];"
+        " return l.length > 2 && l[l.length - 1].textContent.includes('last compaction'); }",
+        timeout=WAIT_MS)
     idle(page)
     lines = page.locator(LINE)
-    after = lines.last.inner_text()
+    after = lines.last.inner_text()  # the %compact cell's own line
     assert after != before and "last compaction L" in after  # e.g. "L2 memory: 1,778 → 1,241"
-    assert len({lines.nth(i).inner_text() for i in range(lines.count())}) == 1  # all live
+    texts = [lines.nth(i).inner_text() for i in range(lines.count())]
+    assert texts[-2] == before and not any("last compaction" in t for t in texts[:-1])
     assert "compacted (L" in page.locator(".nbagent-compaction").first.inner_text()
     light = text_contrasts(page, ".jp-OutputArea-output")
     assert min(light.values()) >= 4.5, light
@@ -381,7 +383,8 @@ def test_the_interactive_meter_of_nbagent_meter(browser: Any, lab: Lab) -> None:
     drawn.wait_for(timeout=WAIT_MS)
     page.wait_for_function(
         "() => [...document.querySelectorAll('.nbagent-meter .nbagent-meter-body')]"
-        ".some(e => /[1-9][\\d,]* \\/ 6,841 tokens/.test(e.textContent))", timeout=WAIT_MS)
+        ".some(e => /[1-9][\\d,]* tokens · auto-compact at 6,841/.test(e.textContent))",
+        timeout=WAIT_MS)
     assert re.search(r"\d+% context left", drawn.inner_text())
     # The plain-HTML copy shown with the widget is hidden where the widget draws.
     fallback = page.locator(".nbagent-meter-fallback").last
@@ -453,7 +456,8 @@ def test_a_reply_streams_before_it_ends_and_its_code_can_be_copied(
     assert page.evaluate("navigator.clipboard.readText()") == "print('copied')"
     assert not page.locator(".nbagent-status").filter(has_text="thinking").is_visible()
     line = run_cell(page, 3).locator(".nbagent-meter-body")  # the one-line meter, plain HTML
-    assert re.match(r"\d+% context left ● ok [\d,]+ / 6,841 tokens$", " ".join(
+    assert re.match(r"\d+% context left until auto-compact ● ok [\d,]+ tokens · "
+                    r"auto-compact at 6,841$", " ".join(
         line.inner_text().split()))
     assert min(text_contrasts(page, ".jp-Cell:nth-child(4)").values()) >= 4.5
     page.context.close()
