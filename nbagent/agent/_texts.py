@@ -33,6 +33,17 @@ CUT_CALL = "Not run: the reply was cut when the context window ran out."
 RAN_OUT = ("The reply was cut: the context window ran out. The oldest rounds were dropped "
            "from what the model sees (they stay in the archive; recall finds them); ask it "
            "to continue.")
+FRONT_CUT = ("The server read only {read:,} of the {sent:,} tokens sent and answered anyway: it "
+             "dropped the front of the prompt (the system prompt, the tools, the first "
+             "request) without an error, as Ollama does past its context length. This session "
+             "now keeps within {window:,} tokens: it compacted and asked again. For more room, "
+             "raise the server's context length (Ollama: OLLAMA_CONTEXT_LENGTH=16384 ollama "
+             "serve, or PARAMETER num_ctx in a Modelfile; its OpenAI-compatible endpoint "
+             "ignores a per-request num_ctx), then start a new session (agent.new_session()).")
+FRONT_CUT_AGAIN = ("The server dropped the front of the prompt again (it read {read:,} of "
+                   "{sent:,} tokens): this answer was written without the start of the "
+                   "conversation. Ask again; the session now keeps within {window:,} tokens.")
+FRONT_CUT_RETRY = "the server dropped the front of the prompt; compacting and asking again"
 MAX_ROUNDS = "Stopped after {rounds} rounds of tool calls (NBAGENT_MAX_TOOL_ROUNDS)."
 TIMEOUT = "Stopped after {seconds:g} s (NBAGENT_MAX_CHAT_SECONDS)."
 LOOP = "Stopped: {name} was called {count} times in a row with the same arguments."
