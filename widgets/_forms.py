@@ -1,6 +1,7 @@
 """The forms of `%nbagent` beyond key=value settings: the MCP servers of the session
-(`mcp add NAME -- command args…`, `mcp add NAME URL`, `mcp list`, `mcp remove NAME`) and
-the local models found on this machine (`models`). Each form is one call into nbagent's
+(`mcp add NAME -- command args…`, `mcp add NAME URL`, `mcp list` — each server's live
+state, its tools and what they tell the model —, `mcp allow NAME [TOOL]`, `mcp remove
+NAME`) and the local models found on this machine (`models`). Each form is one call into nbagent's
 public API; a call this version of nbagent does not have is said in one line.
 """
 
@@ -15,7 +16,7 @@ from IPython.core.error import UsageError
 import nbagent
 
 MCP_USAGE = ("%nbagent mcp add NAME -- command args… · %nbagent mcp add NAME URL · "
-             "%nbagent mcp list · %nbagent mcp remove NAME")
+             "%nbagent mcp list · %nbagent mcp allow NAME [TOOL] · %nbagent mcp remove NAME")
 
 
 def mcp_spec(rest: str) -> tuple[str, dict[str, Any]]:
@@ -39,13 +40,22 @@ def mcp_spec(rest: str) -> tuple[str, dict[str, Any]]:
 
 
 def server_lines(agent: Any) -> str:
-    servers = agent.mcp_servers()
+    """Each server's live state (it is started to know it) and, under it, each of its
+    tools with the description the model reads and what was changed in it."""
+    servers = agent.mcp_servers(start=True)
     if not servers:
         return "nbagent: no MCP servers in this session (add one: %nbagent mcp add NAME …)"
+    offered = agent.tools
     lines = []
     for name, status, tools in servers:
         names = ", ".join(tools) if tools else "no tools"
         lines.append(f"{name}: {status} · {names}")
+        for tool in tools:
+            made = offered.get(tool)
+            if made is None:
+                continue
+            lines.append(f"  {tool}: {made.description}")
+            lines.extend(f"    ! {note}" for note in getattr(made, "notes", ()))
     return "\n".join(lines)
 
 
@@ -70,8 +80,20 @@ def _mcp(agent: Any, rest: str) -> str:
             raise UsageError(f"Expected one server name: {MCP_USAGE}")
         agent.remove_mcp_server(name)
         return f"nbagent: MCP server {name} removed\n{server_lines(agent)}"
-    if verb == "list" and not after.strip():
+    if verb == "list" and not after.strip() or not verb:
         return server_lines(agent)
+    if verb == "allow":
+        words = after.split()
+        if not 1 <= len(words) <= 2:
+            raise UsageError(f"Expected a server name and maybe one tool: {MCP_USAGE}")
+        if words[0] not in [server for server, _, _ in agent.mcp_servers()]:
+            raise KeyError(f"no MCP server named {words[0]!r}")
+        tool = agent.tools.get(words[-1]) if len(words) == 2 else None
+        if tool is not None and getattr(tool, "server", None) == words[0]:
+            words[1] = tool.remote_name  # the name it is offered as: the server's own
+        agent.approval.allow("mcp", *words)
+        what = f"{words[1]} of {words[0]}" if len(words) == 2 else f"every tool of {words[0]}"
+        return f"nbagent: {what} runs without asking for the rest of this session"
     raise UsageError(f"Expected one of: {MCP_USAGE}")
 
 

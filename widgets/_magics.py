@@ -158,7 +158,9 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         %nbagent models [--refresh]    local models found on this machine (--refresh: look again)
         %nbagent mcp add NAME -- command args…   an MCP server started by a command
         %nbagent mcp add NAME URL                an MCP server over HTTP
-        %nbagent mcp list · %nbagent mcp remove NAME
+        %nbagent mcp list                        each server, its tools and what they say
+        %nbagent mcp allow NAME [TOOL]           run without asking (this session)
+        %nbagent mcp remove NAME
 
         Settable: any NBAGENT_* setting by its lower-case name (model, compact_model,
         window, auto_compact_window, disable_compact, enable_python, ...).

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ._approval import Approval
 from ._configuration import Configuration
 from ._session import Session
 from ._toolbox import Toolbox
@@ -41,18 +42,25 @@ class AgentToolsMixin:
     def tool_schemas(self) -> list[dict[str, Any]]:
         return self.toolbox.schemas()
 
+    @property
+    def approval(self) -> Approval:
+        """What MCP tools may do without asking the user, and how the user is asked."""
+        return self.toolbox.approval
+
     def add_mcp_server(self, name: str, spec: Mapping[str, Any]) -> None:
         """Offer the tools of one more MCP server (`{"command", "args", "env"}` or
-        `{"url"}`); it starts on the next chat. A bad spec raises `ValueError`."""
+        `{"url"}`); it starts on the next chat (or `mcp_servers(start=True)`). A bad spec
+        raises `ValueError`."""
         self.toolbox.add_mcp_server(name, spec)
 
     def remove_mcp_server(self, name: str) -> None:
         """Stop offering an MCP server's tools and stop its process."""
         self.toolbox.remove_mcp_server(name)
 
-    def mcp_servers(self) -> list[tuple[str, str, list[str]]]:
-        """(name, state, tool names) of each MCP server."""
-        return self.toolbox.mcp_servers()
+    def mcp_servers(self, *, start: bool = False) -> list[tuple[str, str, list[str]]]:
+        """(name, state, tool names) of each MCP server; `start` starts the ones not
+        started yet first, so each state is live (or says why the server cannot start)."""
+        return self.toolbox.mcp_servers(start=start)
 
     def _offer_tools(self) -> None:
         """Offer the built-ins the agent chose, bound to the current session (a new session

@@ -1,6 +1,7 @@
 """`Toolbox`: every tool an agent offers — the built-in notebook tools (made anew for each
 session, over its output store and archive), the user's own functions, and the tools of
-the MCP servers it connects to (listed on the first chat, never at configuration).
+the MCP servers it connects to (listed on the first chat or when their state is asked
+for, never at configuration), and the `Approval` their calls ask.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..engine._exceptions import NbagentError, NbagentWarning
+from ._approval import Approval
 from .tools._tool import Tool, as_tool
 
 if TYPE_CHECKING:  # the MCP SDK is imported only when a server is configured
+    from .mcp._config import McpConfig
     from .mcp._servers import McpServers
 
 ServerSpecs = Mapping[str, Mapping[str, Any]]
@@ -28,6 +31,8 @@ class Toolbox:
         mcp_config: a JSON file with an `mcpServers` object, as other MCP clients use (a
             broken file is a warning, not an error: the chat goes on without it).
         call_timeout: seconds an MCP tool call may take.
+        approval: what MCP tool calls may do without asking, and how to ask (default:
+            ask every call with `input()`).
 
     What goes wrong with an MCP server (it could not start, died or hung) is kept for
     `warn_problems`, which says it in the thread that chats: the servers' own event loop
@@ -36,8 +41,9 @@ class Toolbox:
 
     def __init__(self, own: Iterable[Tool | Callable[..., Any]] = (), *,
                  mcp_servers: ServerSpecs | None = None, mcp_config: str | None = None,
-                 call_timeout: float = 300.0) -> None:
+                 call_timeout: float = 300.0, approval: Approval | None = None) -> None:
         self.own = [as_tool(t) for t in own]
+        self.approval = approval if approval is not None else Approval()
         self.builtins: list[Tool] = []
         self._mcp_tools: list[Tool] = []
         self._call_timeout = call_timeout
@@ -45,12 +51,17 @@ class Toolbox:
         self._guard = threading.Lock()
         self.mcp: McpServers | None = None
         if mcp_config:
+            # entry by entry: the usable servers load, each skipped one is named with why
             try:
-                for name, spec in _config_file(mcp_config).items():
-                    self._servers().add(name, spec)
+                config = _config_file(mcp_config)
+                for name, checked in config.servers.items():
+                    self._servers().add(name, checked)
             except (OSError, ValueError, NbagentError) as error:
                 warnings.warn(f"nbagent: the MCP config {mcp_config} was not used: {error}",
                               NbagentWarning, stacklevel=3)
+            else:
+                for line in config.skipped_lines():
+                    warnings.warn(f"nbagent: {line}", NbagentWarning, stacklevel=3)
         for name, spec in (mcp_servers or {}).items():
             self._servers().add(name, spec)  # a bad spec is the caller's error: raised
         self.tools: dict[str, Tool] = {}
@@ -100,10 +111,14 @@ class Toolbox:
         self._mcp_tools = [t for t in self._mcp_tools if getattr(t, "server", None) != name]
         self._gather()
 
-    def mcp_servers(self) -> list[tuple[str, str, list[str]]]:
-        """(name, state, the tools it offers) for each MCP server."""
+    def mcp_servers(self, *, start: bool = False) -> list[tuple[str, str, list[str]]]:
+        """(name, state, the tools it offers) for each MCP server; `start` starts the
+        servers not listed yet first (one that cannot start says why in its state)."""
         if self.mcp is None:
             return []
+        if start:
+            self.list_mcp_tools()
+            self.warn_problems()  # here, in the caller's cell, not at the next chat
         states = dict(zip(self.mcp, self.mcp.describe(), strict=True))
         return [(name, states[name].partition("): ")[2] or states[name],
                  [t.name for t in self._mcp_tools if getattr(t, "server", None) == name])
@@ -123,7 +138,8 @@ class Toolbox:
                                    "missing): python -m pip install 'jupyter-nbagent[mcp]'"
                                    ) from missing
 
-            self.mcp = McpServers(on_status=self._status, call_timeout=self._call_timeout)
+            self.mcp = McpServers(on_status=self._status, call_timeout=self._call_timeout,
+                                  approval=self.approval)
         return self.mcp
 
     def _status(self, text: str) -> None:
@@ -143,7 +159,7 @@ class Toolbox:
         self.tools = {t.name: t for t in [*self.builtins, *self.own, *self._mcp_tools]}
 
 
-def _config_file(path: str) -> dict[str, Any]:
-    from .mcp._config import load_mcp_config
+def _config_file(path: str) -> McpConfig:
+    from .mcp._config import read_mcp_config
 
-    return dict(load_mcp_config(path))
+    return read_mcp_config(path)

@@ -34,7 +34,7 @@ class McpAgent(Agent):
             raise NbagentError(f"no MCP server named {name!r}")
         del self.servers[name]
 
-    def mcp_servers(self) -> list[tuple[str, str, list[str]]]:
+    def mcp_servers(self, *, start: bool = False) -> list[tuple[str, str, list[str]]]:
         return [(name, "running", ["query", "tables"]) for name in self.servers]
 
 
@@ -150,20 +150,26 @@ def test_a_real_mcp_server_added_in_the_notebook_answers_a_chat(ip: InteractiveS
                            calls(("echo", {"text": "over http"})), reply("echoed")])
     agent = session(model, builtin_tools=False)
     try:
-        with capture_output() as added:
+        with capture_output() as added:  # started at once: its live state and its tools
             ip.run_line_magic("nbagent", f"mcp add demo -- {sys.executable} '{DEMO}'")
-        assert plain(added) == ["demo: not started · no tools"]
+        (shown,) = plain(added)
+        assert shown.startswith("demo: running, 9 tools · add, echo, slow")
+        assert "\n  add: Add two whole numbers.\n" in shown  # what the model is told
+        with capture_output() as allowed:
+            ip.run_line_magic("nbagent", "mcp allow demo add")
+        assert plain(allowed) == ["nbagent: add of demo runs without asking for the rest of "
+                                  "this session"]
         with capture_output():
             ip.run_line_magic("chat", "what is 2 + 40?")
         assert [m["content"] for m in agent.history if m["role"] == "tool"] == ["42"]
         with capture_output() as listed:
             ip.run_line_magic("nbagent", "mcp list")
-        (line,) = plain(listed)
-        assert line.startswith("demo: running") and "add" in line and "echo" in line
+        assert plain(listed) == [shown]
         with http_demo() as url:
             with capture_output():
                 ip.run_line_magic("nbagent", "mcp remove demo")
                 ip.run_line_magic("nbagent", f"mcp add web {url}")
+                ip.run_line_magic("nbagent", "mcp allow web")
                 ip.run_line_magic("chat", "echo it")
         assert str(agent.history[-2]["content"]).startswith("over http")
         with pytest.raises(UsageError, match="%nbagent mcp"):

@@ -1,7 +1,7 @@
 """MCP servers configured on the agent — in Python, on a running session and from the
-`mcpServers` config file other clients use — offer their tools to a real chat through the
-agent's usual path (schemas counted, results capped and archived), and a server that
-cannot start or dies never ends a chat."""
+config files other clients use, read entry by entry — offer their tools to a real chat
+through the agent's usual path (schemas counted, results capped and archived); each call
+asks the user first unless allowed; a server that cannot start or dies never ends a chat."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from nbagent import Agent, NbagentWarning, Settings
+from nbagent.approval import NoOneToAsk
 from nbagent.testing import ScriptedModel, calls, reply
-from tests.agent.mcp.servers.launch import stdio_spec
+from tests.agent.mcp.servers.launch import DEMO, stdio_spec
 
 pytestmark = pytest.mark.real
 
@@ -27,6 +28,7 @@ def test_servers_given_in_python_offer_their_tools_on_the_first_chat() -> None:
     model = ScriptedModel([calls(("add", {"a": 2, "b": 40})), reply("42")])
     agent = Agent(model=model, builtin_tools=False, archive=False,
                   mcp_servers={"demo": stdio_spec()})
+    agent.approval.allow("mcp", "demo")
     try:
         assert agent.tools == {}  # configuring starts nothing
         assert agent.mcp_servers() == [("demo", "not started", [])]
@@ -48,7 +50,7 @@ def test_a_server_added_on_a_running_session_and_removed_again() -> None:
     agent = Agent(model=model, builtin_tools=False, archive=False)
     try:
         agent.chat("hello")
-        agent.add_mcp_server("demo", stdio_spec())
+        agent.add_mcp_server("demo", {**stdio_spec(), "alwaysAllow": ["echo"]})
         agent.chat("echo hi")
         assert tool_results(agent)[0].startswith("hi")  # the demo echo adds its own time
         agent.remove_mcp_server("demo")
@@ -66,7 +68,7 @@ def test_a_server_added_on_a_running_session_and_removed_again() -> None:
 def test_the_config_file_other_clients_use(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"demo": {
-        "command": sys.executable, "args": stdio_spec()["args"]}}}))
+        "command": sys.executable, "args": stdio_spec()["args"], "alwaysAllow": True}}}))
     model = ScriptedModel([calls(("add", {"a": 1})), reply("3")])
     agent = Agent(model=model, builtin_tools=False, archive=False,
                   settings=Settings(mcp_config=str(config)))
@@ -86,7 +88,7 @@ def test_a_server_that_cannot_start_or_dies_never_ends_the_chat(tmp_path: Path) 
                            calls(("add", {"a": 1, "b": 1})), reply("2")])
     agent = Agent(model=model, builtin_tools=False, archive=False,
                   mcp_servers={"missing": {"command": str(tmp_path / "no-such-server")},
-                               "demo": stdio_spec()})
+                               "demo": {**stdio_spec(), "alwaysAllow": True}})
     try:
         with pytest.warns(NbagentWarning, match="'missing' could not start"):
             assert agent.chat("hello").text == "carried on"
@@ -96,5 +98,102 @@ def test_a_server_that_cannot_start_or_dies_never_ends_the_chat(tmp_path: Path) 
             assert "stopped during die" in tool_results(agent)[-1]
             assert agent.chat("1 + 1?").text == "2"  # restarted on the next call
         assert tool_results(agent)[-1] == "2"
+    finally:
+        agent.close()
+
+
+def test_each_call_asks_first_showing_tool_server_and_arguments() -> None:
+    questions: list[str] = []
+    answers = ["n", "y", "t"]
+
+    def ask(question: str) -> str:
+        questions.append(question)
+        return answers.pop(0)
+
+    model = ScriptedModel([calls(("add", {"a": 1, "b": 2})), calls(("add", {"a": 3})),
+                           calls(("add", {"a": 4})), calls(("add", {"a": 5})), reply("done")])
+    agent = Agent(model=model, builtin_tools=False, archive=False,
+                  mcp_servers={"demo": stdio_spec()})
+    agent.approval.ask = ask
+    try:
+        assert agent.chat("add things").text == "done"
+        assert tool_results(agent) == [
+            "Error: add raised McpToolError: the user did not allow add (MCP server 'demo') "
+            "to run", "5", "6", "7"]
+        assert len(questions) == 3  # "t" allowed the tool for the rest of the session
+        assert questions[0].startswith("nbagent: the model wants to call the MCP tool add "
+                                       "(MCP server 'demo') with:\n  {\"a\": 1, \"b\": 2}")
+        assert agent.approval.allowed() == [("mcp", "demo", "add")]
+    finally:
+        agent.close()
+
+
+def test_where_no_one_can_answer_the_call_is_refused_with_a_clear_result() -> None:
+    def batch(question: str) -> str:
+        raise NoOneToAsk("no terminal")
+
+    model = ScriptedModel([calls(("add", {"a": 1})), reply("refused")])
+    agent = Agent(model=model, builtin_tools=False, archive=False,
+                  mcp_servers={"demo": stdio_spec()})
+    agent.approval.ask = batch
+    try:
+        assert agent.chat("add").text == "refused"
+        (result,) = tool_results(agent)
+        assert "add (MCP server 'demo') was not run: it needs the user's approval and no one " \
+               "can answer here" in result
+    finally:
+        agent.close()
+
+
+def test_a_config_file_loads_entry_by_entry_as_vs_code_writes_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEMO_ARG", str(DEMO))
+    config = tmp_path / "mcp.json"
+    config.write_text("""{
+      // VS Code's mcp.json: JSONC, a servers object, a type per server
+      "inputs": [],
+      "servers": {
+        "demo": {"type": "stdio", "command": "PYTHON", "args": ["${env:DEMO_ARG}"],
+                 "alwaysAllow": ["add"],},
+        "asks": {"type": "http", "url": "https://example.invalid/mcp",
+                 "headers": {"Authorization": "Bearer ${input:token}"}},
+        "broken": {"type": "stdio"},
+        "off": {"command": "x", "disabled": true},
+      },
+    }""".replace("PYTHON", sys.executable))
+    model = ScriptedModel([calls(("add", {"a": 1})), reply("3")])
+    with pytest.warns(NbagentWarning) as said:
+        agent = Agent(model=model, builtin_tools=False, archive=False,
+                      settings=Settings(mcp_config=str(config)))
+    try:
+        assert [str(w.message) for w in said] == [
+            f"nbagent: the MCP config {config} skips {line}" for line in (
+                "'asks': asks for ${input:token}, an input VS Code prompts for; nbagent "
+                "cannot (use ${env:NAME} instead)",
+                "'broken': command: Field required",
+                "'off': disabled in the config")]
+        assert agent.chat("1 + 2?").text == "3"
+        assert tool_results(agent) == ["3"]
+    finally:
+        agent.close()
+
+
+def test_mcp_servers_started_say_their_live_state_or_why_they_cannot_start(
+        tmp_path: Path) -> None:
+    agent = Agent(model=ScriptedModel(), builtin_tools=False, archive=False)
+    try:
+        agent.add_mcp_server("demo", stdio_spec())
+        agent.add_mcp_server("gone", {"command": str(tmp_path / "no-such-server")})
+        agent.add_mcp_server("exits", stdio_spec(DEMO_FAIL_AT_START="1"))
+        assert agent.mcp_servers() == [(name, "not started", [])
+                                       for name in ("demo", "gone", "exits")]
+        with pytest.warns(NbagentWarning):
+            states = {name: (state, tools) for name, state, tools
+                      in agent.mcp_servers(start=True)}
+        assert states["demo"][0] == "running, 9 tools" and "add" in states["demo"][1]
+        assert states["gone"] == (f"failed: {tmp_path / 'no-such-server'} was not found", [])
+        assert states["exits"][0] == ("failed: the server closed the connection (it exited?) "
+                                      "(its last output: demo server: missing DEMO_TOKEN)")
+        # (one that hangs: "failed: it did not start within N s", tests/real/test_mcp.py)
     finally:
         agent.close()

@@ -1,21 +1,34 @@
-"""Where MCP servers are: a spec per server — a command run over stdio, or a streamable
-HTTP url — checked by pydantic, and `load_mcp_config` for the JSON file other MCP clients
-already use (the `mcpServers` object). Nothing here starts a process or opens a socket.
+"""Where MCP servers are: a spec per server — a command run over stdio, a streamable HTTP
+url, or an SSE url — checked by pydantic, and `read_mcp_config` for the file other MCP
+clients already use, read as they read it: Claude Desktop's and Cursor's `mcpServers`, VS
+Code's `servers` (JSONC: comments and trailing commas; `type`; `${env:NAME}`, `envFile`),
+entry by entry — a usable server loads, an unusable one is named with its reason. Keys
+other clients keep beside a server (`disabled`, `alwaysAllow`, `timeout`, ...) are read or
+passed over. Nothing here starts a process or opens a socket.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+import json5
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 CONFIG_SETTING = "NBAGENT_MCP_CONFIG"  # the environment variable naming the config file
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+# `${NAME}`, `${NAME:-default}` (Claude Code), `${env:NAME}` (VS Code, Cursor)
+_VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_EDITOR_VARIABLE = re.compile(r"\$\{(userHome|workspaceFolder|pathSeparator)\}")
+_INPUT = re.compile(r"\$\{input:([^}]*)\}")
+# Keys other clients keep beside a server that change nothing here (Cline's timeout, VS
+# Code's dev and gallery fields, a description): passed over rather than refused.
+_PASSED_OVER = {"timeout", "description", "dev", "gallery", "version", "transportType",
+                "networkTimeout", "trust", "includeTools", "excludeTools", "oauth"}
+_ALLOW = AliasChoices("alwaysAllow", "autoApprove", "always_allow")
 
 
 class McpConfigError(ValueError):
@@ -36,6 +49,8 @@ class StdioServer(BaseModel):
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict, repr=False)
     cwd: str | None = None
+    # tools that run without asking (Cline's `alwaysAllow`, Roo's `autoApprove`); True: all
+    always_allow: bool | list[str] = Field(False, validation_alias=_ALLOW)
 
     def describe(self) -> str:
         return " ".join([self.command, *self.args])
@@ -49,9 +64,10 @@ class HttpServer(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    type: Literal["http", "streamable-http", "streamableHttp"] = "http"
+    type: Literal["http", "streamable-http", "streamableHttp", "sse"] = "http"
     url: str
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
+    always_allow: bool | list[str] = Field(False, validation_alias=_ALLOW)
 
     @field_validator("url")
     @classmethod
@@ -68,7 +84,9 @@ ServerSpec = StdioServer | HttpServer
 
 
 def _expand(value: str, where: str) -> str:
-    """`${NAME}` and `${NAME:-default}` from the environment, as other MCP clients do."""
+    """`${NAME}`, `${NAME:-default}` and `${env:NAME}` from the environment, and the
+    editors' `${userHome}`, `${workspaceFolder}` (the working directory here), as other MCP
+    clients do. `${input:...}` (VS Code asks the user) cannot be filled in here."""
 
     def lookup(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
@@ -78,7 +96,14 @@ def _expand(value: str, where: str) -> str:
             return default
         raise McpConfigError(f"{where} uses ${{{name}}}, which is not set in the environment")
 
-    return _VARIABLE.sub(lookup, value)
+    def editor(match: re.Match[str]) -> str:
+        return {"userHome": str(Path.home()), "workspaceFolder": os.getcwd(),
+                "pathSeparator": os.sep}[match.group(1)]
+
+    if found := _INPUT.search(value):
+        raise McpConfigError(f"{where} asks for ${{input:{found.group(1)}}}, an input VS Code "
+                             "prompts for; nbagent cannot (use ${env:NAME} instead)")
+    return _VARIABLE.sub(lookup, _EDITOR_VARIABLE.sub(editor, value))
 
 
 def _expanded(raw: Any, where: str) -> Any:
@@ -100,16 +125,18 @@ def server_spec(name: str, raw: ServerSpec | Mapping[str, Any]) -> ServerSpec:
     if not isinstance(raw, Mapping):
         raise McpConfigError(f"MCP server {name!r}: expected an object with 'command' or 'url', "
                              f"got {type(raw).__name__}")
-    fields = {key: value for key, value in raw.items() if key != "disabled"}
+    fields = {key: value for key, value in raw.items()
+              if key != "disabled" and key not in _PASSED_OVER}
     kind = fields.get("type")
-    if kind == "sse":
-        raise McpConfigError(f"MCP server {name!r}: the SSE transport is not supported; use the "
-                             "server's streamable HTTP address (often ending in /mcp)")
+    if "envFile" in fields:
+        fields["env"] = {**_env_file(name, fields.pop("envFile")), **dict(fields.get("env") or {})}
+    if "serverUrl" in fields and "url" not in fields:  # Windsurf's spelling
+        fields["url"] = fields.pop("serverUrl")
     if "command" in fields and "url" in fields:
         raise McpConfigError(f"MCP server {name!r}: give either 'command' (stdio) or 'url' "
                              "(HTTP), not both")
     model: type[StdioServer | HttpServer]
-    if "url" in fields or kind in ("http", "streamable-http", "streamableHttp"):
+    if "url" in fields or kind in ("http", "streamable-http", "streamableHttp", "sse"):
         model = HttpServer
     elif "command" in fields or kind == "stdio":
         model = StdioServer
@@ -124,8 +151,19 @@ def server_spec(name: str, raw: ServerSpec | Mapping[str, Any]) -> ServerSpec:
         raise McpConfigError(f"MCP server {name!r}: {problems}") from None
 
 
+def _env_file(name: str, path: Any) -> dict[str, str]:
+    """The variables of a stdio server's `envFile` (VS Code, Cursor), read as dotenv."""
+    from dotenv import dotenv_values  # a litellm dependency
+
+    file = Path(_expand(str(path), f"MCP server {name!r}")).expanduser()
+    if not file.is_file():
+        raise McpConfigError(f"MCP server {name!r}: its envFile {str(file)!r} does not exist")
+    return {key: value for key, value in dotenv_values(file).items() if value is not None}
+
+
 def server_specs(servers: Mapping[str, ServerSpec | Mapping[str, Any]]) -> dict[str, ServerSpec]:
-    """Every enabled server of a name → spec mapping, checked (`"disabled": true` skips one)."""
+    """Every enabled server of a name → spec mapping, checked (`"disabled": true` skips
+    one); the first unusable one raises `McpConfigError`."""
     specs: dict[str, ServerSpec] = {}
     for name, raw in servers.items():
         if not isinstance(name, str) or not name.strip():
@@ -136,24 +174,62 @@ def server_specs(servers: Mapping[str, ServerSpec | Mapping[str, Any]]) -> dict[
     return specs
 
 
-def load_mcp_config(path: str | Path) -> dict[str, ServerSpec]:
-    """The MCP servers in a JSON config file of the kind Claude Desktop, Cursor or VS Code
-    use: an `mcpServers` (or `servers`) object of name → `{command, args, env}` or
-    `{url, headers}`. Raises `McpConfigError` for a missing or malformed file."""
+@dataclass(frozen=True)
+class McpConfig:
+    """A config file as read: the usable `servers`, and each entry `skipped` with why."""
+
+    path: str
+    servers: dict[str, ServerSpec] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def skipped_lines(self) -> list[str]:
+        return [f"the MCP config {self.path} skips {name!r}: {why}"
+                for name, why in self.skipped.items()]
+
+
+def read_mcp_config(path: str | Path) -> McpConfig:
+    """The MCP servers in a config file of the kind Claude Desktop, Cursor or VS Code
+    use, entry by entry: an `mcpServers` (or VS Code's `servers`, or a settings file's
+    `mcp.servers`) object of name → `{command, args, env}` or `{url, headers}`; JSON with
+    comments and trailing commas allowed. Raises `McpConfigError` only for a file that
+    cannot be read at all; an unusable entry is in `skipped` with its reason."""
     file = Path(path).expanduser()
     try:
-        text = file.read_text(encoding="utf-8")
+        text = file.read_text(encoding="utf-8-sig")
     except OSError as error:
         raise McpConfigError(f"cannot read the MCP config {str(file)!r}: "
                              f"{error.strerror or error}") from None
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise McpConfigError(f"the MCP config {str(file)!r} is not valid JSON (line "
-                             f"{error.lineno}: {error.msg})") from None
+        document = json5.loads(text)  # JSONC, as VS Code reads mcp.json
+    except ValueError as error:
+        raise McpConfigError(f"the MCP config {str(file)!r} is not valid JSON "
+                             f"({error})") from None
     servers = None
     if isinstance(document, dict):
+        nested = document.get("mcp")
         servers = document.get("mcpServers", document.get("servers"))
+        if servers is None and isinstance(nested, dict):
+            servers = nested.get("servers")
     if not isinstance(servers, dict):
         raise McpConfigError(f"the MCP config {str(file)!r} has no 'mcpServers' object")
-    return server_specs(servers)
+    config = McpConfig(str(file))
+    for name, raw in servers.items():
+        if not isinstance(name, str) or not name.strip():
+            config.skipped[str(name)] = "a server name must be non-empty text"
+        elif isinstance(raw, Mapping) and raw.get("disabled") is True:
+            config.skipped[name] = "disabled in the config"
+        else:
+            try:
+                config.servers[name] = server_spec(name, raw)
+            except McpConfigError as error:
+                prefix = f"MCP server {name!r}"
+                reason = str(error).removeprefix(f"{prefix}: ").removeprefix(f"{prefix} ")
+                config.skipped[name] = reason
+    return config
+
+
+def load_mcp_config(path: str | Path) -> dict[str, ServerSpec]:
+    """The usable MCP servers of a config file (see `read_mcp_config`, which also says
+    which entries were skipped and why). Raises `McpConfigError` for a file that cannot
+    be read."""
+    return read_mcp_config(path).servers

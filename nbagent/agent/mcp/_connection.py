@@ -2,30 +2,45 @@
 `Client` (which starts the stdio process or opens the HTTP connection), lists the
 tools, and holds the session open until `stop()`; calls run beside it. Leaving the
 `Client` is what stops the server's process (stdin closed, then SIGTERM, then SIGKILL).
+We introduce ourselves as nbagent (clientInfo); a server's `tools/list_changed`
+notification marks the listing stale, and the next listing asks again.
 """
 
 from __future__ import annotations
 
 import asyncio
-import tempfile
+from collections.abc import Callable
 from contextlib import AsyncExitStack
-from typing import IO, Any
+from importlib import metadata
+from typing import Any
 
 try:
     import anyio
     import mcp_types as types
     from mcp import Client, StdioServerParameters, stdio_client
+    from mcp.client.sse import sse_client
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
     from mcp.shared.exceptions import MCPError
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 except ImportError as missing:  # the optional extra
     raise ImportError("MCP servers need the mcp package: pip install "
                       "'jupyter-nbagent[mcp]'") from missing
 
+from . import _sdk_log
 from ._config import HttpServer, ServerSpec
+from ._stderr import StderrTail
 
 _LIST_PAGES = 100  # a server that pages forever cannot hang the listing
-_STDERR_TAIL = 300  # characters of a failed server's stderr shown in its error
+
+
+def client_info() -> types.Implementation:
+    """Who we are to a server: nbagent and its version (not the SDK's default name)."""
+    try:
+        version = metadata.version("jupyter-nbagent")
+    except metadata.PackageNotFoundError:
+        version = "0"
+    return types.Implementation(name="nbagent", title="nbagent", version=version)
 
 
 def failure_text(error: BaseException) -> str:
@@ -47,15 +62,21 @@ def failure_text(error: BaseException) -> str:
 class Connection:
     """One server's session; made and used only on the MCP loop."""
 
-    def __init__(self, name: str, spec: ServerSpec) -> None:
+    def __init__(self, name: str, spec: ServerSpec,
+                 report: Callable[[str], None] | None = None) -> None:
         self.name = name
         self.spec = spec
         self.tools: list[types.Tool] = []
+        self.tools_changed = False  # the server said its tool list changed since listing
+        self._report = report  # one line for the user about this server
         self._client: Client | None = None
         self._stop = asyncio.Event()
         self._ready: asyncio.Future[list[types.Tool]] = asyncio.get_running_loop().create_future()
+        # a failure that arrives after `open` gave up waiting is nobody's to read: mark it
+        # read, or asyncio prints "Future exception was never retrieved" into the notebook
+        self._ready.add_done_callback(lambda f: f.cancelled() or f.exception())
         self._owner: asyncio.Task[None] | None = None
-        self._stderr: IO[str] | None = None
+        self._stderr: StderrTail | None = None
         self._scope: anyio.CancelScope | None = None
 
     async def open(self, timeout: float) -> list[types.Tool]:
@@ -99,19 +120,35 @@ class Connection:
             except BaseException:  # the owner records its own failure; stopping goes on
                 pass
         if self._stderr is not None:
-            self._stderr.close()
+            self._stderr.release()
 
     def stop_soon(self) -> asyncio.Task[None]:
         """End the session without waiting for it (a hung server takes seconds to stop)."""
         self._stop.set()
         return asyncio.get_running_loop().create_task(self.stop())
 
+    async def relist(self) -> list[types.Tool]:
+        """List the tools again (after a `tools/list_changed`)."""
+        if self._client is None:
+            raise MCPError(-32000, "Connection closed")
+        self.tools_changed = False
+        self.tools = await self._list(self._client)
+        return self.tools
+
     async def _hold(self) -> None:
+        _sdk_log.install()
+        _sdk_log.CURRENT.set(self._report)  # the SDK's tasks below inherit it
         try:
             with anyio.CancelScope() as self._scope:
                 async with AsyncExitStack() as stack:
                     client = await stack.enter_async_context(self._client_for(stack))
+                    if self._stderr is not None:
+                        self._stderr.release()  # the child has its own copy now
                     tools = await self._list(client)
+                    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                        watching = await stack.enter_async_context(anyio.create_task_group())
+                        stack.callback(watching.cancel_scope.cancel)  # runs before it exits
+                        watching.start_soon(self._watch, client)
                     self._client = client
                     if not self._ready.done():
                         self._ready.set_result(tools)
@@ -128,15 +165,39 @@ class Connection:
 
     def _client_for(self, stack: AsyncExitStack) -> Client:
         spec = self.spec
+        if isinstance(spec, HttpServer) and spec.type == "sse":  # the protocol's older transport
+            return Client(sse_client(spec.url, headers=dict(spec.headers) or None), cache=None,
+                          client_info=client_info(), message_handler=self._on_message)
         if isinstance(spec, HttpServer):
             http = create_mcp_http_client(headers=dict(spec.headers) or None)
             stack.push_async_callback(http.aclose)
-            return Client(streamable_http_client(spec.url, http_client=http), cache=None)
-        # the server's own messages go to a file, not the notebook; its tail explains a failure
-        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+            return Client(streamable_http_client(spec.url, http_client=http), cache=None,
+                          client_info=client_info(), message_handler=self._on_message)
+        # the server's own messages go to a bounded tail, not the notebook; it explains a
+        # failure
+        self._stderr = StderrTail()
         params = StdioServerParameters(command=spec.command, args=list(spec.args),
                                        env=dict(spec.env) or None, cwd=spec.cwd)
-        return Client(stdio_client(params, errlog=self._stderr), cache=None)
+        return Client(stdio_client(params, errlog=self._stderr.writer), cache=None,
+                      client_info=client_info(), message_handler=self._on_message)
+
+    async def _watch(self, client: Client) -> None:
+        """A 2026-07-28 server says its tools changed on a `subscriptions/listen` stream
+        (older ones send `notifications/tools/list_changed`, see `_on_message`)."""
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                async for _ in events:
+                    self.tools_changed = True
+        except Exception:  # a server without the stream: its listing is simply not watched
+            pass
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.tools_changed = True
+        elif (isinstance(message, Exception) and self._report is not None
+              and id(message) not in _sdk_log.REPORTED):
+            self._report(f"it sent something that is not an MCP message "
+                         f"({_sdk_log.reason(message)})")
 
     async def _list(self, client: Client) -> list[types.Tool]:
         tools: list[types.Tool] = []
@@ -150,17 +211,9 @@ class Connection:
         return tools
 
     def stderr_tail(self) -> str:
-        """The last lines the server wrote to stderr (empty for HTTP servers)."""
-        if self._stderr is None or self._stderr.closed:
-            return ""
-        try:
-            self._stderr.flush()
-            self._stderr.seek(0)
-            text = self._stderr.read()
-        except (OSError, ValueError):
-            return ""
-        lines = [line for line in text.strip().splitlines() if line.strip()]
-        return "\n".join(lines[-3:])[-_STDERR_TAIL:]
+        """The last lines the server wrote to stderr (empty for HTTP servers); only the
+        last few KB are ever kept."""
+        return self._stderr.tail() if self._stderr is not None else ""
 
     def _with_stderr(self, error: BaseException) -> Exception:
         reason = failure_text(error)

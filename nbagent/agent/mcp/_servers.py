@@ -4,6 +4,10 @@ Every session runs on one event loop of its own (a daemon thread), so a call wor
 same from ipykernel, plain Python or a worker thread. A server that cannot start, dies
 or stops answering never ends a chat: the call returns an error the model can read,
 `on_status` gets one line for the user, and the next call starts the server again.
+What a listing brings is offered as `_catalog` reads it (cleaned, bounded, unsupported
+tools left out, each with one line); a changed listing (a `tools/list_changed`, or a
+restart with other definitions) is said and takes back the approvals it touches. With an
+`Approval`, every call asks first unless the user allowed the tool or its server.
 `close()` (and interpreter exit) stops every process the object started.
 """
 
@@ -18,7 +22,9 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ._config import ServerSpec, load_mcp_config, server_spec, server_specs
+from .._approval import Approval
+from ._catalog import Catalog, allow_configured
+from ._config import ServerSpec, read_mcp_config, server_spec, server_specs
 from ._connection import Connection, failure_text
 from ._content import result_text
 from ._loop_thread import LoopThread
@@ -51,7 +57,11 @@ class McpServers:
         start_timeout: seconds a server may take to start and list its tools.
         retry_listing: seconds before `tools()` tries a server that failed to start again
             (a hung one costs `start_timeout` each time).
-        on_status: receives one line for the user when a server starts, fails or restarts.
+        on_status: receives one line for the user when a server starts, fails or restarts,
+            when a tool is left out or changed before it is offered, and when a server
+            changes its tools.
+        approval: asks the user before each call (unless allowed); None calls at once
+            (the code that offers the tools is then the one that decides).
     """
 
     def __init__(
@@ -63,17 +73,21 @@ class McpServers:
         start_timeout: float = START_TIMEOUT_S,
         retry_listing: float = RETRY_LISTING_S,
         on_status: Callable[[str], None] | None = None,
+        approval: Approval | None = None,
     ) -> None:
-        specs = load_mcp_config(config) if config is not None else {}
+        read = read_mcp_config(config) if config is not None else None
+        specs = dict(read.servers) if read is not None else {}
         specs.update(server_specs(servers or {}))
-        self.specs: dict[str, ServerSpec] = specs
+        self.specs: dict[str, ServerSpec] = {}
         self.call_timeout = call_timeout
         self.start_timeout = start_timeout
         self.retry_listing = retry_listing
         self.on_status = on_status
+        self.approval = approval
         self._loop = LoopThread()
         self._connections: dict[str, Connection] = {}
         self._listed: dict[str, list[Any]] = {}  # server → its mcp_types.Tool list
+        self.catalog = Catalog(self._status)  # what of each server is offered
         self._problems: dict[str, str] = {}
         self._failed_at: dict[str, float] = {}  # when a server last failed to start
         self._locks: dict[str, asyncio.Lock] = {}
@@ -81,6 +95,10 @@ class McpServers:
         self._guard = threading.Lock()
         self._closed = False
         _LIVE.add(self)
+        for name, spec in specs.items():
+            self.add(name, spec)
+        for line in read.skipped_lines() if read is not None else []:
+            self._status(line)
 
     # -- configuration ---------------------------------------------------------------
 
@@ -91,6 +109,8 @@ class McpServers:
             self.remove(name)
         self.specs[name] = checked
         self._closed = False
+        if self.approval is not None:
+            allow_configured(self.approval, name, checked.always_allow)
 
     def remove(self, name: str) -> None:
         """Forget a server and stop its process; unknown names raise `KeyError`."""
@@ -99,6 +119,7 @@ class McpServers:
             raise KeyError(f"no MCP server named {name!r}; known: {known}")
         del self.specs[name]
         self._listed.pop(name, None)
+        self.catalog.forget(name)
         self._problems.pop(name, None)
         self._failed_at.pop(name, None)
         connection = self._connections.pop(name, None)
@@ -119,13 +140,26 @@ class McpServers:
             if name in self._problems:
                 state = f"failed: {self._problems[name]}"
             elif connection is not None and connection.alive:
-                state = f"running, {len(self._listed.get(name, []))} tools"
+                state = f"running, {self.catalog.count(name)}"
             elif name in self._listed:
-                state = f"stopped, {len(self._listed[name])} tools (starts on the next call)"
+                state = f"stopped, {self.catalog.count(name)} (starts on the next call)"
             else:
                 state = "not started"
             lines.append(f"{name} ({spec.type}: {spec.describe()}): {state}")
         return lines
+
+    def start(self, name: str) -> list[McpTool]:
+        """Start (or reach) one server now and list its tools; raises `ConnectionError`
+        saying why it cannot start (not found, exited with its last stderr line, timed
+        out)."""
+        if name not in self.specs:
+            raise KeyError(f"no MCP server named {name!r}")
+        self._failed_at.pop(name, None)
+        try:
+            self._loop.run(self._connected(name), timeout=self.start_timeout + _MARGIN_S)
+        except TimeoutError:
+            raise ConnectionError(f"it did not start within {self.start_timeout:g} s") from None
+        return [t for t in self.tools() if t.server == name]
 
     # -- tools ------------------------------------------------------------------------
 
@@ -139,23 +173,50 @@ class McpServers:
         pending = [name for name in self.specs if name not in self._listed and (
             name not in self._failed_at
             or now - self._failed_at[name] >= self.retry_listing)]
-        if pending:
-            self._loop.run(self._list_all(pending),
+        stale = [name for name, c in self._connections.items() if c.tools_changed and c.alive]
+        if pending or stale:
+            self._loop.run(self._list_all(pending, stale),
                            timeout=self.start_timeout * 2 + _MARGIN_S)
-        listing = {name: self._listed[name] for name in self.specs if name in self._listed}
-        names = tool_names({server: [t.name for t in tools] for server, tools in listing.items()},
-                           reserved)
-        return [make_tool(names[(server, remote.name)], server, remote, self.call)
-                for server, tools in listing.items() for remote in tools]
+        listing = {name: self.catalog.offered(name) for name in self.specs
+                   if name in self._listed}
+        names = tool_names({server: [d.name for d in offered]
+                            for server, offered in listing.items()}, reserved)
+        return [make_tool(names[(server, offered.name)], server, offered, self.call)
+                for server, definitions in listing.items() for offered in definitions]
 
-    async def _list_all(self, names: list[str]) -> None:
-        await asyncio.gather(*(self._connected(name) for name in names), return_exceptions=True)
+    async def _list_all(self, names: list[str], stale: Collection[str] = ()) -> None:
+        await asyncio.gather(*(self._connected(name) for name in names),
+                             *(self._relist(name) for name in stale), return_exceptions=True)
+
+    async def _relist(self, name: str) -> None:
+        """List a live server's tools again, after it said they changed."""
+        connection = self._connections.get(name)
+        if connection is None:
+            return
+        try:
+            tools = await asyncio.wait_for(connection.relist(), self.start_timeout)
+        except Exception as error:  # the old listing stays; the next call will tell
+            self._status(f"MCP server {name!r} said its tools changed, but listing them again "
+                         f"failed: {failure_text(error)}")
+            return
+        self._listed[name] = tools
+        self.catalog.take(name, tools, self.approval)
 
     def call(self, server: str, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """Call `tool` on `server`; returns (text for the model, whether it is an error).
         Never raises for the server's failures."""
         if server not in self.specs:
             return f"there is no MCP server named {server!r} any more", True
+        if self.approval is not None:
+            # Reach the server before asking: a restart may bring other definitions, and
+            # those need the user's approval again (a failure to start is said by _call).
+            try:
+                self._loop.run(self._connected(server), timeout=self.start_timeout + _MARGIN_S)
+            except (ConnectionError, TimeoutError):
+                pass
+            verdict = self.approval.decide(self.catalog.request(server, tool, arguments))
+            if not verdict.allowed:
+                return verdict.reason, True
         try:
             return self._loop.run(self._call(server, tool, arguments),
                                   timeout=self.start_timeout + self.call_timeout + _MARGIN_S)
@@ -202,7 +263,7 @@ class McpServers:
             if connection is not None:
                 self._drop(name, connection)
             self._status(f"{'restarting' if restarting else 'starting'} MCP server {name!r}…")
-            fresh = Connection(name, self.specs[name])
+            fresh = Connection(name, self.specs[name], report=self._reporter(name))
             try:
                 tools = await fresh.open(self.start_timeout)
             except ConnectionError as error:
@@ -213,7 +274,21 @@ class McpServers:
             self._problems.pop(name, None)
             self._connections[name] = fresh
             self._listed[name] = tools
+            self.catalog.take(name, tools, self.approval)
             return fresh
+
+    def _reporter(self, name: str) -> Callable[[str], None]:
+        """One status line per kind of thing a session of `name` reports (the SDK's log
+        records, a stray line on stdout), however often it happens."""
+        said: set[str] = set()
+
+        def report(text: str) -> None:
+            key = text[:60]
+            if key not in said:
+                said.add(key)
+                self._status(f"MCP server {name!r}: {text}")
+
+        return report
 
     def _drop(self, name: str, connection: Connection) -> None:
         """Stop a broken session in the background; the next call starts a new one."""

@@ -1,7 +1,7 @@
 """MCP server tools as nbagent `Tool`s: the schema sent to the model is the server's own
-input schema; arguments are checked against it before the call; names are made valid
-for every provider and kept bare unless two servers (or a built-in) share one, then
-`server__tool`.
+input schema (cleaned and bounded by `_definitions`); arguments are checked against it
+before the call, unless the schema cannot be used for that; names are made valid for every
+provider and kept bare unless two servers (or a built-in) share one, then `server__tool`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from ..tools._tool import Tool
+from ._definitions import Definition
 
 MAX_NAME = 64  # the longest tool name OpenAI and Anthropic accept
 _INVALID = re.compile(r"[^A-Za-z0-9_-]+")
@@ -63,7 +64,10 @@ def schema_problems(schema: Mapping[str, Any], data: Any) -> str:
     validator = _validator(json.dumps(schema, sort_keys=True, default=str))
     if validator is None:
         return ""
-    errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.path])
+    try:
+        errors = sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.path])
+    except Exception:  # a schema the validator cannot follow (an unresolvable reference,
+        return ""      # a recursion): the server checks the arguments itself
     return "; ".join(f"{'.'.join(map(str, e.path)) or 'arguments'}: {e.message}"
                      for e in errors[:5])
 
@@ -82,6 +86,9 @@ class McpTool(Tool):
     server: str = ""
     remote_name: str = ""
     input_schema: dict[str, Any] = field(default_factory=dict)
+    checked: bool = True  # the arguments are checked against `input_schema` before a call
+    fingerprint: str = ""  # the definition as the server sent it (see `_definitions`)
+    notes: tuple[str, ...] = ()  # what was changed in it before it was offered
 
     @functools.cached_property
     def schema(self) -> dict[str, Any]:
@@ -127,15 +134,15 @@ def tool_names(listing: Mapping[str, Sequence[str]],
     return names
 
 
-def make_tool(name: str, server: str, remote: Any,
+def make_tool(name: str, server: str, offered: Definition,
               call: Callable[[str, str, dict[str, Any]], tuple[str, bool]]) -> McpTool:
-    """A `Tool` for one listed MCP tool (`remote`, an `mcp_types.Tool`); `call(server,
-    tool, arguments)` returns (text, is_error)."""
-    schema = dict(remote.input_schema or {})
-    description = " ".join((remote.description or remote.title or "").split())
+    """A `Tool` for one listed MCP tool as offered (`offered`, from `_definitions`);
+    `call(server, tool, arguments)` returns (text, is_error)."""
+    schema = offered.schema
+    remote_name = offered.remote_name
 
     def run(**arguments: Any) -> str:
-        text, is_error = call(server, remote.name, arguments)
+        text, is_error = call(server, remote_name, arguments)
         if is_error:
             raise McpToolError(text)
         return text
@@ -143,7 +150,8 @@ def make_tool(name: str, server: str, remote: Any,
     run.__name__ = name
     return McpTool(
         name=name,
-        description=description or f"{remote.name} (from the MCP server {server})",
-        function=run, arguments=arguments_model(name, schema),
-        server=server, remote_name=remote.name, input_schema=schema,
+        description=offered.description or f"{offered.name} (from the MCP server {server})",
+        function=run, arguments=arguments_model(name, schema if offered.checked else {}),
+        server=server, remote_name=remote_name, input_schema=schema,
+        checked=offered.checked, fingerprint=offered.fingerprint, notes=offered.notes,
     )

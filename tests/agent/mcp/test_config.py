@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from nbagent.agent.mcp._config import (
     McpConfigError,
     StdioServer,
     load_mcp_config,
+    read_mcp_config,
     server_spec,
     server_specs,
 )
@@ -53,10 +55,10 @@ def test_vs_code_servers_object_and_type_fields_are_read(tmp_path: Path) -> None
     ({"args": ["x"]}, "MCP server 'db': needs 'command'"),
     ({"command": "x", "url": "http://h/mcp"}, "not both"),
     ({"url": "ftp://h/mcp"}, "is not an http:// or https:// address"),
-    ({"type": "sse", "url": "http://h/sse"}, "the SSE transport is not supported"),
+    ({"type": "stdio", "url": "http://h/sse"}, "type: Input should be 'http'"),
     ({"command": "x", "args": "not-a-list"}, "MCP server 'db': args: Input should be a valid list"),
     ("npx server", "expected an object with 'command' or 'url', got str"),
-], ids=["extra-field", "empty-command", "neither", "both", "bad-url", "sse", "args-type",
+], ids=["extra-field", "empty-command", "neither", "both", "bad-url", "stdio-url", "args-type",
         "not-object"])
 def test_bad_specs_are_refused_naming_the_server_and_the_problem(raw: object,
                                                                  expected: str) -> None:
@@ -80,7 +82,7 @@ def test_environment_variables_are_expanded_and_a_missing_one_is_named(
 
 @pytest.mark.parametrize(("text", "expected"), [
     (None, "cannot read the MCP config"),
-    ("{not json", r"is not valid JSON \(line 1"),
+    ("{not json", r"is not valid JSON \(<string>:1"),
     ('{"other": {}}', "has no 'mcpServers' object"),
     ('[1, 2]', "has no 'mcpServers' object"),
 ], ids=["missing", "invalid-json", "no-servers", "not-object"])
@@ -95,3 +97,61 @@ def test_unusable_config_files_say_why(tmp_path: Path, text: str | None, expecte
 def test_credentials_in_an_http_url_are_not_shown() -> None:
     spec = server_spec("t", {"url": "https://user:pa55word@mcp.example.com/mcp"})
     assert spec.describe() == "https://mcp.example.com/mcp"
+
+
+def test_a_vs_code_mcp_json_with_comments_trailing_commas_and_types(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GH_TOKEN", "gh-secret")
+    (tmp_path / ".env").write_text("DB_URL=postgres://localhost/shop\n# a comment\n")
+    config = tmp_path / "mcp.json"
+    config.write_text("""\ufeff{
+      /* VS Code reads this as JSONC */
+      "inputs": [{"type": "promptString", "id": "key"}],
+      "servers": {
+        "db": {"type": "stdio", "command": "db-server", "args": ["${workspaceFolder}/x"],
+               "envFile": "ENV_FILE", "env": {"MODE": "ro"}, "dev": {"watch": "src/**"}},
+        "github": {"type": "http", "url": "https://api.example.com/mcp/",
+                   "headers": {"Authorization": "Bearer ${env:GH_TOKEN}"}},  // a comment
+        "legacy": {"type": "sse", "url": "http://127.0.0.1:9000/sse"},
+        "prompted": {"command": "x", "env": {"KEY": "${input:key}"}},
+      },
+    }""".replace("ENV_FILE", str(tmp_path / ".env")))
+    read = read_mcp_config(config)
+    assert list(read.servers) == ["db", "github", "legacy"]
+    db, github, legacy = read.servers.values()
+    assert isinstance(db, StdioServer) and db.env == {"DB_URL": "postgres://localhost/shop",
+                                                      "MODE": "ro"}
+    assert db.args == [f"{os.getcwd()}/x"]
+    assert isinstance(github, HttpServer) and github.headers["Authorization"] == "Bearer gh-secret"
+    assert legacy.type == "sse"
+    assert read.skipped == {"prompted": "asks for ${input:key}, an input VS Code prompts for; "
+                                        "nbagent cannot (use ${env:NAME} instead)"}
+
+
+def test_one_bad_entry_never_discards_the_others(tmp_path: Path) -> None:
+    config = tmp_path / "claude_desktop_config.json"
+    config.write_text(json.dumps({"mcpServers": {
+        "good": {"command": "good-server", "alwaysAllow": ["read"], "timeout": 60},
+        "typo": {"command": "x", "argz": []},
+        "neither": {"args": []},
+        "text": "npx server",
+        "off": {"command": "x", "disabled": True},
+        "cursor": {"url": "https://mcp.example.com/mcp", "headers": {"X-Key": "k"}},
+    }}))
+    read = read_mcp_config(config)
+    assert list(read.servers) == ["good", "cursor"]
+    assert read.servers["good"].always_allow == ["read"]
+    assert read.skipped == {"typo": "argz: Extra inputs are not permitted",
+                            "neither": "needs 'command' (a program to run over stdio) or 'url' "
+                                       "(a streamable HTTP address)",
+                            "text": "expected an object with 'command' or 'url', got str",
+                            "off": "disabled in the config"}
+    assert load_mcp_config(config) == read.servers
+    assert read.skipped_lines()[0] == f"the MCP config {config} skips 'typo': argz: Extra " \
+                                      "inputs are not permitted"
+
+
+def test_a_settings_file_with_an_mcp_section(tmp_path: Path) -> None:
+    config = tmp_path / "settings.json"
+    config.write_text('{"editor.fontSize": 14, "mcp": {"servers": {"a": {"command": "a"}}}}')
+    assert list(read_mcp_config(config).servers) == ["a"]
