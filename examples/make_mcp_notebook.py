@@ -56,6 +56,9 @@ stand_in = ScriptedModel([calls(("list_regions", {})), calls(("revenue", {"regio
 # NBAGENT_MCP_CONFIG can name such a file instead.
 agent = nbagent.new_session(model=stand_in, mcp_servers={
     "sales": {"command": sys.executable, "args": [server_path]}})
+# Each MCP tool call asks you first (the kernel's input prompt). This server is our own,
+# so its tools may run without asking; %nbagent mcp allow sales says the same.
+agent.approval.allow("mcp", "sales")
 agent.mcp_servers()  # nothing starts until the first chat'''
 
 SERVERS = '''for name, state, tools in agent.mcp_servers():
