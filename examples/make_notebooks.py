@@ -78,7 +78,11 @@ for d in ran:
     levels = " → ".join(d.levels)
     print(f"{d.trigger:>8}: {levels}  {d.tokens_before:,} → {d.tokens_after:,} tokens")
 automatic = sum(d.trigger == "auto" for d in ran)
-print("automatic:", automatic, "mid-loop:", sum(d.trigger == "midloop" for d in ran))"""),
+print("automatic:", automatic, "mid-loop:", sum(d.trigger == "midloop" for d in ran))
+
+# The meter of these chats, here; the chat cell above keeps the meter of its own turn.
+from nbagent.widgets import MeterLine
+MeterLine.follow(agent)"""),
     new_code_cell("%context"),
 ]
 

@@ -64,4 +64,8 @@ def test_long_session_compacts_automatically_and_mid_loop() -> None:
     automatic = int(re.search(r"automatic: (\d+)", report).group(1))  # type: ignore[union-attr]
     midloop = int(re.search(r"mid-loop: (\d+)", report).group(1))  # type: ignore[union-attr]
     assert automatic >= 1 and midloop >= 1
-    assert "window 4,096 from env" in text_of(cells[6])
+    assert re.search(r"^window\s+4,096\s+from env$", text_of(cells[6]), re.MULTILINE)
+    chat, loop = text_of(cells[4]), text_of(cells[5])
+    left = [int(re.search(r"(\d+)% context left", text).group(1))  # type: ignore[union-attr]
+            for text in (chat, loop)]
+    assert left[0] != left[1]  # the chat cell keeps its own turn; the loop's meter is its own
