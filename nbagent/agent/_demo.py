@@ -117,10 +117,15 @@ def progress(out: TextIO, label: str = "working") -> Iterator[None]:
 
 
 def describe(state: ContextState) -> str:
+    """The context in the meter's words: what the percentage is of, the trigger, the
+    effective window and the window (docs/configuration.md, "One set of figures")."""
+    limits = state.thresholds
     armed = "armed" if state.auto_compact_armed else "off"
-    return (f"[context: {state.tokens:,} tokens · {state.percent_left:.0f}% left · {state.level} · "
-            f"auto-compact at {state.thresholds.auto_compact:,} ({armed}) · window "
-            f"{state.thresholds.window.raw_window:,} from {state.window_source}]")
+    of = "until auto-compact" if state.auto_compact_armed else "in the effective window"
+    return (f"[context: {state.tokens:,} tokens · {state.percent_left:.0f}% left {of} · "
+            f"{state.level} · auto-compact at {limits.auto_compact:,} ({armed}) · effective "
+            f"window {limits.effective_window:,} · window {limits.context_window:,} from "
+            f"{state.window_source}]")
 
 
 def describe_decision(decision: Decision) -> str:

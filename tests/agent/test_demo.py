@@ -18,7 +18,7 @@ def test_the_offline_demo_chats_and_compacts_on_request() -> None:
     assert text.count("\nyou: ") == 9 and "→ list_variables({})" in text
     assert f"/compact {FOCUS}" in text and "manual compaction compacted" in text
     assert decisions[-1].trigger == "manual" and decisions[-1].focus == FOCUS
-    assert "% left" in text and "window 2,048 from env" in text
+    assert "% left until auto-compact · " in text and "window 2,048 from env" in text
 
 
 def test_bad_arguments_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
