@@ -60,7 +60,7 @@ class AgentModel:
         self._agent = agent
         self._compact_spec = compact_spec
         self._user_summarizer = summarize
-        self._summary: tuple[Summarizer | None, int | None] | None = None
+        self._summary: tuple[Summarizer | None, int | None, bool] | None = None
         self._request_count: tuple[Any, int] = (None, 0)
         # what the current model's server said of its window (asked at a chat's start)
         self._served: tuple[ChatModel, ServerWindow | None] | None = None
@@ -141,12 +141,17 @@ class AgentModel:
         exact: Callable[[], TextCounter] | None = getattr(self._agent.model, "count_text", None)
         return exact() if callable(exact) else None
 
-    def summarizer(self) -> tuple[Summarizer | None, int | None]:
+    def summarizer(self, learned: int | None = None) -> tuple[Summarizer | None, int | None]:
         """The summarizer and the input window of the model behind it (None when the user
-        passed their own summarizer); built once per chat/compaction model."""
+        passed their own summarizer); built once per chat/compaction model. When the chat
+        model writes its own summaries, its window is the chat's, `learned` limit included:
+        a summary request sized for a larger window would overflow again."""
         if self._summary is None:
             self._summary = self._summarizing()
-        return self._summary
+        summarize, window, own = self._summary
+        if own:
+            window = thresholds(self.resolve_window(learned)).effective_window
+        return summarize, window
 
     def use_compact_model(self, spec: str | ChatModel | None) -> None:
         """Summaries from `spec` from now on (None: the default for the chat model)."""
@@ -167,15 +172,15 @@ class AgentModel:
         live = self.settings().notebook_context
         return with_notebook_state(messages, None if live else self._agent.notebook_state())
 
-    def _summarizing(self) -> tuple[Summarizer | None, int | None]:
+    def _summarizing(self) -> tuple[Summarizer | None, int | None, bool]:
+        """(summarizer, its window, whether the chat model writes the summaries)."""
         if self._user_summarizer is not None:
-            return self._user_summarizer, None
+            return self._user_summarizer, None, False
         agent, settings = self._agent, self.settings()
         writer = compact_model(self._compact_spec, agent.model, settings)
-        # the chat model writing its own summaries has the window its server said
-        info = self.resolve_window(None) if writer is agent.model else resolve_window(
+        own = writer is agent.model
+        window = None if own else thresholds(resolve_window(
             writer.name, settings=settings, model_info=model_info,
-            reported=(writer.context_window, writer.max_output))
-        window = thresholds(info).effective_window
+            reported=(writer.context_window, writer.max_output))).effective_window
         return summarizer(writer, agent.retry, timeout=lambda: min(
-            self.settings().summary_timeout_s, self.settings().max_chat_seconds)), window
+            self.settings().summary_timeout_s, self.settings().max_chat_seconds)), window, own

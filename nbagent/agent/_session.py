@@ -56,7 +56,10 @@ class SessionModel(Protocol):
 
     def count_text(self) -> TextCounter | None: ...
 
-    def summarizer(self) -> tuple[Summarizer | None, int | None]: ...
+    def summarizer(self, learned: int | None) -> tuple[Summarizer | None, int | None]:
+        """The summarizer and its input window (the chat's, `learned` included, when the
+        chat model writes its own summaries)."""
+        ...
 
     def refresh(self, messages: list[Message]) -> list[Message]: ...
 
@@ -119,7 +122,7 @@ class Session:
         return self.model.count(history, self.tracker)
 
     def summarizer(self) -> tuple[Summarizer | None, int | None]:
-        return self.model.summarizer()
+        return self.model.summarizer(self.learned_window)
 
     def refresh(self, messages: list[Message]) -> list[Message]:
         return self.model.refresh(messages)
