@@ -108,7 +108,7 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         Unknown names and bad values raise `ValueError`; nothing changes then."""
         model = changes.pop("model", None)
         overrides = self._configuration.override(changes)
-        if "enable_python" in overrides:
+        if {"enable_python", "run_code"} & overrides.keys():  # they decide what is offered
             self._offer_tools()
         if "compact_model" in overrides:
             self._answers.use_compact_model(overrides["compact_model"] or None)

@@ -80,6 +80,11 @@ class Settings(EngineSettings):
         "marks (Anthropic, Bedrock, Vertex's Anthropic models) and send a per-session cache "
         "key where it accepts one (OpenAI); off sends requests unmarked."
     )
+
+    @property
+    def runs_code(self) -> bool:
+        """Whether the run_code tool is offered (`run_code` is not off)."""
+        return self.run_code != "off"
     mcp_config: str | None = Field(
         None, description="A JSON file with an `mcpServers` object (as other MCP clients "
         "use): those servers' tools are offered to the model."

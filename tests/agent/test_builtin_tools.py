@@ -128,8 +128,9 @@ def test_the_builtin_tools_are_one_table_of_plain_functions() -> None:
     from nbagent.agent.tools._context import ToolContext
 
     assert list(BUILTIN_TOOLS) == ["list_variables", "describe_variable", "read_file",
-                                   "read_output", "recall", "propose_cell", "python"]
-    assert [n for n, row in BUILTIN_TOOLS.items() if row.opt_in] == ["python"]
+                                   "read_output", "recall", "propose_cell", "run_code",
+                                   "python"]
+    assert [n for n, row in BUILTIN_TOOLS.items() if row.opt_in] == ["run_code", "python"]
     assert [n for n, row in BUILTIN_TOOLS.items() if row.paging] == [
         "read_file", "read_output", "recall"]
     for name, row in BUILTIN_TOOLS.items():  # each one a top-level function of its name
@@ -142,7 +143,7 @@ def test_the_builtin_tools_are_one_table_of_plain_functions() -> None:
 def test_notebook_tools_offers_the_table_with_schemas_without_the_context() -> None:
     offered = notebook_tools({}, OutputStore())
     assert [t.name for t in offered] == ["list_variables", "describe_variable", "read_file",
-                                         "read_output", "recall", "propose_cell"]
+                                         "read_output", "recall", "propose_cell", "run_code"]
     schemas = {t.name: t.schema["function"] for t in offered}
     assert schemas["describe_variable"]["parameters"]["required"] == ["name"]
     assert "context" not in schemas["read_file"]["parameters"]["properties"]

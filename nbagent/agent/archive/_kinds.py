@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ...engine._events import Compacted, CompactionStarted, MessageAdded, OutputStored, Rewriting
+from ..tools._code_ran import CodeRan, write_code_run
 
 Message = dict[str, Any]
 Record = dict[str, Any]
@@ -69,6 +70,10 @@ def _exchange(state: ReplayState, record: Record, offset: int) -> None:
     index = index if isinstance(index, int) else len(state.messages) - 1
     if record["key"] and 0 <= index < len(state.messages):
         state.exchanges[record["key"]] = state.messages[index]
+
+
+def _nothing(state: ReplayState, record: Record, offset: int) -> None:
+    """A record a replay does not take back (what the agent ran is history already)."""
 
 
 def _roles(values: list[Any]) -> bool:
@@ -155,6 +160,8 @@ KINDS: tuple[RecordKind, ...] = (
     RecordKind("decision", Compacted, (("decision", dict),), _decision, _from_compacted,
                _check_decision),
     RecordKind("exchange", None, (("key", str),), _exchange),
+    RecordKind("code_run", CodeRan, (("code", str), ("status", str)), _nothing,
+               write_code_run),
 )
 BY_KIND = {row.kind: row for row in KINDS}
 BY_EVENT = {row.event: row for row in KINDS if row.event is not None}

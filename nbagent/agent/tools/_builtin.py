@@ -24,6 +24,7 @@ from ._context import ToolContext, no_archive
 from ._files import read_text_page
 from ._namespace import variable_lines
 from ._paging import PAGE, PageBounds, bounded
+from ._run_code import run_code
 from ._tool import OutputStore, Tool, tool
 from ._values import describe_value
 
@@ -135,6 +136,7 @@ BUILTIN_TOOLS: dict[str, BuiltinTool] = {
     "read_output": BuiltinTool(read_output, paging=True),
     "recall": BuiltinTool(recall, paging=True),
     "propose_cell": BuiltinTool(propose_cell),
+    "run_code": BuiltinTool(run_code, opt_in="runs_code"),
     "python": BuiltinTool(python, opt_in="enable_python"),
 }
 

@@ -9,6 +9,8 @@ import pytest
 
 from nbagent import Agent, ArchiveError, Settings
 from nbagent.agent.archive._archive import KINDS, Archive, read_records, replay, table
+from nbagent.agent.tools._code_runner import PlainRunner
+from nbagent.agent.tools._run_code import code_runs
 from nbagent.engine._events import MessageAdded
 from nbagent.testing import ScriptedModel, ScriptedSummarizer, reply
 from tests.helpers import nine_sections
@@ -31,6 +33,7 @@ def test_every_event_row_is_written_by_the_session_and_replayed(tmp_path: Path) 
     for turn in range(3):
         agent.chat(f"question {turn} " * 30, exchange=f"cell-{turn}")
     agent.session.store.put("call-x", "a full output " * 100)
+    code_runs(agent.events).record(PlainRunner().run("1 + 1", {}, "agent run 1"))
     assert agent.compact().action == "compacted"
     path = agent.session.archive.path  # type: ignore[union-attr]
     written = {r["kind"] for r in read_records(path)}

@@ -1,0 +1,150 @@
+"""Running one piece of the model's code in a namespace, the way a notebook cell runs: the
+body executed, the last expression's value kept for display, every way it can end
+(an error, the user's interrupt, `sys.exit`) caught as that run's outcome. Also the
+bounded buffer that holds what a run prints (head and tail, however much it prints) and
+the short text the model reads for a figure. No IPython here: both runners use it.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import threading
+import traceback
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Status = Literal["ok", "error", "interrupted", "exited"]
+HEAD_CHARS = 6_000  # what a run printed first, kept whole
+TAIL_CHARS = 6_000  # and what it printed last
+TRACEBACK_CHARS = 6_000
+
+
+class BoundedText:
+    """A file-like sink that keeps the first `head` and the last `tail` characters written
+    and counts the rest: a loop printing gigabytes costs neither memory nor the window.
+    Writes may come from any thread."""
+
+    def __init__(self, head: int = HEAD_CHARS, tail: int = TAIL_CHARS) -> None:
+        self._head_limit, self._tail_limit = head, tail
+        self._head: list[str] = []
+        self._head_size = 0
+        self._tail = ""
+        self.total = 0
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        written = len(text)
+        with self._lock:
+            self.total += len(text)
+            room = self._head_limit - self._head_size
+            if room > 0:
+                self._head.append(text[:room])
+                self._head_size += min(room, len(text))
+                text = text[room:]
+            if text:
+                # the tail keeps only its last `tail` characters: older ones are counted
+                self._tail = (self._tail + text)[-self._tail_limit:]
+        return written
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def cut(self) -> int:
+        """How many characters were written and dropped from the middle."""
+        return self.total - self._head_size - len(self._tail)
+
+    def text(self) -> str:
+        """The head, a marker saying how much was dropped, the tail."""
+        with self._lock:
+            head = "".join(self._head)
+            if not self._tail:
+                return head
+            dropped = self.total - len(head) - len(self._tail)
+            if dropped <= 0:
+                return head + self._tail
+            return f"{head}\n[… {dropped:,} characters not kept …]\n{self._tail}"
+
+
+@dataclass
+class Executed:
+    """How one run ended: its status, the last expression's value (when there was one)
+    and, unless it finished, what stopped it as text."""
+
+    status: Status
+    value: Any = None
+    has_value: bool = False
+    error: str = ""
+    error_name: str = ""
+
+
+def execute(code: str, namespace: dict[str, Any], filename: str) -> Executed:
+    """Run `code` in `namespace` as a notebook cell runs: its last expression's value is
+    returned for display, not printed. Never raises: a syntax error, an exception, the
+    user's interrupt (KeyboardInterrupt) and `sys.exit` end only this run."""
+    try:
+        tree = ast.parse(code, filename, "exec")
+    except SyntaxError as error:
+        return Executed("error", error=_traceback_text(error, filename),
+                        error_name="SyntaxError")
+    # the source is kept where tracebacks look for it, so they show the failing line
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    if last is not None:
+        tree.body.pop()
+    try:
+        exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 -- the user allowed it
+        if last is None:
+            return Executed("ok")
+        value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)  # noqa: S307
+        return Executed("ok", value, value is not None)
+    except KeyboardInterrupt as stop:
+        return Executed("interrupted", error=_traceback_text(stop, filename),
+                        error_name="KeyboardInterrupt")
+    except SystemExit as stop:  # sys.exit ends the run, never the kernel
+        return Executed("exited", error=f"SystemExit: {stop.code!r}", error_name="SystemExit")
+    except BaseException as error:  # noqa: B036 -- whatever the code raises is its outcome
+        return Executed("error", error=_traceback_text(error, filename),
+                        error_name=type(error).__name__)
+
+
+def _traceback_text(error: BaseException, filename: str) -> str:
+    """The traceback from the first frame of the model's code (our frames are noise)."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != filename:
+        tb = tb.tb_next
+    text = "".join(traceback.format_exception(type(error), error, tb))
+    if len(text) > TRACEBACK_CHARS:
+        half = TRACEBACK_CHARS // 2
+        text = f"{text[:half]}\n[… traceback cut …]\n{text[-half:]}"
+    return text.rstrip()
+
+
+def describe_figure(figure: Any) -> str:
+    """A matplotlib figure in a line or two the model can read: its size, and per axes
+    the title, the axis labels and what is drawn (read by duck typing: no matplotlib
+    import here)."""
+    try:
+        width, height = (round(v) for v in figure.get_size_inches() * figure.dpi)
+        parts = [f"figure {width}×{height} px"]
+        for axes in figure.get_axes():
+            drawn = [f"{len(axes.get_lines())} line(s)"] if axes.get_lines() else []
+            if axes.patches:
+                drawn.append(f"{len(axes.patches)} bar(s)/patch(es)")
+            if axes.collections:
+                drawn.append(f"{len(axes.collections)} collection(s) (e.g. scatter points)")
+            if axes.images:
+                drawn.append(f"{len(axes.images)} image(s)")
+            words = [f"title {axes.get_title()!r}" if axes.get_title() else "",
+                     f"x {axes.get_xlabel()!r}" if axes.get_xlabel() else "",
+                     f"y {axes.get_ylabel()!r}" if axes.get_ylabel() else "",
+                     ", ".join(drawn)]
+            parts.append("axes: " + "; ".join(w for w in words if w) if any(words)
+                         else "empty axes")
+        return "[" + "; ".join(parts) + "]"
+    except Exception:  # a figure we cannot read is still a figure
+        return "[a figure]"

@@ -1,0 +1,162 @@
+"""The `run_code` tool's policy: whether the model's code runs (the `run_code` setting:
+ask, auto, off), the runs of each session (numbered, announced as `CodeRan` for the
+archive, turned back into cells with `runs_as_cells`), and stopping a run whose turn
+ended — the kernel's interrupt or the tool's timeout — so nothing keeps running unseen.
+What runs it and shows it is the `CodeRunner` (`_code_runner`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ...engine._events import Event, EventStream, MessageAdded
+from ._cells import cell_piece, propose
+from ._code_ran import CodeRan
+from ._code_runner import CodeResult, code_runner
+from ._context import ToolContext
+
+TOOL_NAME = "run_code"
+OFF = ("Not run: running code is off (the user's run_code setting). Use propose_cell to "
+       "put the code in a cell for the user to run.")
+NO_ONE = ("Not run: the user must approve code before it runs and no one can answer here "
+          "(a batch run). Show the code in your reply or use propose_cell instead.")
+DECLINED = ("Not run: the user declined to run this code. Ask what they want instead, or "
+            "propose different code.")
+AS_CELL = ("Not run by you: the user took this code as a new cell below the chat, to edit "
+           "and run themselves. End your turn now with one short sentence; when they chat "
+           "again you will see what the cell printed.")
+OUTPUT_RECORD_CHARS = 4_000  # one output's text in the archive record
+
+
+class CodeRuns:
+    """One session's runs: their count and code, and the thread running one now, which a
+    turn that ends without it stops."""
+
+    def __init__(self, events: EventStream) -> None:
+        self._events = weakref.ref(events)
+        self.done: list[CodeRan] = []
+        self._lock = threading.Lock()
+        self._thread: int | None = None  # the thread running code now
+
+    def __call__(self, event: Event) -> None:
+        """A subscriber: a tool result that joins the history while code still runs
+        answers the run's own call without it (the turn was interrupted, or the tool timed
+        out): the loop runs one call at a time, and a finished run's result joins after it
+        ended. So the run is stopped."""
+        if isinstance(event, MessageAdded) and event.message.get("role") == "tool":
+            self.stop()
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """While the block runs, `stop` interrupts this thread."""
+        with self._lock:
+            self._thread = threading.get_ident()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._thread = None
+
+    def stop(self) -> bool:
+        """Raise KeyboardInterrupt in the thread running code, if one is (the runner turns
+        it into an interrupted run). Code blocked inside one C call stops when it returns."""
+        with self._lock:
+            thread = self._thread
+        if thread is None:
+            return False
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread),
+                                                   ctypes.py_object(KeyboardInterrupt))
+        return True
+
+    def next_label(self) -> str:
+        return f"agent run {len(self.done) + 1}"
+
+    def record(self, result: CodeResult) -> CodeRan:
+        ran = CodeRan(len(self.done) + 1, result.code, result.status, result.text,
+                      tuple(_recorded(bundle) for bundle in result.outputs), result.seconds)
+        self.done.append(ran)
+        events = self._events()
+        if events is not None:
+            events.emit(ran)  # type: ignore[arg-type]  # the archive's table knows it
+        return ran
+
+
+def _recorded(bundle: dict[str, Any]) -> dict[str, Any]:
+    """An output as the archive keeps it: its text (bounded) and which kinds it held."""
+    text = str(bundle.get("text/plain", ""))[:OUTPUT_RECORD_CHARS]
+    return {"text": text, "types": sorted(bundle)}
+
+
+_runs: weakref.WeakKeyDictionary[EventStream, CodeRuns] = weakref.WeakKeyDictionary()
+_runs_lock = threading.Lock()
+
+
+def code_runs(events: EventStream) -> CodeRuns:
+    """The runs of `events`' session (subscribed to it once)."""
+    with _runs_lock:
+        runs = _runs.get(events)
+        if runs is None:
+            runs = _runs[events] = CodeRuns(events)
+            events.subscribe(runs)
+        return runs
+
+
+def runs_as_cells(events: EventStream) -> str:
+    """The code of every run of the session as one cell's source, each run under a
+    comment naming it and how it ended (empty when nothing ran)."""
+    runs = _runs.get(events)
+    pieces = [cell_piece(ran.code, f"agent run {ran.number} ({ran.status})")
+              for ran in (runs.done if runs is not None else [])]
+    return "\n\n".join(pieces)
+
+
+def agent_cells(agent: Any) -> str:
+    """The code the model ran in `agent`'s session (each run under a comment naming it and
+    how it ended), as one cell's source the user can keep: `%nbagent cells` puts it in a
+    new cell below. Empty when nothing ran."""
+    return runs_as_cells(agent.events)
+
+
+def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
+    """Run Python code in the user's notebook namespace, where they see it: the code and
+    its outputs (printed text, tables, figures, errors) appear in the chat cell, and you
+    get them as text. The user may be asked first, and may take the code as a cell to
+    run themselves instead. Keep each run short; assign results to variables to keep them.
+
+    Args:
+        code: the code to run, as in a notebook cell (its last expression is shown).
+        explanation: one line saying what the code does and why.
+    """
+    policy = context.settings().run_code
+    if policy == "off":
+        return OFF
+    if not code.strip():
+        return "Nothing run: the code is empty."
+    runner = code_runner()
+    events = context.events
+    runs = code_runs(events) if events is not None else None
+    label = runs.next_label() if runs is not None else "agent run"
+    with runs.running() if runs is not None else _nothing():
+        if policy == "ask":
+            answer = runner.ask(code, explanation, label)
+            if answer is None:
+                return NO_ONE
+            if answer == "cell":
+                propose(events, code, explanation)
+                return AS_CELL
+            if answer == "no":
+                return DECLINED
+        result = runner.run(code, context.namespace, label)
+    if runs is not None:
+        runs.record(result)
+    return result.text
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield

@@ -1,0 +1,42 @@
+"""Code the model runs (the `run_code` tool): the `CodeRunner` contract a front end
+implements to run it where the user sees it, `use_code_runner` to install one, the plain
+default, the pieces a runner is made of (`execute`, `BoundedText`, `text_form`,
+`describe_figure`, `ask_on_stdin`) and `agent_cells`, the code every run of a session
+ran, as one cell's source to keep. Re-exported from the agent's tools folder."""
+
+from __future__ import annotations
+
+from .agent.tools._code_exec import BoundedText, Executed, describe_figure, execute
+from .agent.tools._code_ran import CodeRan
+from .agent.tools._code_runner import (
+    QUESTION,
+    Answer,
+    CodeResult,
+    CodeRunner,
+    PlainRunner,
+    answer_of,
+    ask_on_stdin,
+    code_runner,
+    text_form,
+    use_code_runner,
+)
+from .agent.tools._run_code import agent_cells
+
+__all__ = [
+    "QUESTION",
+    "Answer",
+    "BoundedText",
+    "CodeRan",
+    "CodeResult",
+    "CodeRunner",
+    "Executed",
+    "PlainRunner",
+    "agent_cells",
+    "answer_of",
+    "ask_on_stdin",
+    "code_runner",
+    "describe_figure",
+    "execute",
+    "text_form",
+    "use_code_runner",
+]

@@ -1,0 +1,211 @@
+"""The run_code tool through a real agent turn (ScriptedModel drives the calls): the policy
+(ask, auto, off; nobody to ask), the text the model reads (printed head and tail, the last
+value, the traceback), sys.exit and errors ending only the run, the archive's code_run
+records, a timed-out run stopped in its thread, and the runs as one cell."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nbagent import Agent, Settings
+from nbagent.agent.tools._code_exec import BoundedText, execute
+from nbagent.agent.tools._code_runner import (
+    Answer,
+    CodeResult,
+    PlainRunner,
+    answer_of,
+    use_code_runner,
+)
+from nbagent.agent.tools._run_code import AS_CELL, DECLINED, NO_ONE, OFF, code_runs, runs_as_cells
+from nbagent.testing import ScriptedModel, calls, reply
+
+
+def turn(code: str, *, run_code: str = "auto", namespace: dict[str, Any] | None = None,
+         data: Path | None = None, **settings: Any) -> tuple[Agent, str]:
+    """One chat whose model runs `code` once: the agent and the tool result it read."""
+    model = ScriptedModel([calls(("run_code", {"code": code, "explanation": "why"})),
+                           reply("done")])
+    agent = Agent(model=model, namespace=namespace if namespace is not None else {},
+                  archive=data is not None,
+                  settings=Settings(run_code=run_code, data_dir=str(data) if data else None,
+                                    **settings))
+    agent.chat("go")
+    model.assert_consumed()
+    (result,) = [m["content"] for m in agent.history.messages if m["role"] == "tool"]
+    return agent, result
+
+
+class Answers(PlainRunner):
+    """The plain runner with the user's answer given (no terminal in a test)."""
+
+    def __init__(self, answer: Answer | None) -> None:
+        self.answer = answer
+        self.asked: list[str] = []
+
+    def ask(self, code: str, explanation: str, label: str) -> Answer | None:
+        self.asked.append(code)
+        return self.answer
+
+
+@pytest.fixture
+def answering() -> Any:
+    made: list[Answers] = []
+
+    def use(answer: Answer | None) -> Answers:
+        runner = Answers(answer)
+        made.append(runner)
+        use_code_runner(runner)
+        return runner
+
+    yield use
+    use_code_runner(None)
+
+
+def test_auto_runs_in_the_namespace_and_the_model_reads_print_value_and_state() -> None:
+    namespace: dict[str, Any] = {"x": 2}
+    _, text = turn("y = x * 21\nprint('y is', y)\ny + 1", namespace=namespace)
+    assert namespace["y"] == 42
+    assert "printed" in text and "y is 42" in text
+    assert "output 1:\n43" in text
+    assert text.startswith("[agent run 1 ran in")
+
+
+def test_an_error_is_the_runs_outcome_with_the_failing_line() -> None:
+    _, text = turn("a = 1\nb = a / 0\n")
+    assert "raised ZeroDivisionError" in text
+    assert "b = a / 0" in text and "ZeroDivisionError: division by zero" in text
+    assert "_code_exec" not in text  # the runner's own frames are not the model's business
+
+
+def test_sys_exit_ends_only_the_run_and_the_chat_goes_on() -> None:
+    agent, text = turn("import sys\nprint('before')\nsys.exit(3)")
+    assert "called sys.exit" in text and "before" in text and "SystemExit: 3" in text
+    assert agent.history.messages[-1] == {"role": "assistant", "content": "done"}
+
+
+def test_a_flood_of_printing_keeps_head_and_tail_only() -> None:
+    _, text = turn("for i in range(200_000):\n    print('line', i)")
+    assert "line 0\n" in text and "line 199999" in text
+    assert "characters not kept" in text
+    assert len(text) < 40_000  # the head and tail, not the ~2.3 MB printed
+
+
+def test_bounded_text_counts_what_it_drops() -> None:
+    sink = BoundedText(head=5, tail=5)
+    for piece in ("abc", "defgh", "ijklmnop", "qrst"):
+        sink.write(piece)
+    assert sink.total == 20 and sink.cut == 10
+    assert sink.text() == "abcde\n[… 10 characters not kept …]\npqrst"
+
+
+def test_off_refuses_and_offers_no_tool() -> None:
+    agent = Agent(model=ScriptedModel(), namespace={}, archive=False,
+                  settings={"run_code": "off"})
+    assert "run_code" not in agent.tools
+    agent.configure(run_code="ask")
+    offered = agent.tools["run_code"]
+    agent.configure(run_code="off")  # turned off mid-session: gone, and a kept one refuses
+    assert "run_code" not in agent.tools
+    namespace_before = dict(agent.namespace)
+    assert offered(code="x = 1") == OFF and agent.namespace == namespace_before
+
+
+def test_ask_runs_when_the_user_says_run(answering: Any) -> None:
+    runner = answering("run")
+    namespace: dict[str, Any] = {}
+    _, text = turn("z = 5", run_code="ask", namespace=namespace)
+    assert runner.asked == ["z = 5"] and namespace["z"] == 5 and "ran in" in text
+
+
+@pytest.mark.parametrize(("answer", "expected"), [("no", DECLINED), (None, NO_ONE)],
+                         ids=["declined", "no-one-to-ask"])
+def test_ask_refusals_run_nothing(answering: Any, answer: Answer | None, expected: str) -> None:
+    answering(answer)
+    namespace: dict[str, Any] = {}
+    _, text = turn("z = 5", run_code="ask", namespace=namespace)
+    assert text == expected and "z" not in namespace
+
+
+def test_ask_cell_proposes_the_code_below_unrun(answering: Any) -> None:
+    answering("cell")
+    namespace: dict[str, Any] = {}
+    model = ScriptedModel([calls(("run_code", {"code": "z = 5", "explanation": "set z"})),
+                           reply("Run the cell below.")])
+    agent = Agent(model=model, namespace=namespace, archive=False)  # the default: ask
+    proposed: list[str] = []
+    agent.events.subscribe(lambda e: proposed.append(e.code) if hasattr(e, "code") and
+                           type(e).__name__ == "CellProposed" else None)
+    agent.chat("go")
+    assert proposed == ["# set z\nz = 5"] and "z" not in namespace
+    assert any(m.get("content") == AS_CELL for m in agent.history.messages)
+
+
+def test_the_plain_runner_asks_on_stdin_and_nobody_there_is_a_refusal(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def closed(prompt: str = "") -> str:
+        raise EOFError
+
+    monkeypatch.setattr("builtins.input", closed)
+    assert PlainRunner().ask("x = 1", "", "agent run 1") is None
+    monkeypatch.setattr("builtins.input", lambda prompt="": "c")
+    assert PlainRunner().ask("x = 1", "", "agent run 1") == "cell"
+    assert [answer_of(t) for t in ("", "yes", "cell", "nope")] == ["run", "run", "cell", "no"]
+
+
+def test_every_run_is_archived_with_code_outcome_and_outputs(tmp_path: Path) -> None:
+    agent, _ = turn("print('hello')\n1/0", data=tmp_path)
+    path = agent.session.archive.path
+    records = [json.loads(line) for line in Path(path).read_text().splitlines()]
+    (run,) = [r for r in records if r["kind"] == "code_run"]
+    assert run["code"] == "print('hello')\n1/0" and run["status"] == "error"
+    assert "hello" in run["text"] and run["number"] == 1
+    agent.close()
+    resumed = Agent.resume(agent.session_id, model=ScriptedModel(),
+                           settings={"data_dir": str(tmp_path)})
+    assert len(resumed.history) == len(agent.history)  # the record replays as nothing
+
+
+def test_the_runs_become_one_cell_to_keep() -> None:
+    model = ScriptedModel([calls(("run_code", {"code": "a = 1"})),
+                           calls(("run_code", {"code": "1/0"})), reply("done")])
+    agent = Agent(model=model, namespace={}, archive=False, settings={"run_code": "auto"})
+    agent.chat("go")
+    assert runs_as_cells(agent.events) == ("# agent run 1 (ok)\na = 1\n\n"
+                                           "# agent run 2 (error)\n1/0")
+
+
+def test_a_run_past_the_tool_timeout_is_stopped_in_its_thread() -> None:
+    namespace: dict[str, Any] = {"ticks": 0}
+    code = "import time\nwhile True:\n    ticks += 1\n    time.sleep(0.01)"
+    agent, text = turn(code, namespace=namespace, tool_timeout_s=0.5)
+    assert "did not finish" in text
+    runs = code_runs(agent.events)
+    deadline = time.monotonic() + 10
+    while not runs.done and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [r.status for r in runs.done] == ["interrupted"]
+    stopped_at = namespace["ticks"]
+    time.sleep(0.2)
+    assert namespace["ticks"] == stopped_at  # nothing keeps running unseen
+    assert not [t for t in threading.enumerate() if t.name.startswith("nbagent-run_code")]
+
+
+def test_execute_never_raises_for_what_the_code_does() -> None:
+    namespace: dict[str, Any] = {}
+    assert execute("def f(:\n", namespace, "<t>").status == "error"
+    assert execute("raise KeyboardInterrupt", namespace, "<t>").status == "interrupted"
+    ran = execute("x = [1]\nx", namespace, "<t>")
+    assert ran.status == "ok" and ran.value == [1] and ran.has_value
+    assert not execute("x = 2", namespace, "<t>").has_value
+
+
+def test_a_plain_result_carries_outputs_for_the_notebook() -> None:
+    result = PlainRunner().run("3 * 3", {}, "agent run 1")
+    assert isinstance(result, CodeResult)
+    assert result.outputs == [{"text/plain": "9"}] and result.status == "ok"
