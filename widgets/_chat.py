@@ -87,7 +87,10 @@ def reply_bundle(text: str) -> Bundle:
     """The reply as the page shows it (sanitized HTML with copy buttons) and as a terminal
     or a text export reads it (the Markdown as written, without control sequences)."""
     rendered = render_reply(text, copy_button)
-    return {"text/html": f'<div class="nbagent-reply">{rendered}</div>',
+    # JupyterLab styles some parts by their parent (`.jp-RenderedHTMLCommon > pre`): the
+    # wrapper carries that class so a reply looks as the same Markdown would.
+    return {"text/html": f'<div class="nbagent-reply jp-RenderedHTMLCommon" '
+                         f'style="padding:0">{rendered}</div>',
             "text/plain": terminal_text(text)}
 
 

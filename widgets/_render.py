@@ -2,6 +2,7 @@
 HTML off (markdown-it-py; GFM tables and strikethrough; `$…$`/`$$…$$` math left as text for
 the page's typesetter), links only to http(s), mailto or relative addresses, the result
 passed through an allowlist sanitizer (nh3), and only then our own copy buttons added.
+Code blocks are coloured by `_highlight`.
 Text the model wrote is content here, never markup that runs.
 """
 
@@ -19,6 +20,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
+from ._highlight import highlight
+
 # What a rendered reply may hold once sanitized: the tags CommonMark and GFM tables produce,
 # links, and the spans our math keeps. No image: a remote image would be fetched the moment
 # the reply is drawn, so a prompt injection could leak what the model read through its URL.
@@ -27,7 +30,11 @@ TAGS = {
     "pre", "code", "em", "strong", "del", "s", "a", "table", "thead", "tbody", "tr", "th",
     "td", "span", "div",
 }
-ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "th": {"style"}, "td": {"style"}}
+ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "th": {"style"}, "td": {"style"},
+              "span": {"style"}}
+# Styles that survive: a table column's alignment and our code colours. The model cannot
+# write a style (raw HTML is off); this keeps ours and bounds what any could do.
+STYLES = {"text-align", "color"}
 SCHEMES = {"http", "https", "mailto"}
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
 
@@ -60,7 +67,8 @@ def _fence(self: Any, tokens: Sequence[Token], idx: int, options: Any, env: Any)
     this render can name (a per-render nonce), swapped for the button after sanitizing."""
     token = tokens[idx]
     code = token.content
-    block = f"<pre><code>{html.escape(code, quote=False)}</code></pre>\n"
+    language = token.info.split(maxsplit=1)[0] if token.info.strip() else ""
+    block = f"<pre><code>{highlight(code, language)}</code></pre>\n"
     if not _closed(token, env["lines"]):
         return block  # still streaming: its button comes when the fence closes
     env["codes"].append(code.removesuffix("\n"))
@@ -104,7 +112,7 @@ def _parser() -> MarkdownIt:
 def _cleaner() -> nh3.Cleaner:
     return nh3.Cleaner(tags=TAGS, attributes=ATTRIBUTES, url_schemes=SCHEMES,
                        clean_content_tags={"script", "style"},
-                       filter_style_properties={"text-align"}, link_rel="noopener noreferrer")
+                       filter_style_properties=STYLES, link_rel="noopener noreferrer")
 
 
 def render_reply(markdown: str, button: Any = None) -> str:

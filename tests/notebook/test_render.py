@@ -81,6 +81,7 @@ PAYLOADS = {
     "autolink-data": "<data:text/html,alert(1)>",
     "autolink-vbscript": "<VBScript:msgbox(1)>",
     "fence-break-out": "```\n</code></pre><script>alert(1)</script>\n```",
+    "fence-highlighted-break": "```python\n'</span><img src=x onerror=alert(1)>'\n```",
     "fence-info-break": '```python" onmouseover="alert(1)\nx = 1\n```',
     "fence-mismatched-markers": "~~~\n```\n<img src=x onerror=alert(1)>\n~~~\n<img src=y onerror=alert(2)>",
     "fence-code-breaks-copy-button": '```\n"><img src=x onerror=alert(1)>\n```',
@@ -89,6 +90,7 @@ PAYLOADS = {
     "inline-code-break": "`</code><script>alert(1)</script>`",
     "math-inline-break": "$</span><img src=x onerror=alert(1)>$",
     "math-block-break": "$$\n</div><script>alert(1)</script>\n$$",
+    "math-href": "$\\href{javascript:alert(1)}{click}$ and $\\unicode{<img src=x onerror=alert(1)>}$",
     "table-cell-html": "| a |\n|---|\n| <img src=x onerror=alert(1)> |",
     "heading-html": "# <img src=x onerror=alert(1)>",
     "list-html": "- <svg onload=alert(1)>\n- two",
@@ -104,10 +106,15 @@ class Inspector(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.problems: list[str] = []
+        self.wrappers = 0  # our one wrapper of the whole reply
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = {name: value or "" for name, value in attrs}
         ours = tag == "button" and values.get("class") == "nbagent-copy"
+        wrapper = tag == "div" and values.get("class", "").startswith("nbagent-reply")
+        if wrapper:
+            self.wrappers += 1
+            ours = values.get("style") == "padding:0"
         if tag not in TAGS and not ours:
             self.problems.append(f"tag <{tag}>")
         for name, value in values.items():
@@ -117,7 +124,9 @@ class Inspector(HTMLParser):
             if name in ("href", "src", "action", "formaction", "data", "xlink:href", "srcdoc"):
                 if not (tag == "a" and name == "href" and allowed_link(value)):
                     self.problems.append(f"address {name}={value!r} on <{tag}>")
-            if name == "style" and not (ours or re.fullmatch(r"text-align:\w+", value)):
+            if name == "style" and not (ours or re.fullmatch(r"text-align:\w+", value) or (
+                    tag == "span" and re.fullmatch(r"color:var\(--jp-mirror-editor-[a-z]+-color,"
+                                                   r" ?#?\w+\)", value))):
                 self.problems.append(f"style {value!r} on <{tag}>")
 
 
@@ -125,7 +134,7 @@ def problems(rendered: str) -> list[str]:
     inspector = Inspector()
     inspector.feed(rendered)
     inspector.close()
-    return inspector.problems
+    return inspector.problems + (["more than one wrapper"] if inspector.wrappers > 1 else [])
 
 
 @pytest.mark.parametrize("payload", PAYLOADS.values(), ids=PAYLOADS.keys())
@@ -169,8 +178,11 @@ def test_ordinary_markdown_renders_as_in_a_notebook() -> None:
                  '<a href="mailto:a@b.org" rel="noopener noreferrer">mail</a>',
                  r"<span>$\bar{x} = \frac{1}{n}\sum x_i$</span>", "costs $5 and $10",
                  "<div>$$y = a &lt; b$$</div>", "<s>old</s>", "<strong>bold</strong>",
-                 "<pre><code>print('&lt;hi&gt;')\n</code></pre>"):
+                 "<pre><code>"):
         assert part in shown, part
+    assert ('<span style="color:var(--jp-mirror-editor-builtin-color, green)">print</span>('
+            '<span style="color:var(--jp-mirror-editor-string-color, #ba2121)">'
+            "'&lt;hi&gt;'</span>)") in shown  # coloured as JupyterLab colours code
     (button,) = re.findall(r'<button class="nbagent-copy"[^\n]*</button>', shown)
     assert 'data-code="print(&#x27;&lt;hi&gt;&#x27;)"' in button
 
