@@ -29,28 +29,6 @@ def test_there_is_no_top_level_widgets_module() -> None:
     assert out.stdout.strip() == "None"
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "--wheel-dir",
-            str(out),
-            str(ROOT),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    (built,) = out.glob("jupyter_nbagent-*.whl")
-    return built
-
-
 @pytest.mark.real
 def test_the_wheel_ships_widgets_inside_the_package(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
@@ -109,6 +87,20 @@ def _members(archive: Path) -> dict[str, str]:
         return {name.split("/", 1)[1]: name for name in tar.getnames() if "/" in name}
 
 
+@pytest.fixture(scope="module")
+def wheel(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel pip builds from that sdist, unpacked outside the repository (as from PyPI;
+    and no build/ folder is left in the source tree, whose stale files would ship)."""
+    out = tmp_path_factory.mktemp("wheel")
+    with tarfile.open(sdist) as tar:
+        tar.extractall(out / "src", filter="data")
+    (unpacked,) = (out / "src").iterdir()
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "--wheel-dir", str(out), str(unpacked)], check=True, capture_output=True)
+    (built,) = out.glob("jupyter_nbagent-*.whl")
+    return built
+
+
 @pytest.mark.real
 def test_the_sdist_carries_the_mit_licence_that_pyproject_declares(sdist: Path) -> None:
     members = _members(sdist)
@@ -131,14 +123,7 @@ def test_the_sdist_carries_every_module_and_no_test(sdist: Path) -> None:
 
 
 @pytest.mark.real
-def test_the_sdist_builds_a_wheel_that_carries_the_licence(sdist: Path, tmp_path: Path) -> None:
-    with tarfile.open(sdist) as tar:
-        tar.extractall(tmp_path, filter="data")
-    (unpacked,) = tmp_path.iterdir()
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "--wheel-dir", str(tmp_path / "wheel"), str(unpacked)],
-                   check=True, capture_output=True)
-    (built,) = (tmp_path / "wheel").glob("jupyter_nbagent-*.whl")
-    names = zipfile.ZipFile(built).namelist()
+def test_the_sdist_builds_a_wheel_that_carries_the_licence(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
     assert [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
     assert "nbagent/widgets/_meter.py" in names and not [n for n in names if "tests/" in n]
