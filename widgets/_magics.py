@@ -111,7 +111,12 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
     @no_var_expand
     @line_magic
     def context(self, line: str) -> None:
-        """Show what fills the context window: %context (or %context --compactions)."""
+        """Show what fills the context window: %context (or %context --compactions).
+
+        The percentages are of the meter's base: the auto-compact trigger, or the effective
+        window (the window less the output reserve) when automatic compaction is off; so
+        "free" is the meter's "left". The trigger, the effective window and the window follow.
+        """
         args = parse_line(line, CONTEXT_OPTIONS, magic="context")
         if args.flag("help"):
             return _run.show_help(self.context)
