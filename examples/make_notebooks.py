@@ -70,7 +70,9 @@ for name in ["orders", "customers", "returns", "inventory", "shipments"]:
 # kept verbatim mid-loop.
 %nbagent window=4096 keep_recent_turns=1"""),
     new_code_cell("%%chat\nDescribe every table."),
-    new_code_cell("""for i in range(6):
+    new_code_cell("""from nbagent.widgets import MeterLine
+
+for i in range(6):
     agent.chat(f"Question {i}: describe every table again, please?")
 
 ran = [d for d in agent.controller.decisions if d.action == "compacted"]
@@ -81,7 +83,6 @@ automatic = sum(d.trigger == "auto" for d in ran)
 print("automatic:", automatic, "mid-loop:", sum(d.trigger == "midloop" for d in ran))
 
 # The meter of these chats, here; the chat cell above keeps the meter of its own turn.
-from nbagent.widgets import MeterLine
 MeterLine.follow(agent)"""),
     new_code_cell("%context"),
 ]

@@ -196,7 +196,8 @@ def run(window: int = 2048, offline: bool = False, out: TextIO = sys.stdout) -> 
 
     if not offline:  # a real overflow: the agent is told a bigger window than the server has
         print(f"\n(simulating a misconfigured window: NBAGENT_MAX_CONTEXT_TOKENS={4 * window} on "
-              f"a server whose window is {window:,} tokens, so nbagent will not compact in time)", file=out)
+              f"a server whose window is {window:,} tokens, so nbagent will not compact in time)",
+              file=out)
         agent.configure(window=4 * window)
         try:
             for question, _ in QUESTIONS[:4]:
