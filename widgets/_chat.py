@@ -3,13 +3,14 @@ a steady cadence while it streams, one status line under it while the agent wait
 ("thinking…", "running describe(…)…"), tool calls as one collapsible line each,
 compactions, errors and interrupts as one readable line. Every output carries text/plain
 beside its HTML, free of control sequences. Where the front end cannot redraw an output
-(a terminal), `ChatDisplay()` is the terminal's view instead (`_chat_terminal`).
+(terminal IPython, jupyter console), `ChatDisplay()` is a `TerminalChat`: each thing printed
+once. What each line looks like is `_chat_lines`'.
 """
 
 from __future__ import annotations
 
 import html
-import json
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -28,16 +29,16 @@ from nbagent.events import (
 
 from ._bundles import (
     Bundle,
-    clean_cut,
     error_bundle,
+    inert,
     inline_code,
     line,
     plain_line,
     status_bundle,
     terminal_text,
 )
+from ._chat_lines import reply_bundle, retry_words, short_arguments, tool_bundle
 from ._frontend import updates_in_place
-from ._render import render_reply
 from ._report import decision_bundle, error_parts
 from ._texts import INTERRUPTED, REPLACED, notebook_words
 
@@ -48,64 +49,6 @@ RENDER_SHARE = 10
 CONTINUE_HINT = (
     "the reply was cut at the model's output limit — send `%chat continue` for the rest"
 )
-
-
-def _short(arguments: str, limit: int = 60) -> str:
-    try:
-        parsed = json.loads(arguments.strip() or "{}")
-        text = (
-            ", ".join(f"{k}={v!r}" for k, v in parsed.items())
-            if isinstance(parsed, dict)
-            else arguments
-        )
-    except json.JSONDecodeError:
-        text = arguments
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def copy_button(code: str) -> str:
-    """Our copy button for one code block (our markup, added after sanitizing): the code
-    rides in an escaped attribute, so the handler reads it as data, never as script."""
-    value = html.escape(code, quote=True).replace("\n", "&#10;").replace("$", "&#36;")
-    script = (
-        "const c=this.dataset.code,b=this;"
-        "(navigator.clipboard?navigator.clipboard.writeText(c):Promise.reject())"
-        ".catch(()=>{const t=document.createElement('textarea');t.value=c;"
-        "document.body.appendChild(t);t.select();document.execCommand('copy');t.remove();})"
-        ".then(()=>{b.textContent='copied';})"
-    )
-    return (
-        f'<button class="nbagent-copy" title="Copy this code" data-code="{value}" '
-        f'onclick="{html.escape(script, quote=True)}" style="font-size:11px;padding:1px 8px;'
-        "cursor:pointer;border-radius:3px;color:var(--jp-ui-font-color1,#1a1a1a);"
-        "background:var(--jp-layout-color2,#eeeeee);border:1px solid "
-        'var(--jp-border-color1,#8a8a8a)">copy</button>'
-    )
-
-
-def reply_bundle(text: str) -> Bundle:
-    """The reply as the page shows it (sanitized HTML with copy buttons) and as a terminal
-    or a text export reads it (the Markdown as written, without control sequences)."""
-    rendered = render_reply(text, copy_button)
-    # JupyterLab styles some parts by their parent (`.jp-RenderedHTMLCommon > pre`): the
-    # wrapper carries that class so a reply looks as the same Markdown would.
-    return {"text/html": f'<div class="nbagent-reply jp-RenderedHTMLCommon" '
-                         f'style="padding:0">{rendered}</div>',
-            "text/plain": terminal_text(text)}
-
-
-def retry_words(error: str, wait_s: float) -> str:
-    """"retrying in 4 s (rate limit)": a transient failure as a quiet status line."""
-    lowered = error.lower()
-    if "429" in lowered or "rate" in lowered:
-        reason = "rate limit"
-    elif "timeout" in lowered or "timed out" in lowered:
-        reason = "timed out"
-    elif any(code in lowered for code in ("500", "502", "503", "504", "overloaded")):
-        reason = "provider unavailable"
-    else:
-        reason = clean_cut(error.strip().splitlines()[0] if error.strip() else "error", 60)
-    return f"retrying in {max(1, round(wait_s))} s ({reason})"
 
 
 class ChatDisplay:
@@ -119,8 +62,6 @@ class ChatDisplay:
 
     def __new__(cls, *args: Any, live: bool | None = None, **kwargs: Any) -> ChatDisplay:
         if cls is ChatDisplay and not (updates_in_place() if live is None else live):
-            from ._chat_terminal import TerminalChat
-
             cls = TerminalChat
         return super().__new__(cls)
 
@@ -210,10 +151,10 @@ class ChatDisplay:
             self._flush()
             self._calls[event.call_id] = (event.name, event.arguments)
             self._block, self.text = None, ""  # text after a tool call starts a new block
-            self.status(f"running {event.name}({_short(event.arguments, 40)})…")
+            self.status(f"running {event.name}({short_arguments(event.arguments, 40)})…")
         elif isinstance(event, ToolFinished):
             name, arguments = self._calls.get(event.call_id, (event.name, ""))
-            self._append(_tool_bundle(event, name, arguments))
+            self._append(tool_bundle(event, name, arguments))
             self.status("thinking…")
 
     def error(self, message: str) -> None:
@@ -257,30 +198,64 @@ class ChatDisplay:
         self._append(plain_line(css_class, notebook_words(text)))
 
 
-def _tool_bundle(event: ToolFinished, name: str, arguments: str) -> Bundle:
-    status = "" if event.ok else " ⚠ failed"
-    cut = f" (cut from {event.full_chars:,})" if event.full_chars > event.chars else ""
-    preview = event.preview
-    if event.chars > len(preview):
-        preview = clean_cut(preview)
-    call = f"{name}({_short(arguments)})"
-    head = f"{call} → {event.chars:,} chars{cut}{status}"
-    return {
-        "text/plain": terminal_text(head),
-        "text/html": (
-            f'<details class="nbagent-tool"><summary><code>{html.escape(call)}</code> → '
-            f"{event.chars:,} chars{cut}{status}</summary><pre>{_arguments_block(arguments)}"
-            f"{html.escape(preview)}</pre></details>"
-        ),
-    }
+class TerminalChat(ChatDisplay):
+    """`ChatDisplay` for a front end that prints each output as text and keeps it: the
+    reply streams as plain text on stdout and is never printed again; tool calls,
+    compactions, retries, errors and the closing lines are one line each, printed when
+    they happen; waiting lines ("thinking…") are left out, as a terminal cannot take them
+    back."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._open_line = False  # streamed text not yet ended by a newline
 
-def _arguments_block(arguments: str) -> str:
-    """The call's arguments above its result; none (`{}` or blank) shows nothing."""
-    try:
-        parsed = json.loads(arguments) if arguments.strip() else {}
-    except json.JSONDecodeError:
-        parsed = arguments
-    if parsed in ({}, [], None, ""):
-        return ""
-    return html.escape(arguments) + "\n\n"
+    def _append(self, bundle: Bundle) -> Any:
+        self._end_line()
+        display(inert(bundle), raw=True)
+        return None
+
+    def _end_line(self) -> None:
+        if self._open_line:
+            self._write("\n")
+
+    def _write(self, text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        self._open_line = not text.endswith("\n")
+
+    def status(self, text: str) -> None:
+        """Waiting lines are not printed: a terminal could not take them back."""
+        self._status = text
+
+    def on_text(self, delta: str) -> None:
+        """Streamed reply text, printed as it arrives and never again."""
+        if delta:
+            self.text += delta
+            self._write(terminal_text(delta))
+
+    def _flush(self) -> None:
+        """Nothing to redraw: every delta was printed as it came."""
+
+    def __call__(self, event: object) -> None:
+        """Tool calls, compactions and retries as one printed line each."""
+        if isinstance(event, Retrying):
+            if self.text:  # the stream broke; what comes next starts the text again
+                self._end_line()
+                self.text = ""
+            self._append(inert({"text/plain": retry_words(event.error, event.wait_s)}))
+        elif isinstance(event, Compacted):
+            if event.decision.action in ("compacted", "failed"):
+                self._append(decision_bundle(event.decision))
+        elif isinstance(event, ToolStarted):
+            self._end_line()
+            self._calls[event.call_id] = (event.name, event.arguments)
+            self.text = ""
+        elif isinstance(event, ToolFinished):
+            name, arguments = self._calls.get(event.call_id, (event.name, ""))
+            self._append(tool_bundle(event, name, arguments))
+
+    def _final_reply(self, result: ChatResult) -> None:
+        """The reply once: printed now only if it did not stream."""
+        if result.text and not self.text:
+            self._write(terminal_text(result.text))
+        self._end_line()

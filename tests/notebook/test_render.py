@@ -17,7 +17,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 from nbagent.widgets import ChatDisplay
 from nbagent.widgets._bundles import terminal_text
-from nbagent.widgets._chat import copy_button, reply_bundle
+from nbagent.widgets._chat_lines import copy_button, reply_bundle
 from nbagent.widgets._render import TAGS, allowed_link, render_reply
 
 from nbagent import ChatResult

@@ -21,7 +21,7 @@ from nbagent.widgets import (
     show_error,
     show_interrupted,
 )
-from nbagent.widgets._chat import clean_cut, reply_bundle, retry_words
+from nbagent.widgets._chat_lines import clean_cut, reply_bundle, retry_words
 from nbagent.widgets._meter_assets import METER_ESM
 
 from nbagent import ChatResult, Decision, Settings, context_state

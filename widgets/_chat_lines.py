@@ -1,0 +1,102 @@
+"""The lines a chat is made of: the reply as the page shows it (sanitized HTML with copy
+buttons, `_render`) and as a terminal reads it, a tool call with its arguments and result
+preview, a retry in words. Outside text is escaped into our markup and stripped of control
+sequences in text/plain; how and when the lines are shown is `_chat`'s.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+
+from nbagent.events import ToolFinished
+
+from ._bundles import Bundle, clean_cut, terminal_text
+from ._render import render_reply
+
+
+def short_arguments(arguments: str, limit: int = 60) -> str:
+    try:
+        parsed = json.loads(arguments.strip() or "{}")
+        text = (
+            ", ".join(f"{k}={v!r}" for k, v in parsed.items())
+            if isinstance(parsed, dict)
+            else arguments
+        )
+    except json.JSONDecodeError:
+        text = arguments
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def copy_button(code: str) -> str:
+    """Our copy button for one code block (our markup, added after sanitizing): the code
+    rides in an escaped attribute, so the handler reads it as data, never as script."""
+    value = html.escape(code, quote=True).replace("\n", "&#10;").replace("$", "&#36;")
+    script = (
+        "const c=this.dataset.code,b=this;"
+        "(navigator.clipboard?navigator.clipboard.writeText(c):Promise.reject())"
+        ".catch(()=>{const t=document.createElement('textarea');t.value=c;"
+        "document.body.appendChild(t);t.select();document.execCommand('copy');t.remove();})"
+        ".then(()=>{b.textContent='copied';})"
+    )
+    return (
+        f'<button class="nbagent-copy" title="Copy this code" data-code="{value}" '
+        f'onclick="{html.escape(script, quote=True)}" style="font-size:11px;padding:1px 8px;'
+        "cursor:pointer;border-radius:3px;color:var(--jp-ui-font-color1,#1a1a1a);"
+        "background:var(--jp-layout-color2,#eeeeee);border:1px solid "
+        'var(--jp-border-color1,#8a8a8a)">copy</button>'
+    )
+
+
+def reply_bundle(text: str) -> Bundle:
+    """The reply as the page shows it (sanitized HTML with copy buttons) and as a terminal
+    or a text export reads it (the Markdown as written, without control sequences)."""
+    rendered = render_reply(text, copy_button)
+    # JupyterLab styles some parts by their parent (`.jp-RenderedHTMLCommon > pre`): the
+    # wrapper carries that class so a reply looks as the same Markdown would.
+    return {"text/html": f'<div class="nbagent-reply jp-RenderedHTMLCommon" '
+                         f'style="padding:0">{rendered}</div>',
+            "text/plain": terminal_text(text)}
+
+
+def retry_words(error: str, wait_s: float) -> str:
+    """"retrying in 4 s (rate limit)": a transient failure as a quiet status line."""
+    lowered = error.lower()
+    if "429" in lowered or "rate" in lowered:
+        reason = "rate limit"
+    elif "timeout" in lowered or "timed out" in lowered:
+        reason = "timed out"
+    elif any(code in lowered for code in ("500", "502", "503", "504", "overloaded")):
+        reason = "provider unavailable"
+    else:
+        reason = clean_cut(error.strip().splitlines()[0] if error.strip() else "error", 60)
+    return f"retrying in {max(1, round(wait_s))} s ({reason})"
+
+
+def tool_bundle(event: ToolFinished, name: str, arguments: str) -> Bundle:
+    status = "" if event.ok else " ⚠ failed"
+    cut = f" (cut from {event.full_chars:,})" if event.full_chars > event.chars else ""
+    preview = event.preview
+    if event.chars > len(preview):
+        preview = clean_cut(preview)
+    call = f"{name}({short_arguments(arguments)})"
+    head = f"{call} → {event.chars:,} chars{cut}{status}"
+    return {
+        "text/plain": terminal_text(head),
+        "text/html": (
+            f'<details class="nbagent-tool"><summary><code>{html.escape(call)}</code> → '
+            f"{event.chars:,} chars{cut}{status}</summary><pre>{_arguments_block(arguments)}"
+            f"{html.escape(preview)}</pre></details>"
+        ),
+    }
+
+
+def _arguments_block(arguments: str) -> str:
+    """The call's arguments above its result; none (`{}` or blank) shows nothing."""
+    try:
+        parsed = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError:
+        parsed = arguments
+    if parsed in ({}, [], None, ""):
+        return ""
+    return html.escape(arguments) + "\n\n"
