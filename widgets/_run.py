@@ -155,3 +155,8 @@ def context(agent: Agent) -> None:
 
     show_breakdown(agent.breakdown(), cost=agent.cost, billing=agent.billing(),
                    last=last_decision(agent))
+    mcp = agent.mcp_schema_tokens()
+    if mcp:  # the MCP servers' share of the tool schemas row, by server
+        text("of the tool schemas, MCP servers' tools: " + ", ".join(
+            f"{server} {tokens:,}" for server, tokens in mcp.items())
+            + f" tokens ({sum(mcp.values()):,} in all)")

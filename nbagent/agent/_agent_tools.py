@@ -62,6 +62,11 @@ class AgentToolsMixin:
         started yet first, so each state is live (or says why the server cannot start)."""
         return self.toolbox.mcp_servers(start=start)
 
+    def mcp_schema_tokens(self) -> dict[str, int]:
+        """Tokens each MCP server's tool schemas take in every request, by server (a part
+        of `breakdown().tools`)."""
+        return self.toolbox.mcp_schema_tokens(self.session.tracker.count_text)
+
     def _offer_tools(self) -> None:
         """Offer the built-ins the agent chose, bound to the current session (a new session
         or `enable_python` changing offers them again)."""

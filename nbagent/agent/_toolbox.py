@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..engine._exceptions import NbagentError, NbagentWarning
+from ..engine._tokens import count_tools_tokens, estimate_tokens
 from ._approval import Approval
 from .tools._tool import Tool, as_tool
 
@@ -123,6 +124,15 @@ class Toolbox:
         return [(name, states[name].partition("): ")[2] or states[name],
                  [t.name for t in self._mcp_tools if getattr(t, "server", None) == name])
                 for name in self.mcp]
+
+    def mcp_schema_tokens(self, count_text: Callable[[str], int] | None) -> dict[str, int]:
+        """Tokens each MCP server's offered tool schemas take in a request, by server
+        (counted as the breakdown counts the tool schemas)."""
+        by_server: dict[str, list[dict[str, Any]]] = {}
+        for made in self._mcp_tools:
+            by_server.setdefault(getattr(made, "server", ""), []).append(made.schema)
+        return {server: count_tools_tokens(schemas, count_text or estimate_tokens)
+                for server, schemas in by_server.items()}
 
     def close(self) -> None:
         """Stop every MCP server process (they start again on the next call)."""

@@ -165,6 +165,12 @@ def test_a_real_mcp_server_added_in_the_notebook_answers_a_chat(ip: InteractiveS
         with capture_output() as listed:
             ip.run_line_magic("nbagent", "mcp list")
         assert plain(listed) == [shown]
+        with capture_output() as context:
+            ip.run_line_magic("context", "")
+        costs = agent.mcp_schema_tokens()
+        assert list(costs) == ["demo"] and 0 < costs["demo"] <= agent.breakdown().tools
+        assert plain(context)[-1] == (f"of the tool schemas, MCP servers' tools: demo "
+                                      f"{costs['demo']:,} tokens ({costs['demo']:,} in all)")
         with http_demo() as url:
             with capture_output():
                 ip.run_line_magic("nbagent", "mcp remove demo")
