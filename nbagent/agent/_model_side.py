@@ -80,7 +80,12 @@ class AgentModel:
         served = self._served[1] if self._served is not None and \
             self._served[0] is model else None
         assumed = None
-        if window is None and served is not None:
+        asked = model.options.get("num_ctx") if isinstance(model, LiteLLMModel) and \
+            model.name.startswith("ollama") else None
+        if window is None and isinstance(asked, int) and asked > 0:
+            # Ollama's native API loads the model with the num_ctx each request sends
+            window, source = asked, "num_ctx sent with each request (Ollama's native API)"
+        elif window is None and served is not None:
             if served.assumed:
                 assumed = (served.window, served.detail)
             else:

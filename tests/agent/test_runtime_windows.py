@@ -116,6 +116,21 @@ def test_ollama_without_an_api_base_is_asked_where_litellm_sends_it(
     assert asked and agent.context_state().thresholds.window.raw_window == 6144
 
 
+def test_ollama_asked_for_a_larger_context_per_request_counts_on_it() -> None:
+    asked: list[dict[str, Any]] = []
+    info: Info = {"/api/show": lambda body: OLLAMA_SHOW, "/api/ps": {"models": []},
+                  "/api/chat": ollama_chat(asked)}
+    with StubServer(info=info) as stub:
+        root = stub.base_url.removesuffix("/v1")
+        agent = agent_on(LiteLLMModel("ollama_chat/llama3.1", api_base=root, api_key="local",
+                                      options={"num_ctx": 16384}))
+        agent.chat("hi")
+    assert asked[0]["options"]["num_ctx"] == 16384  # litellm sends it in Ollama's options
+    state = agent.context_state()
+    assert (state.thresholds.window.raw_window, state.window_source) == (
+        16384, "server: num_ctx sent with each request (Ollama's native API)")
+
+
 def test_a_known_model_behind_a_local_proxy_keeps_litellms_window() -> None:
     # a proxy on loopback serving a provider's model: litellm knows its window
     with StubServer(info={"/v1/models": {"data": [{"id": "gpt-4o"}]}}) as stub:

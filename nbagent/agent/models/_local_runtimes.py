@@ -182,7 +182,7 @@ def probe_servers(servers: Mapping[str, str] = DEFAULT_SERVERS, timeout: float =
     jobs = [(PROBES[runtime], root.rstrip("/")) for runtime, root in servers.items()]
 
     async def one(probe: Probe, root: str) -> list[Served]:
-        async with client() as http:
+        async with client(https=root.startswith("https:")) as http:
             return await probe(http, root, Deadline(budget, timeout))
 
     async def every() -> list[list[Served]]:

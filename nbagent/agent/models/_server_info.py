@@ -77,7 +77,7 @@ def probe_window(api_base: str, model: str, *,
 
     async def ask() -> ServerWindow | None:
         deadline = Deadline(budget, REQUEST_S)
-        async with client() as http:
+        async with client(https=root.startswith("https:")) as http:
             try:
                 return await _ask(http, root, names, deadline)
             except Unreachable:
