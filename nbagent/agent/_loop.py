@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..engine._decision import Decision
-from ..engine._events import Status, ToolFinished, ToolStarted
+from ..engine._events import Retrying, Status, ToolFinished, ToolStarted
 from ..engine._exceptions import ModelCallError, NbagentError
 from ..engine._output import output_cap
 from ..engine._tokens import count_tools_tokens, estimate_tokens
+from ..engine._tracker import Truncation
 from ..engine.compaction import notebook_note
 from . import _texts as texts
 from ._reply import call_signature, repair_reply
@@ -104,6 +105,8 @@ class _Turn:
         self.rounds = 0
         self.streamed: list[str] = []
         self.replaced = False
+        self.asked_again = False  # after a server dropped the front of the prompt
+        self.notices: list[str] = []  # said with the result (`_front_cut`)
         self._on_text = on_text
 
     def status(self, text: str) -> None:
@@ -117,6 +120,7 @@ class _Turn:
     def result(self, reply: str, reason: str = "done", message: str | None = None, *,
                truncated: bool = False) -> ChatResult:
         self.session.announce_state()
+        message = "\n\n".join(filter(None, [message, *self.notices])) or None
         return ChatResult(reply, reason, message, self.rounds,
                           self.session.cost - self.cost_before, self.decisions, truncated,
                           self.replaced)
@@ -134,6 +138,8 @@ class _Turn:
             self.streamed = []
             completion = self.request(tool_choice if self.rounds == 0 else None)
             message = self.record(completion)
+            if message is None:  # the server cut the prompt: compact at the top, ask again
+                continue
             calls = message.get("tool_calls") or []
             reply = str(message.get("content") or "")
             if self._window_ran_out(completion):
@@ -246,22 +252,50 @@ class _Turn:
                     MAX_OVERFLOW_RECOVERIES)) from error
         raise AssertionError("unreachable")
 
-    def record(self, completion: Completion) -> dict[str, Any]:
-        """Add the model's reply to the history, repaired into a valid message."""
+    def record(self, completion: Completion) -> dict[str, Any] | None:
+        """Add the model's reply to the history, repaired into a valid message; None
+        (nothing added) when the server read only part of the prompt and the reply is
+        to be asked again (`_front_cut`)."""
         session = self.session
+        cut = None
         if completion.usage is not None:
-            session.tracker.record_usage(session.history, completion.usage,
-                                         model=self.agent.model.name,
-                                         tools=self.agent.tool_schemas())
+            cut = session.tracker.record_usage(session.history, completion.usage,
+                                               model=self.agent.model.name,
+                                               tools=self.agent.tool_schemas())
         session.cost += completion.cost or 0.0
         session.billing.add(completion.usage, cost=completion.cost,
                                 input_cost=completion.input_cost)
+        if cut is not None and self._front_cut(cut):
+            self.streamed = []
+            return None
         message = repair_reply(completion.message, session.history.call_ids(),
                                len(session.history))
         session.add(message)
         self.streamed = []
         session.announce_state()
         return message
+
+    def _front_cut(self, cut: Truncation) -> bool:
+        """The server answered a prompt it cut at the front (Ollama past its context
+        length: 200 OK, the usage the only sign). Keep within what it can read from now
+        on (the session's learned window), say so once a session, and ask again once,
+        after the compaction at the top of the loop; a reply to a prompt cut again is
+        kept, marked. Returns whether to ask again."""
+        session = self.session
+        session.learn_window(cut.window_bound(session.learned_window,
+                                              again=session.tracker.truncations > 1))
+        window = session.window().raw_window
+        if session.tracker.truncations == 1:
+            self.notices.append(texts.FRONT_CUT.format(read=cut.read, sent=cut.sent,
+                                                       window=window))
+        if self.asked_again:
+            self.notices.append(texts.FRONT_CUT_AGAIN.format(read=cut.read, sent=cut.sent,
+                                                             window=window))
+            return False
+        self.asked_again = True
+        # the same event as a retried stream: a display clears what streamed so far
+        session.events.emit(Retrying(1, 0.0, texts.FRONT_CUT_RETRY))
+        return True
 
     def run_call(self, call: dict[str, Any], repeats: int,
                  stop: tuple[str, str] | None) -> tuple[str, str] | None:

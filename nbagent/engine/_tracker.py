@@ -27,6 +27,27 @@ from ._usage import Usage
 
 _MIN_CALIBRATION_TOKENS = 50  # smaller requests are too noisy to learn a ratio from
 _RATIO_BOUNDS = (0.4, 3.0)  # a usage further off than this from our count is not believed
+# A server that read less than this share of what we sent (and at least this many tokens
+# less) cut the prompt: Ollama keeps half its context of an over-long prompt and says
+# nothing, so what it reads is under half of what was sent. Tokenizers differ from our
+# count by far less than this; a cached prefix is counted in the usage (`Usage`).
+TRUNCATED_SHARE = 0.6
+TRUNCATED_MIN_TOKENS = 256
+
+
+@dataclass(frozen=True)
+class Truncation:
+    """A response whose usage says the server read only part of the prompt."""
+
+    sent: int  # our (calibrated) count of the request
+    read: int  # the prompt tokens the server reported
+
+    def window_bound(self, learned: int | None, *, again: bool) -> int:
+        """The window to keep within from now on: under what was sent and any window
+        already learned; twice what was read the first time (Ollama keeps half its context
+        when it cuts), what was read when a server cuts again (its window holds that)."""
+        bound = min(self.sent - 1, self.read if again else 2 * self.read)
+        return bound if learned is None else min(bound, learned)
 
 
 @dataclass(frozen=True)
@@ -71,6 +92,7 @@ class TokenTracker:
         )
         self._ratios: dict[str, float] = {}
         self._anchor: _Anchor | None = None
+        self.truncations = 0  # responses whose usage said the server cut the prompt
         self._tools_key: tuple[int, ...] = ()
         self._tools_tokens = 0
         self._counts: weakref.WeakKeyDictionary[History, _Counts] = weakref.WeakKeyDictionary()
@@ -151,28 +173,38 @@ class TokenTracker:
         model: str,
         tools: Sequence[Mapping[str, Any]] = (),
         covered: int | None = None,
-    ) -> None:
+    ) -> Truncation | None:
         """Record a response's real usage against the messages it covered.
 
         `covered` is how many messages of `history` were sent (default: all of
         them, i.e. call this before appending the reply). Pass only usage the
         provider reported, never a client-side estimate. A usage that disagrees with
         our own count by more than a factor of 2.5 either way is not believed.
+
+        Returns a `Truncation` when the server read well under what was sent
+        (`TRUNCATED_SHARE`): that usage says nothing of our count and is not learnt from.
         """
         covered = len(history) if covered is None else covered
         counted = self._history_count(history, covered) + self._tools_count(tools) + REPLY_PRIMING
         real = usage.context_tokens
         if real <= 0:
-            return
+            return None
+        sent = round(self.ratio(model) * counted)
+        least = min(sent, counted)  # a ratio learnt on other text may be too high for this
+        if counted >= _MIN_CALIBRATION_TOKENS and real < TRUNCATED_SHARE * least and (
+                least - real >= TRUNCATED_MIN_TOKENS):
+            self.truncations += 1
+            return Truncation(sent, real)
         observed = real / counted
         if counted >= _MIN_CALIBRATION_TOKENS:
             if not _RATIO_BOUNDS[0] <= observed <= _RATIO_BOUNDS[1]:
-                return
+                return None
             previous = self._ratios.get(model)
             self._ratios[model] = observed if previous is None else (previous + observed) / 2
         self._anchor = _Anchor(
             weakref.ref(history), model, history.generation, covered, counted, real
         )
+        return None
 
     def count(
         self,

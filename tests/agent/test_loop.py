@@ -9,6 +9,7 @@ import pytest
 
 from nbagent import ModelCallError, Settings, Usage, tool, validate_messages
 from nbagent.engine._markers import is_snipped
+from nbagent.engine.compaction._floor import parse_floor
 from nbagent.events import Compacted, ContextChanged, Retrying
 from nbagent.testing import ScriptedModel, ScriptedSummarizer, calls, provider_error, reply
 from tests import helpers
@@ -58,8 +59,9 @@ def test_an_overflow_on_the_first_request_is_recovered_by_l4_and_retried() -> No
     assert overflow and overflow[0].levels == ["L4 overflow"]
     sent = model.requests[1]
     assert len(sent) < before + 1 and sent[-1] == {"role": "user", "content": "latest question"}
-    # the first request is never dropped (a memory block of what L4 dropped may precede it)
-    assert any(str(m.get("content")).startswith("old question 0") for m in sent)
+    # the first request is never dropped: it leads the floor of the block L4 wrote, whole
+    first = "old question 0 " * 200
+    assert parse_floor(str(sent[1]["content"])).user_messages[0] == first
 
 
 def test_an_unrecoverable_overflow_stops_with_an_actionable_message_and_loses_nothing() -> None:
