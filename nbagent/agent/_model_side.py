@@ -91,8 +91,8 @@ class AgentModel:
             else:
                 window, source = served.window, served.detail
         elif window is None and self._local_runtime(model):
-            assumed = (UNKNOWN_LOCAL_WINDOW, "a local server that reports no window; tell it "
-                       "with NBAGENT_MAX_CONTEXT_TOKENS or LiteLLMModel(context_window=...)")
+            assumed = (UNKNOWN_LOCAL_WINDOW, "a local server that reports no window (set "
+                       "NBAGENT_MAX_CONTEXT_TOKENS)")
         return resolve_window(model.name, settings=self.settings(), model_info=model_info,
                               reported=(window, model.max_output), learned=learned,
                               reported_source=source, assumed=assumed)

@@ -55,12 +55,10 @@ RUNTIMES: list[tuple[str, Info, str, str, int, str]] = [
     ("llama-cpp-python", {"/v1/models": {"object": "list", "data": [
         {"id": "smollm2", "object": "model", "owned_by": "me", "permissions": []}]}},
      "openai/smollm2", "/v1", 2048,
-     "assumed: llama-cpp-python's default n_ctx (its server does not report the one it "
-     "was started with)"),
+     "assumed: llama-cpp-python's default n_ctx (its server does not say)"),
     ("unknown-server", {"/v1/models": {"data": [{"id": "my-model", "owned_by": "someone"}]}},
      "openai/my-model", "/v1", 4096,
-     "assumed: a local server that reports no window; tell it with "
-     "NBAGENT_MAX_CONTEXT_TOKENS or LiteLLMModel(context_window=...)"),
+     "assumed: a local server that reports no window (set NBAGENT_MAX_CONTEXT_TOKENS)"),
 ]
 
 

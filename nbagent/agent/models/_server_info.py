@@ -57,8 +57,8 @@ class ServerWindow:
 
 
 LLAMA_CPP_PYTHON_DEFAULT = ServerWindow(
-    LLAMA_CPP_PYTHON_N_CTX, "llama-cpp-python's default n_ctx (its server does not report "
-    "the one it was started with)", assumed=True)
+    LLAMA_CPP_PYTHON_N_CTX, "llama-cpp-python's default n_ctx (its server does not say)",
+    assumed=True)
 
 
 def probe_window(api_base: str, model: str, *,
