@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -197,3 +199,47 @@ def test_mcp_servers_started_say_their_live_state_or_why_they_cannot_start(
         # (one that hangs: "failed: it did not start within N s", tests/real/test_mcp.py)
     finally:
         agent.close()
+
+
+def test_in_a_kernel_the_question_is_the_front_ends_input_prompt_while_the_cell_runs() -> None:
+    from jupyter_client.manager import KernelManager
+
+    manager = KernelManager(kernel_name="python3")
+    manager.start_kernel(cwd=str(DEMO.parents[4]))
+    client = manager.client()
+    client.start_channels()
+    outputs: list[str] = []
+    prompts: list[str] = []
+
+    def keep(message: dict[str, Any]) -> None:
+        if message["msg_type"] == "stream":
+            outputs.append(message["content"]["text"])
+
+    def answer(message: dict[str, Any]) -> None:  # the front end's input box
+        prompts.append(message["content"]["prompt"])
+        client.input("y")
+
+    chat = textwrap.dedent("""
+        from nbagent import Agent
+        from nbagent.testing import ScriptedModel, calls, reply
+        from tests.agent.mcp.servers.launch import stdio_spec
+        agent = Agent(model=ScriptedModel([calls(("add", {"a": 40})), reply("done")]),
+                      builtin_tools=False, archive=False, mcp_servers={"demo": stdio_spec()})
+        agent.chat("add")
+        print([m["content"] for m in agent.history if m["role"] == "tool"])
+        agent.close()
+    """)
+    try:
+        client.wait_for_ready(timeout=60)
+        client.execute_interactive(chat, output_hook=keep, stdin_hook=answer, allow_stdin=True,
+                                   timeout=180)
+        assert len(prompts) == 1 and prompts[0].startswith(
+            "nbagent: the model wants to call the MCP tool add (MCP server 'demo') with:")
+        assert "['42']" in "".join(outputs)
+        outputs.clear()
+        client.execute_interactive(chat, output_hook=keep, allow_stdin=False, timeout=180)
+        assert "no one can answer here" in "".join(outputs)  # a batch run: refused
+        assert len(prompts) == 1
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)

@@ -94,3 +94,12 @@ def test_an_agent_chat_calls_an_http_mcp_tool(url: str) -> None:
     assert tool_results(agent) == ["42"]
     names = [t["function"]["name"] for t in model.tools_seen[0]]
     assert "add" in names and "list_variables" in names
+
+
+def test_a_server_on_the_older_sse_transport_works_as_vs_code_reads_it() -> None:
+    with http_demo(sse=True) as sse_url, McpServers(
+            {"old": {"type": "sse", "url": sse_url, "headers": {"X-Team": "sse"}}}) as servers:
+        tools = {t.name: t for t in servers.tools()}
+        assert tools["add"](a=1, b=5) == "6"
+        assert servers.call("old", "echo", {"text": "hi"})[0].startswith("hi\t")
+        assert servers.describe() == [f"old (sse: {sse_url}): running, 9 tools"]

@@ -1,7 +1,7 @@
 """A small MCP server for the tests, written with the SDK's own server API (`MCPServer`):
 tools with arguments, a slow one, a failing one, one that kills its own process, one that
 returns an image and one an embedded resource. `python demo_server.py` serves over stdio;
-`python demo_server.py --http PORT` over streamable HTTP on 127.0.0.1."""
+`python demo_server.py --http PORT` over streamable HTTP on 127.0.0.1 (`--sse PORT`: SSE)."""
 
 from __future__ import annotations
 
@@ -85,5 +85,7 @@ if __name__ == "__main__":
         sys.exit(2)
     if len(sys.argv) > 2 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) > 2 and sys.argv[1] == "--sse":  # the protocol's older HTTP transport
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()

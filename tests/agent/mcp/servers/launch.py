@@ -34,10 +34,11 @@ def listening(port: int) -> bool:
 
 
 @contextmanager
-def http_demo(timeout: float = 30.0) -> Iterator[str]:
-    """The demo server over streamable HTTP; yields its url, stops it afterwards."""
+def http_demo(timeout: float = 30.0, sse: bool = False) -> Iterator[str]:
+    """The demo server over streamable HTTP (or SSE); yields its url, stops it afterwards."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, str(DEMO), "--http", str(port)],
+    process = subprocess.Popen([sys.executable, str(DEMO), "--sse" if sse else "--http",
+                                str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
     try:
@@ -48,7 +49,7 @@ def http_demo(timeout: float = 30.0) -> Iterator[str]:
             if time.monotonic() > deadline:
                 raise RuntimeError("the demo HTTP server did not listen in time")
             time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/{'sse' if sse else 'mcp'}"
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGTERM)
