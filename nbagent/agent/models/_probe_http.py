@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -68,9 +69,11 @@ async def get_json(client: httpx.AsyncClient, url: str, deadline: Deadline,
                         return None
     except (TimeoutError, httpx.TransportError) as error:
         raise Unreachable(url) from error
+    except httpx.HTTPError:
+        return None  # it answered, but not in a form we read (a bad encoding, ...)
     try:
         return json.loads(bytes(data))
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what Python parses
         return None
 
 
@@ -82,18 +85,19 @@ def client(https: bool = False) -> httpx.AsyncClient:
                              headers={"Content-Type": "application/json"})
 
 
-_loop: asyncio.AbstractEventLoop | None = None
+_loop: tuple[asyncio.AbstractEventLoop, int] | None = None  # the loop, and its process
 _loop_lock = threading.Lock()
 
 
 def _probe_loop() -> asyncio.AbstractEventLoop:
     global _loop
     with _loop_lock:
-        if _loop is None or _loop.is_closed():
+        # a forked child inherits the loop but not the thread that runs it: start another
+        if _loop is None or _loop[0].is_closed() or _loop[1] != os.getpid():
             loop = asyncio.new_event_loop()
             threading.Thread(target=loop.run_forever, name="nbagent-probe", daemon=True).start()
-            _loop = loop
-        return _loop
+            _loop = (loop, os.getpid())
+        return _loop[0]
 
 
 def run_bounded(work: Callable[[], Coroutine[Any, Any, T]], seconds: float, fallback: T) -> T:

@@ -126,6 +126,29 @@ def test_services_that_never_answer_are_given_up_on(
     assert all(s.hung_up.wait(10) for s in hung)  # the probe closed each connection
 
 
+def answering(body: bytes, *headers: str) -> Callable[[socket.socket, Service], None]:
+    """Answers every request with 200 and this body (and these extra headers)."""
+    def serve(conn: socket.socket, service: Service) -> None:
+        conn.recv(65536)
+        head = "".join(f"{h}\r\n" for h in headers)
+        conn.sendall(f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n{head}\r\n".encode()
+                     + body)
+    return serve
+
+
+@pytest.mark.parametrize("answer", [
+    answering(b"[" * 200_000 + b"]" * 200_000),  # nested past what Python parses
+    answering(b"not gzip at all", "Content-Encoding: gzip"),  # a body that cannot decode
+    answering(b"\xff\xfe{broken"),
+], ids=["deep-json", "bad-encoding", "not-json"])
+def test_answers_no_parser_can_use_are_no_models_and_no_error(
+        services: Callable[..., list[Service]],
+        answer: Callable[[socket.socket, Service], None]) -> None:
+    odd = services(answer)
+    assert discover(dict(zip(RUNTIMES, (s.url for s in odd), strict=True)), folders=[]) == []
+    assert probe_window(odd[0].url + "/v1", "openai/m") is None
+
+
 class LlamaCppHandler(BaseHTTPRequestHandler):
     """A llama.cpp server that would be found if anyone reached it."""
 
