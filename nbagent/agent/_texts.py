@@ -127,7 +127,8 @@ def blocked_conversation(tokens: int, effective: int, largest: tuple[int, int] |
         what = _PARTS.get(str(role), f"a {role} message")
         cause = f" The largest part is {what} (message {index}, about {size:,} tokens)."
     return (f"Not sent: the conversation fills {tokens:,} of the {effective:,} tokens this "
-            f"model can take, and automatic compaction could not shrink it.{cause} Run "
+            f"model can take (its effective window), and automatic compaction could not "
+            f"shrink it.{cause} Run "
             f"agent.compact() (add what must be kept), {WINDOW_FIX}, or "
             "agent.undo_compaction() to take the last compaction back.")
 

@@ -18,6 +18,8 @@ def test_a_blocked_chat_names_its_largest_part_with_the_right_article() -> None:
     agent.chat("hi")
     stop = agent.chat("again").stop_message or ""
     assert "The largest part is an assistant message (message 2," in stop
+    assert "of the 1,843 tokens this model can take (its effective window)" in stop  # named
+    assert nbagent.thresholds("m", settings=agent.settings()).effective_window == 1_843
     assert not VOWEL_SLIP.search(stop), stop
     assert len(model.requests) == 1  # the second chat was never sent
 
