@@ -21,6 +21,7 @@ import pytest
 import nbagent
 from nbagent.agent.models import _discovery
 from nbagent.agent.models._discovery import discover, find_local_models
+from nbagent.agent.models._gguf_files import find_gguf_files
 from nbagent.agent.models._server_info import probe_window
 from nbagent.testing import ScriptedModel
 
@@ -281,3 +282,9 @@ def test_the_first_chat_names_the_good_model_beside_bad_entries(
     notice = agent.take_notice() or ""
     assert "good-model-q4_k_m.gguf" in notice and "use_model(" in notice
     assert nbagent.Agent(model=ScriptedModel(), archive=False).take_notice() is None
+
+
+def test_the_cache_walk_stops_when_its_time_is_up(tmp_path: Path) -> None:
+    gguf(tmp_path / "models" / "a" / "model.gguf")
+    assert [f.path.name for f in find_gguf_files([tmp_path / "models"])] == ["model.gguf"]
+    assert find_gguf_files([tmp_path / "models"], seconds=0) == []  # no time: no walk
