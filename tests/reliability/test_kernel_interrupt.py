@@ -34,6 +34,7 @@ def run(client: Any, code: str, *, timeout: float = STARTED_S) -> tuple[str, lis
 def collect(client: Any, msg_id: str, timeout: float) -> tuple[str, list[str], str]:
     texts: list[str] = []
     errors: list[str] = []
+    streaming = False
     deadline = time.monotonic() + timeout
     while True:
         remaining = deadline - time.monotonic()
@@ -46,7 +47,10 @@ def collect(client: Any, msg_id: str, timeout: float) -> tuple[str, list[str], s
         if message["parent_header"].get("msg_id") != msg_id:
             continue
         kind, content = message["msg_type"], message["content"]
-        if kind == "stream":
+        joined, streaming = streaming, kind == "stream"
+        if kind == "stream" and joined:  # a reply streamed in pieces reads as one text
+            texts[-1] += content["text"]
+        elif kind == "stream":
             texts.append(content["text"])
         elif kind in ("display_data", "update_display_data", "execute_result"):
             texts.append(str(content["data"].get("text/plain", "")))
