@@ -15,7 +15,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 import nbagent
 from nbagent import NbagentError
 
-from . import _forms, _run
+from . import _cells_seen, _code_runs, _forms, _run
 from ._parse import CHAT_OPTIONS, COMPACT_OPTIONS, CONTEXT_OPTIONS, PIN_OPTIONS, parse_line
 from ._run import ERRORS, SMALL_LOCAL
 from ._texts import NOTHING_TO_SEND
@@ -74,6 +74,7 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
             if resume_id:
                 return
             raise UsageError(NOTHING_TO_SEND)
+        text = _cells_seen.with_cells_note(agent, text)  # the cells run since the last chat
         _run.chat(self.shell, agent, text, as_cell=args.flag("cell"),
                   exchange=_cell_id(self.shell))
 
@@ -161,6 +162,10 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         %nbagent reset                 start over with the defaults
         %nbagent meter                 show the interactive context meter here
         %nbagent models [--refresh]    local models found on this machine (--refresh: look again)
+        %nbagent run_code=ask|auto|off code the model runs: asks you first (default), runs
+                                       at once, or never runs
+        %nbagent see_cells=false       don't tell the model about the cells you ran
+        %nbagent cells                 the code the model ran, as a new cell below to keep
         %nbagent mcp add NAME -- command args…   an MCP server started by a command
         %nbagent mcp add NAME URL                an MCP server over HTTP
         %nbagent mcp list                        each server, its tools and what they say
@@ -177,6 +182,11 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
                 _run.text(lines)
             return
         words = shlex.split(line)
+        if words == ["cells"]:
+            agent = _run.shown(nbagent.current)
+            if agent is not None:
+                _run.text(_code_runs.offer_cells(self.shell, agent))
+            return
         if words in (["meter"], ["reset"], ["models"], ["models", "--refresh"]):
             _run.nbagent_word(" ".join(words))
             return
@@ -253,6 +263,10 @@ def load(shell: Any) -> None:
     shell.register_magic_function(magics.chat, "cell", "nbagent")
     if _record_error not in shell.events.callbacks["post_run_cell"]:
         shell.events.register("post_run_cell", _record_error)
+    _cells_seen.register(shell)
+    from nbagent.code import use_code_runner
+
+    use_code_runner(_code_runs.NotebookRunner(shell))  # the model's code shows in its cell
     warm_start()
 
 

@@ -53,6 +53,14 @@ class Answers(PlainRunner):
         return self.answer
 
 
+@pytest.fixture(autouse=True)
+def plain_runner() -> Any:
+    """The plain runner, whatever an earlier test (a loaded notebook extension) installed."""
+    previous = use_code_runner(None)
+    yield
+    use_code_runner(previous)
+
+
 @pytest.fixture
 def answering() -> Any:
     made: list[Answers] = []
@@ -64,7 +72,6 @@ def answering() -> Any:
         return runner
 
     yield use
-    use_code_runner(None)
 
 
 def test_auto_runs_in_the_namespace_and_the_model_reads_print_value_and_state() -> None:

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from .._approval import NoOneToAsk, ask_with_input
 from ._code_exec import BoundedText, Executed, Status, execute
 
 Answer = Literal["run", "cell", "no"]
@@ -60,13 +61,15 @@ QUESTION = "Run it? [Enter/y] run · [c] put it in a cell below · [n] don't run
 
 
 def ask_on_stdin(prompt: str = QUESTION) -> Answer | None:
-    """Ask with `input()` (in a kernel, the front end's input box); None when nothing can
-    answer: a batch run raises StdinNotImplementedError or EOFError there."""
+    """Ask the way outside tools are asked (`ask_with_input`: in a kernel, the front end's
+    input box); None when no one can answer (a batch run, no terminal)."""
     try:
-        return answer_of(input(prompt))
-    except KeyboardInterrupt:
+        return answer_of(ask_with_input(prompt))
+    except KeyboardInterrupt:  # the turn was interrupted while it waited: nothing runs
         return "no"
-    except Exception:  # EOFError, IPython's StdinNotImplementedError, a closed stdin
+    except NoOneToAsk:
+        return None
+    except Exception:  # a broken front end is no answer, never a crash
         return None
 
 

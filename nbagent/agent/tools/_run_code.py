@@ -30,6 +30,7 @@ DECLINED = ("Not run: the user declined to run this code. Ask what they want ins
 AS_CELL = ("Not run by you: the user took this code as a new cell below the chat, to edit "
            "and run themselves. End your turn now with one short sentence; when they chat "
            "again you will see what the cell printed.")
+STOP_WAIT_S = 5.0  # how long a stop waits for the run to end
 OUTPUT_RECORD_CHARS = 4_000  # one output's text in the archive record
 
 
@@ -42,6 +43,8 @@ class CodeRuns:
         self.done: list[CodeRan] = []
         self._lock = threading.Lock()
         self._thread: int | None = None  # the thread running code now
+        self._idle = threading.Event()
+        self._idle.set()
 
     def __call__(self, event: Event) -> None:
         """A subscriber: a tool result that joins the history while code still runs
@@ -56,11 +59,13 @@ class CodeRuns:
         """While the block runs, `stop` interrupts this thread."""
         with self._lock:
             self._thread = threading.get_ident()
+            self._idle.clear()
         try:
             yield
         finally:
             with self._lock:
                 self._thread = None
+                self._idle.set()
 
     def stop(self) -> bool:
         """Raise KeyboardInterrupt in the thread running code, if one is (the runner turns
@@ -71,6 +76,9 @@ class CodeRuns:
             return False
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread),
                                                    ctypes.py_object(KeyboardInterrupt))
+        # wait a little for the run to show and record how it ended, so the cell (and the
+        # turn) ends after it, not before
+        self._idle.wait(STOP_WAIT_S)
         return True
 
     def next_label(self) -> str:
@@ -152,8 +160,8 @@ def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
             if answer == "no":
                 return DECLINED
         result = runner.run(code, context.namespace, label)
-    if runs is not None:
-        runs.record(result)
+        if runs is not None:
+            runs.record(result)
     return result.text
 
 

@@ -1,0 +1,233 @@
+"""Code the model runs, in a real python3 kernel (jupyter_client, ipykernel; ScriptedModel
+drives the tool calls): the code and its outputs — printed text, a DataFrame table, a
+figure from the inline backend, an error's traceback — reach the chat cell as display
+outputs with the code's display id; the model reads their text form; `ask` waits on the
+front end's input box and its `cell` answer ends in a proposed cell whose output the next
+chat sees; a batch front end (no stdin) gets a refusal; the kernel's interrupt stops a
+runaway run with the session intact and the run recorded."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.real
+jupyter_client = pytest.importorskip("jupyter_client")
+
+WAIT_S = 120
+ANALYSIS = textwrap.dedent("""\
+    import pandas as pd
+    import matplotlib.pyplot as plt
+    sales = pd.DataFrame({"region": ["north", "south", "east"], "revenue": [120, 80, 95]})
+    print("rows:", len(sales))
+    fig, ax = plt.subplots()
+    ax.bar(sales.region, sales.revenue)
+    ax.set_title("Revenue by region")
+    sales.sort_values("revenue")
+""")
+SETUP = textwrap.dedent("""\
+    %matplotlib inline
+    import json, nbagent
+    from nbagent.testing import ScriptedModel, calls, reply
+    from nbagent.code import agent_cells
+    def scripted(*steps):
+        model = ScriptedModel(list(steps))
+        agent = nbagent.new_session(model=model, settings=nbagent.Settings(
+            max_context_tokens=32_000, run_code=POLICY))
+        return model, agent
+    def tool_results(agent):
+        return [m["content"] for m in agent.history.messages if m["role"] == "tool"]
+    %load_ext nbagent
+""")
+
+
+def run(client: Any, code: str, *, answer: str | None = None, interrupt: Any = None
+        ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Run `code`: the execute reply's content and every iopub message of the cell.
+    `answer` is typed into the input box when the kernel asks; `interrupt(messages)` is
+    called as messages arrive and may interrupt the kernel."""
+    msg_id = client.execute(code, allow_stdin=answer is not None)
+    messages: list[dict[str, Any]] = []
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        assert time.monotonic() < deadline, f"the cell did not finish: {messages}"
+        if answer is not None:
+            try:
+                request = client.get_stdin_msg(timeout=0.05)
+                if request["msg_type"] == "input_request":
+                    client.input(answer)
+                    answer = None
+            except queue.Empty:
+                pass
+        try:
+            message = client.get_iopub_msg(timeout=0.2)
+        except queue.Empty:
+            continue
+        if message["parent_header"].get("msg_id") != msg_id:
+            continue
+        if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
+            break
+        messages.append(message)
+        if interrupt is not None:
+            interrupt(messages)
+    while True:
+        reply = client.get_shell_msg(timeout=WAIT_S)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply["content"], messages
+
+
+def value(client: Any, expression: str) -> Any:
+    """A JSON value computed in the kernel."""
+    reply, messages = run(client, f"print(json.dumps({expression}))")
+    assert reply["status"] == "ok", messages
+    text = "".join(m["content"]["text"] for m in messages if m["msg_type"] == "stream")
+    return json.loads(text)
+
+
+def shown(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The bundles the cell shows, after in-place updates (by display id)."""
+    outputs: list[dict[str, Any]] = []
+    by_id: dict[str, int] = {}
+    for message in messages:
+        content = message["content"]
+        display_id = content.get("transient", {}).get("display_id")
+        if message["msg_type"] == "display_data":
+            if display_id:
+                by_id[display_id] = len(outputs)
+            outputs.append(content["data"])
+        elif message["msg_type"] == "update_display_data" and display_id in by_id:
+            outputs[by_id[display_id]] = content["data"]
+    return outputs
+
+
+@pytest.fixture
+def kernel(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
+    from jupyter_client.manager import KernelManager
+
+    manager = KernelManager(kernel_name="python3")
+    env = {**os.environ, "NBAGENT_DATA_DIR": str(tmp_path / "data"),
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("MPLBACKEND", None)  # the kernel's own default: the inline backend
+    manager.start_kernel(env=env, cwd=str(tmp_path))
+    client = manager.client()
+    try:
+        client.start_channels()
+        client.wait_for_ready(timeout=WAIT_S)
+        yield manager, client
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def setup(client: Any, policy: str) -> None:
+    reply, messages = run(client, f"POLICY = {policy!r}\n" + SETUP)
+    assert reply["status"] == "ok", messages
+
+
+def test_auto_shows_code_print_table_figure_and_error_and_the_model_reads_them(
+        kernel: tuple[Any, Any]) -> None:
+    _, client = kernel
+    setup(client, "auto")
+    reply, _ = run(client, "model, agent = scripted("
+                   f"calls(('run_code', {{'code': {ANALYSIS!r}, 'explanation': 'chart'}})), "
+                   "calls(('run_code', {'code': 'sales.missing_column'})), reply('Done.'))")
+    assert reply["status"] == "ok"
+    reply, messages = run(client, "%%chat\nchart revenue by region")
+    assert reply["status"] == "ok"
+    outputs = shown(messages)
+    codes = [o for o in outputs if "agent run" in o.get("text/markdown", "")]
+    assert len(codes) == 2
+    assert "ran in" in codes[0]["text/markdown"] and "ax.set_title" in codes[0]["text/markdown"]
+    assert "raised an error" in codes[1]["text/markdown"]
+    assert any(o.get("text/plain", "").startswith("rows: 3") for o in outputs)
+    table = next(o for o in outputs if "<table" in o.get("text/html", ""))
+    assert "north" in table["text/html"] and "revenue" in table["text/plain"]
+    (figure,) = [o for o in outputs if "image/png" in o]
+    assert len(figure["image/png"]) > 1_000
+    error = next(o for o in outputs if "nbagent-run-error" in o.get("text/html", ""))
+    assert "AttributeError" in error["text/plain"] and "missing_column" in error["text/plain"]
+    order = [outputs.index(o) for o in (codes[0], table, figure, codes[1], error)]
+    assert order == sorted(order)  # each output under its own code
+    first, second = value(client, "tool_results(agent)")
+    assert "rows: 3" in first and "north" in first and "Revenue by region" in first
+    assert "1 bar(s)" not in first and "3 bar(s)/patch(es)" in first
+    assert "raised AttributeError" in second and "sales.missing_column" in second
+    assert value(client, "plt.get_fignums()") == []  # shown once, then closed
+    assert value(client, "agent_cells(agent).count('# agent run')") == 2
+
+
+def test_ask_cell_ends_in_a_proposed_cell_whose_output_the_next_chat_sees(
+        kernel: tuple[Any, Any]) -> None:
+    _, client = kernel
+    setup(client, "ask")
+    code = "total = 40 + 2\nprint('the total is', total)"
+    run(client, f"model, agent = scripted(calls(('run_code', {{'code': {code!r}}})), "
+                "reply('Run the cell below.'), reply('It printed 42.'))")
+    reply, messages = run(client, "%%chat\nadd them up", answer="c")
+    assert reply["status"] == "ok"
+    (payload,) = [p for p in reply["payload"] if p["source"] == "set_next_input"]
+    assert payload["text"] == code
+    waiting = [o for o in shown(messages) if "agent run 1" in o.get("text/markdown", "")]
+    assert "it is in a new cell below" in waiting[0]["text/markdown"]
+    assert value(client, "'total' in globals()") is False  # nothing ran for the user
+    reply, _ = run(client, payload["text"])  # the user runs the proposed cell
+    assert reply["status"] == "ok"
+    run(client, "%%chat\nwhat did it print?")
+    last = value(client, "model.requests[-1][-1]['content']")
+    assert "the cells the user ran since your last turn" in last
+    assert "the total is 42" in last and "total = 40 + 2" in last
+    assert last.index("the total is 42") < last.index("what did it print?")  # note first
+
+
+def test_ask_run_then_batch_refusal(kernel: tuple[Any, Any]) -> None:
+    _, client = kernel
+    setup(client, "ask")
+    run(client, "model, agent = scripted(calls(('run_code', {'code': 'x = 7'})), reply('ok'), "
+                "calls(('run_code', {'code': 'y = 8'})), reply('ok'))")
+    reply, messages = run(client, "%%chat\nset x", answer="")  # Enter runs it
+    assert value(client, "x") == 7
+    reply, messages = run(client, "%%chat\nset y")  # a front end without stdin
+    assert value(client, "'y' in globals()") is False
+    assert "no one can answer here" in value(client, "tool_results(agent)[-1]")
+
+
+def test_the_kernels_interrupt_stops_a_runaway_run_and_the_session_goes_on(
+        kernel: tuple[Any, Any]) -> None:
+    manager, client = kernel
+    setup(client, "auto")
+    flood = "n = 0\nwhile True:\n    n += 1\n    print('line', n)"
+    run(client, f"model, agent = scripted(calls(('run_code', {{'code': {flood!r}}})), "
+                "reply('after'))")
+    sent: list[bool] = []
+
+    def interrupt(messages: list[dict[str, Any]]) -> None:
+        printed = [m for m in messages if m["msg_type"] == "update_display_data"]
+        if len(printed) >= 3 and not sent:
+            sent.append(True)
+            manager.interrupt_kernel()
+
+    reply, messages = run(client, "%%chat\nloop", interrupt=interrupt)
+    assert sent
+    outputs = shown(messages)
+    (code,) = [o for o in outputs if "agent run 1" in o.get("text/markdown", "")]
+    assert "interrupted after" in code["text/markdown"]
+    printed = next(o["text/plain"] for o in outputs if o.get("text/plain", "").startswith("line"))
+    assert len(printed) < 20_000 and "characters not kept" in printed  # head and tail only
+    time.sleep(0.5)
+    stopped = value(client, "n")
+    time.sleep(0.5)
+    assert value(client, "n") == stopped  # nothing runs on unseen
+    record = value(client, "[r.status for r in __import__('nbagent.agent.tools._run_code', "
+                           "fromlist=['x']).code_runs(agent.events).done]")
+    assert record == ["interrupted"]
+    reply, _ = run(client, "%%chat\nare you there?")
+    assert reply["status"] == "ok"
+    assert value(client, "agent.history.messages[-1]['content']") == "after"

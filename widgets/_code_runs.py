@@ -1,0 +1,208 @@
+"""Code the model runs, in the chat cell: `NotebookRunner` shows the code (and, under the
+`ask` policy, waits for the user's answer in the front end's input box), runs it in the
+user's namespace and shows its outputs as the notebook does — printed text (one output,
+head and tail, updated in place while it runs), displayed values (DataFrame tables),
+figures (the inline backend's PNG), errors with their traceback — as ordinary outputs with
+display ids, so a saved notebook keeps them. The model gets the bounded text form.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import re
+import sys
+import time
+from typing import Any
+
+from IPython.display import display
+
+from nbagent.code import (
+    Answer,
+    BoundedText,
+    CodeResult,
+    ask_on_stdin,
+    describe_figure,
+    execute,
+    text_form,
+)
+
+from ._bundles import Bundle, terminal_text
+
+REDRAW_EVERY_S = 0.25  # printed text is redrawn at most this often while the code runs
+_NOTES = {"run": "running…", "cell": "not run: it is in a new cell below, for you to run",
+          "no": "not run: you declined", None: "not run: no one can answer here (a batch run)"}
+_OUTCOME = {"ok": "ran in {s:.1f} s", "error": "raised an error after {s:.1f} s",
+            "interrupted": "interrupted after {s:.1f} s", "exited": "called sys.exit after "
+            "{s:.1f} s (only the run ended)"}
+
+
+def code_bundle(code: str, explanation: str, label: str, note: str) -> Bundle:
+    """The code as the chat cell shows it: a header line (which run, what happened) and
+    the code highlighted as Python; the model's explanation is a comment inside the
+    fence, so nothing the model wrote is rendered as Markdown."""
+    fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", code)), default=0))
+    comment = "".join(f"# {line}\n" for line in explanation.strip().splitlines())
+    body = f"{comment}{code.strip(chr(10))}"
+    return {"text/markdown": f"*{label} · {note}*\n\n{fence}python\n{body}\n{fence}\n",
+            "text/plain": terminal_text(f"{label} · {note}\n{body}")}
+
+
+def error_bundle(text: str) -> Bundle:
+    """A traceback as the notebook shows an error: monospace, on the error colours."""
+    return {"text/plain": terminal_text(text),
+            "text/html": '<pre class="nbagent-run-error" style="background:var('
+                         '--jp-rendermime-error-background,#fdd);color:var('
+                         '--jp-content-font-color1,#1a1a1a);padding:4px 8px;margin:0;'
+                         f'white-space:pre-wrap">{html.escape(terminal_text(text))}</pre>'}
+
+
+class _LivePrinted(BoundedText):
+    """What the code prints, bounded, shown as one output redrawn in place."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._handle: Any = None
+        self._drawn_at = 0.0
+
+    def write(self, text: str) -> int:
+        written = super().write(text)
+        now = time.monotonic()
+        if self._handle is None or now - self._drawn_at >= REDRAW_EVERY_S:
+            self.draw(now)
+        return written
+
+    def draw(self, now: float | None = None) -> None:
+        if not self.total:
+            return
+        bundle = {"text/plain": self.text()}
+        self._drawn_at = time.monotonic() if now is None else now
+        if self._handle is None:
+            self._handle = display(bundle, raw=True, display_id=True)
+        else:
+            self._handle.update(bundle, raw=True)
+
+
+class NotebookRunner:
+    """Runs the model's code in the kernel, shown in the chat cell being run."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+        self._asked: dict[str, Any] = {}  # label -> the code's display, shown by `ask`
+
+    def ask(self, code: str, explanation: str, label: str) -> Answer | None:
+        handle = display(code_bundle(code, explanation, label, "waiting for your answer "
+                                     "below"), raw=True, display_id=True)
+        answer = ask_on_stdin()
+        handle.update(code_bundle(code, explanation, label, _NOTES[answer]), raw=True)
+        if answer == "run":
+            self._asked[label] = (handle, explanation)
+        return answer
+
+    def run(self, code: str, namespace: dict[str, Any], label: str) -> CodeResult:
+        handle, explanation = self._asked.pop(label, (None, ""))
+        if handle is None:
+            handle = display(code_bundle(code, explanation, label, "running…"), raw=True,
+                             display_id=True)
+        printed = _LivePrinted()
+        outputs: list[Bundle] = []
+        shown: list[str] = []
+        before = _figure_numbers()
+        started = time.monotonic()
+        with _Recorder(self.shell, outputs, shown) as recorder, \
+                contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            executed = execute(code, namespace, f"<{label}>")
+            recorder.own = True
+            if executed.has_value:
+                self._show(executed.value, outputs, shown)
+            for figure in _new_figures(before):
+                self._show(figure, outputs, shown, describe_figure(figure))
+        printed.draw()
+        seconds = time.monotonic() - started
+        if executed.error:
+            display(error_bundle(executed.error), raw=True)
+        handle.update(code_bundle(code, explanation, label,
+                                  _OUTCOME[executed.status].format(s=seconds)), raw=True)
+        if printed.total:
+            outputs.insert(0, {"text/plain": printed.text()})
+        return CodeResult(code, executed.status,
+                          text_form(label, executed, printed, shown, seconds), outputs, seconds)
+
+    def _show(self, value: Any, outputs: list[Bundle], shown: list[str],
+              described: str | None = None) -> None:
+        """Display `value` as the notebook would (its richest form) and keep its text: a
+        figure's description, else its text/plain (a DataFrame's text table)."""
+        data, metadata = self.shell.display_formatter.format(value)
+        if not data:
+            return
+        display(data, metadata=metadata, raw=True)
+        outputs.append(data)
+        shown.append(described or str(data.get("text/plain", f"({', '.join(data)})")))
+        if described is not None:
+            _close(value)
+
+
+class _Recorder:
+    """Keeps the text of what the code itself displays (`display(df)`, `plt.show()`) while
+    it runs, through a display hook of this thread only (ipykernel keeps hooks per
+    thread); our own outputs (`own` set, or with a display id) pass unrecorded."""
+
+    def __init__(self, shell: Any, outputs: list[Bundle], shown: list[str]) -> None:
+        self.publisher: Any = getattr(shell, "display_pub", None)
+        self.outputs, self.shown = outputs, shown
+        self.own = False
+
+    def __call__(self, message: dict[str, Any]) -> dict[str, Any]:
+        content = message.get("content", {})
+        if not self.own and message.get("msg_type") == "display_data" and not \
+                content.get("transient", {}).get("display_id"):
+            data = dict(content.get("data", {}))
+            self.outputs.append(data)
+            self.shown.append(str(data.get("text/plain", f"({', '.join(data)})")))
+        return message
+
+    def __enter__(self) -> _Recorder:
+        if hasattr(self.publisher, "register_hook"):  # a terminal shell has no hooks
+            self.publisher.register_hook(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if hasattr(self.publisher, "unregister_hook"):
+            self.publisher.unregister_hook(self)
+
+
+def _figure_numbers() -> set[int]:
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    return set(pyplot.get_fignums()) if pyplot is not None else set()
+
+
+def _new_figures(before: set[int]) -> list[Any]:
+    """The figures the run made and did not show or close (the inline backend would show
+    them at the end of the cell, out of place: shown here instead, then closed)."""
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is None:
+        return []
+    return [pyplot.figure(n) for n in pyplot.get_fignums() if n not in before]
+
+
+def _close(figure: Any) -> None:
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close(figure)
+
+
+def offer_cells(shell: Any, agent: Any) -> str:
+    """Put the code every run of `agent`'s session ran into a new cell below (the kernel
+    adds one cell per execution, so the runs go into one, each under its own comment);
+    returns a line saying what happened."""
+    from nbagent.code import agent_cells
+
+    source = agent_cells(agent)
+    if not source:
+        return "nbagent: the model has run no code in this session"
+    setter = getattr(shell, "set_next_input", None)
+    if setter is None:
+        return source
+    setter(source, replace=False)
+    runs = source.count("# agent run ")
+    return f"nbagent: the code of {runs} run(s) is in a new cell below, to keep"
