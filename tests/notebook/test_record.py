@@ -9,6 +9,7 @@ import re
 
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
+from nbagent.widgets import ContextMeter
 
 from nbagent.testing import ScriptedModel, ScriptedSummarizer, reply
 from tests.helpers import nine_sections
@@ -16,7 +17,10 @@ from tests.notebook.helpers import session, shown
 
 
 def meters(captured: object) -> list[str]:
-    return [d["text/plain"] for d in shown(captured) if "nbagent-meter-body" in d["text/html"]]
+    """The chat cells' lines (not the widget's plain copy)."""
+    html = [(d.get("text/html", ""), d["text/plain"]) for d in shown(captured)]
+    return [text for page, text in html
+            if "nbagent-meter-body" in page and "nbagent-meter-fallback" not in page]
 
 
 def tokens(line: str) -> int:
@@ -33,6 +37,7 @@ def test_each_chat_cell_keeps_the_meter_of_its_own_turn(ip: InteractiveShell) ->
     with capture_output() as captured:
         ip.run_cell("%%chat\nWhat is in the first table?", store_history=True)
         ends.append(agent.context_state().tokens)
+        ip.run_cell("%nbagent meter", store_history=True)  # the widget: always live
         ip.run_cell("%%chat\nAnd in the second, in detail?", store_history=True)
         ends.append(agent.context_state().tokens)
         ip.run_cell("%pin the target column is churn_30d, with " + "detail " * 80,
@@ -51,3 +56,6 @@ def test_each_chat_cell_keeps_the_meter_of_its_own_turn(ip: InteractiveShell) ->
     assert "last compaction L" in compacted and "last compaction L" in third
     # The newest line follows what came after its turn (here, a chat from Python code).
     assert tokens(third) == agent.context_state().tokens != ends[2]
+    widget = ContextMeter.follow(agent)
+    assert widget.tokens == agent.context_state().tokens and "last compaction L" in (
+        widget.detail)
