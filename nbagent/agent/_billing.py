@@ -5,8 +5,7 @@ cost (litellm's prices). The loop adds every chat request's usage to the session
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 from ..engine._usage import Usage
 
@@ -57,7 +56,3 @@ class Billing:
         prompt = input_cost if input_cost is not None else total
         self.input_cost += prompt
         self.output_cost += max(0.0, total - prompt)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "prompt_tokens": self.prompt_tokens,
-                "cache_read_share": self.cache_read_share, "cost": self.cost}

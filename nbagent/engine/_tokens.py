@@ -304,8 +304,3 @@ def count_tools_tokens(
         TOOL_CALL_OVERHEAD + count_text(json.dumps(tool, ensure_ascii=False, sort_keys=True))
         for tool in tools
     )
-
-
-def estimate_tools_tokens(tools: Iterable[Mapping[str, Any]]) -> int:
-    """Estimate the tool schemas sent with a request (they count against the window)."""
-    return count_tools_tokens(tools, estimate_tokens)

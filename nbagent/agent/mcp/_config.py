@@ -19,7 +19,6 @@ from typing import Any, Literal
 import json5
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-CONFIG_SETTING = "NBAGENT_MCP_CONFIG"  # the environment variable naming the config file
 # `${NAME}`, `${NAME:-default}` (Claude Code), `${env:NAME}` (VS Code, Cursor)
 _VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _EDITOR_VARIABLE = re.compile(r"\$\{(userHome|workspaceFolder|pathSeparator)\}")

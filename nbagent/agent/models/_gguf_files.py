@@ -28,7 +28,6 @@ MAX_METADATA_BYTES = 256 << 20  # a header longer than this is not a model we ca
 _SPLIT = re.compile(r"-(\d{5})-of-\d{5}\.gguf$", re.IGNORECASE)
 _SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}  # GGUF scalars
 _STRING, _ARRAY = 8, 9
-WANTED = ("context_length", "tokenizer.chat_template", "general.architecture")
 
 
 @dataclass(frozen=True)
