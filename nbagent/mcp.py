@@ -6,9 +6,10 @@ Re-exported from the agent room, where it lives. Importing this module imports t
 
 from __future__ import annotations
 
-from .agent.mcp._config import HttpServer, McpConfigError, StdioServer, load_mcp_config
+from .agent.mcp._config import HttpServer, StdioServer, load_mcp_config
 from .agent.mcp._servers import McpServers
-from .agent.mcp._tools import McpTool, McpToolError
+from .agent.mcp._tools import McpTool
+from .engine._exceptions import McpConfigError, McpToolError
 
 __all__ = [
     "HttpServer",

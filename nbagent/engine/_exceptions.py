@@ -1,5 +1,6 @@
-"""Every exception and warning nbagent raises, in one tree. Classification of provider
-errors (overflow, rate limit, auth, ...) lives next to the model seam, in `_provider_errors`.
+"""Every exception and warning nbagent raises, in one tree. What a provider's error means
+(overflow, rate limit, auth, ...) is read next to the model seam, in
+`agent/providers/_errors.py`; it becomes a `ModelCallError` here.
 
     NbagentError                    base of every error nbagent raises on purpose
     ├── HistoryError (ValueError)   a message list that breaks the chat-format rules;
@@ -10,10 +11,17 @@ errors (overflow, rate limit, auth, ...) lives next to the model seam, in `_prov
     │                               controller catches it; the history is untouched)
     ├── ArchiveError                a session archive that cannot be used or resumed
     ├── LocalModelError             the embedded model could not be started
-    └── BusyError                   a chat or a session already in use elsewhere
+    ├── BusyError                   a chat or a session already in use elsewhere
+    ├── McpConfigError (ValueError) an MCP server spec or config file that cannot be used
+    ├── McpToolError                an MCP tool call that gave no result (the model reads
+    │                               the message as the tool's answer)
+    └── Unreadable                  a file `read_file` cannot read (the model reads why)
 
     NbagentWarning (UserWarning)
     └── ConfigWarning               an environment variable with a bad value, ignored
+
+Exceptions that never leave their module (a probe's `Unreachable`, the approval's
+`NoOneToAsk`, the scripted fake's `ProviderError`) are signals, not part of the tree.
 """
 
 from __future__ import annotations
@@ -72,6 +80,19 @@ class LocalModelError(NbagentError):
 
 class BusyError(NbagentError):
     """The agent is already running a chat (one turn at a time)."""
+
+
+class McpConfigError(NbagentError, ValueError):
+    """A server spec or a config file that cannot be used; the message says which and why."""
+
+
+class McpToolError(NbagentError):
+    """An MCP tool call that did not give a result: the server reported an error, or it
+    could not be reached. The message is what the model reads."""
+
+
+class Unreadable(NbagentError):
+    """Why a file cannot be read, as the one line the model is given."""
 
 
 class NbagentWarning(UserWarning):

@@ -299,7 +299,8 @@ def test_nbagent_read_roots_opts_a_chosen_hidden_folder_back_in(
 
 def test_a_symlink_swapped_in_after_the_check_is_not_followed(work: Path) -> None:
     from nbagent.agent.tools._confinement import check_readable
-    from nbagent.agent.tools._files import Unreadable, open_confined
+    from nbagent.agent.tools._files import open_confined
+    from nbagent.engine._exceptions import Unreadable
 
     (work / "data").mkdir()
     (work / "data" / "rows.csv").write_text("a,b\n")

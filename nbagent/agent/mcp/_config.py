@@ -19,6 +19,8 @@ from typing import Any, Literal
 import json5
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ...engine._exceptions import McpConfigError
+
 # `${NAME}`, `${NAME:-default}` (Claude Code), `${env:NAME}` (VS Code, Cursor)
 _VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _EDITOR_VARIABLE = re.compile(r"\$\{(userHome|workspaceFolder|pathSeparator)\}")
@@ -28,10 +30,6 @@ _INPUT = re.compile(r"\$\{input:([^}]*)\}")
 _PASSED_OVER = {"timeout", "description", "dev", "gallery", "version", "transportType",
                 "networkTimeout", "trust", "includeTools", "excludeTools", "oauth"}
 _ALLOW = AliasChoices("alwaysAllow", "autoApprove", "always_allow")
-
-
-class McpConfigError(ValueError):
-    """A server spec or a config file that cannot be used; the message says which and why."""
 
 
 class StdioServer(BaseModel):

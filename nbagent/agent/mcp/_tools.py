@@ -18,16 +18,12 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from ...engine._exceptions import McpToolError
 from ..tools._tool import Tool
 from ._definitions import Definition
 
 MAX_NAME = 64  # the longest tool name OpenAI and Anthropic accept
 _INVALID = re.compile(r"[^A-Za-z0-9_-]+")
-
-
-class McpToolError(Exception):
-    """An MCP tool call that did not give a result: the server reported an error, or it
-    could not be reached. The message is what the model reads."""
 
 
 class McpArguments(BaseModel):

@@ -14,6 +14,7 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
+from ...engine._exceptions import Unreadable
 from ._confinement import check_readable, read_roots, secret_file_reason
 from ._paging import MAX_PAGE_LINES, PAGE, PageBounds, fitting_prefix
 
@@ -26,10 +27,6 @@ _SAMPLE = 8_192  # bytes sampled at the head, middle and tail for NUL bytes
 _CHANGED = ("Refused: {shown} changed while it was being opened (a link took the place of a "
             "folder or the file); it was not read.")
 _NO_LINK = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-class Unreadable(Exception):
-    """Why a file cannot be read, as the one line the model is given."""
 
 
 def open_confined(resolved: Path, shown: str) -> tuple[int, os.stat_result]:

@@ -11,13 +11,13 @@ import pytest
 
 from nbagent.agent.mcp._config import (
     HttpServer,
-    McpConfigError,
     StdioServer,
     load_mcp_config,
     read_mcp_config,
     server_spec,
     server_specs,
 )
+from nbagent.mcp import McpConfigError
 
 
 def test_a_claude_desktop_style_file_gives_stdio_and_http_specs(tmp_path: Path) -> None:
