@@ -609,7 +609,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     summarizers = dict(SUMMARIZERS)
     notes = []
     if args.local:
-        from nbagent.agent.models import _local as local
+        import nbagent.local as local
         from nbagent.agent.models._llm import summarizer
 
         model = local.local_model(n_ctx=WINDOW, max_tokens=local.SUMMARY_TOKENS)

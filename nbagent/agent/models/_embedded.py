@@ -74,10 +74,10 @@ class EmbeddedModel:
 
     def _serve(self) -> ChatModel:
         """Start the server (slow: seconds) and return the model on it."""
-        from . import _local as local
+        from ._local_server import local_model
 
         assert self.context_window is not None and self.max_output is not None
-        model = local.local_model(self.context_window, self.max_output, self.path)
+        model = local_model(self.context_window, self.max_output, self.path)
         model.on_status = self._status
         return model
 

@@ -1,5 +1,5 @@
 """The embedded model's parts: one concept per module, each small, every public name
-still reachable from `nbagent.agent.models._local` (what `nbagent.local` re-exports)."""
+reachable from `nbagent.local`, their one public door (no second gathering module)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.agent.models import _local
+import nbagent.agent.models
+import nbagent.local as local
 
-MODELS = Path(_local.__file__).parent
+MODELS = Path(nbagent.agent.models.__file__).parent
 HOMES = {
     "adapt_messages": "_local_messages", "tool_rounds_this_turn": "_local_messages",
     "chat_format_for": "_chat_format", "TOOL_CALLING_FORMAT": "_chat_format",
@@ -27,14 +28,12 @@ HOMES = {
 @pytest.mark.parametrize("name", sorted(HOMES), ids=str)
 def test_each_public_name_lives_in_its_own_concept_and_is_re_exported(name: str) -> None:
     home = importlib.import_module(f"nbagent.agent.models.{HOMES[name]}")
-    assert getattr(_local, name) is getattr(home, name)
+    assert getattr(local, name) is getattr(home, name)
 
 
 def test_the_facade_exports_exactly_the_names_it_gathers() -> None:
-    assert sorted(_local.__all__) == sorted(HOMES)
-    import nbagent.local
-
-    assert set(HOMES) <= set(dir(nbagent.local))
+    assert sorted(local.__all__) == sorted(HOMES)
+    assert not (MODELS / "_local.py").exists()  # one facade: nbagent.local
 
 
 @pytest.mark.parametrize("path", sorted(MODELS.glob("*.py")), ids=lambda p: p.name)
