@@ -1,8 +1,9 @@
 """The compaction levels, pure functions from a message list to a new one (L1 snip, L2
 session memory, L3 full summary, L4 overflow fallback; L5 collapse, a utility on no
 ladder), the floor, and the ladder: `LADDER`, the table of levels the controller runs,
-printed by `describe_ladder()`. Re-exported from the engine, where each lives in its own
-file."""
+printed by `describe_ladder()`. The one public path to them: `nbagent.engine.compaction`
+is the engine's own door to its levels (the room's package, not a second public facade);
+this module re-exports all of it and adds the ladder."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from .engine.compaction import (
     extract_floor,
     floor_budget,
     full_compact,
+    notebook_note,
     notebook_state_of,
     parse_sections,
     pins_of,
@@ -44,6 +46,7 @@ __all__ = [
     "extract_floor",
     "floor_budget",
     "full_compact",
+    "notebook_note",
     "notebook_state_of",
     "parse_sections",
     "pins_of",

@@ -19,3 +19,14 @@ def test_exported_names_are_documented_at_their_public_path() -> None:
     for name in nbagent.__all__:
         member = getattr(nbagent, name)
         assert member.__doc__, f"nbagent.{name} has no docstring"
+
+
+def test_nbagent_compaction_is_the_one_public_path_to_the_levels() -> None:
+    """nbagent.compaction re-exports every name of the engine's compaction package (the
+    room's own door) and the ladder, so a user never needs the engine path."""
+    import nbagent.compaction as public
+    from nbagent.engine import compaction as room
+
+    missing = sorted(set(room.__all__) - set(public.__all__))
+    assert missing == []
+    assert all(getattr(public, name) is getattr(room, name) for name in room.__all__)
