@@ -103,3 +103,36 @@ def test_a_server_on_the_older_sse_transport_works_as_vs_code_reads_it() -> None
         assert tools["add"](a=1, b=5) == "6"
         assert servers.call("old", "echo", {"text": "hi"})[0].startswith("hi\t")
         assert servers.describe() == [f"old (sse: {sse_url}): running, 9 tools"]
+
+
+def test_a_server_that_needs_sign_in_says_so_instead_of_a_vague_error() -> None:
+    import http.server
+    import threading
+
+    class SignInFirst(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Bearer error="invalid_token", '
+                             'resource_metadata="http://127.0.0.1/.well-known/x"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    listener = http.server.HTTPServer(("127.0.0.1", 0), SignInFirst)
+    threading.Thread(target=listener.serve_forever, daemon=True).start()
+    statuses: list[str] = []
+    try:
+        url = f"http://127.0.0.1:{listener.server_address[1]}/mcp"
+        with McpServers({"private": {"url": url}}, on_status=statuses.append) as servers:
+            assert servers.tools() == []
+            text, is_error = servers.call("private", "anything", {})
+    finally:
+        listener.shutdown()
+    assert statuses[1].startswith("MCP server 'private' could not start: the server answered "
+                                  "HTTP 401: it needs sign-in (OAuth), which nbagent does not "
+                                  "support; a token in the server's headers works (Bearer")
+    assert is_error and "HTTP 401" in text

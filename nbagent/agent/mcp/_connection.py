@@ -77,6 +77,7 @@ class Connection:
         self._ready.add_done_callback(lambda f: f.cancelled() or f.exception())
         self._owner: asyncio.Task[None] | None = None
         self._stderr: StderrTail | None = None
+        self._refused: str | None = None  # why an HTTP server refused us (401, 403)
         self._scope: anyio.CancelScope | None = None
 
     async def open(self, timeout: float) -> list[types.Tool]:
@@ -170,6 +171,7 @@ class Connection:
                           client_info=client_info(), message_handler=self._on_message)
         if isinstance(spec, HttpServer):
             http = create_mcp_http_client(headers=dict(spec.headers) or None)
+            http.event_hooks["response"].append(self._note_refusal)
             stack.push_async_callback(http.aclose)
             return Client(streamable_http_client(spec.url, http_client=http), cache=None,
                           client_info=client_info(), message_handler=self._on_message)
@@ -215,7 +217,17 @@ class Connection:
         last few KB are ever kept."""
         return self._stderr.tail() if self._stderr is not None else ""
 
+    async def _note_refusal(self, response: Any) -> None:
+        """Keep why an HTTP server refused us: the SDK reports any status as 'Server
+        returned an error response'."""
+        if response.status_code in (401, 403):
+            challenge = response.headers.get("www-authenticate", "")
+            self._refused = (f"the server answered HTTP {response.status_code}: it needs "
+                             "sign-in (OAuth), which nbagent does not support; a token in the "
+                             "server's headers works" + (f" ({challenge[:120]})" if challenge
+                                                         else ""))
+
     def _with_stderr(self, error: BaseException) -> Exception:
-        reason = failure_text(error)
+        reason = self._refused or failure_text(error)
         tail = self.stderr_tail()
         return ConnectionError(f"{reason} (its last output: {tail})" if tail else reason)
