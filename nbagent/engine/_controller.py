@@ -7,7 +7,7 @@ data (`_ladder.LADDER`); running it is `_runner`'s; the levels are pure function
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import _texts as texts
@@ -168,10 +168,15 @@ class CompactionController:
         """What `compact_now(focus=focus)` would do now, computed without calling the
         summarizer or changing anything (see `Preview`)."""
         limits = self.thresholds()
-        standins = levels_for("manual", settings=self.settings(), limits=limits, summarize=None,
-                              focus=focus, ladder=self.ladder)
-        return preview(history, self._levels("manual", limits, focus=focus), standins,
-                       count=self.count, focus=focus)
+        levels = self._levels("manual", limits, focus=focus)
+        attempt = Attempt("manual", self.count(history), limits.auto_compact, focus)
+        # The same runner as `compact_now`, dry: what it reports is what would run.
+        work = run_ladder("manual", history, levels, attempt, fits_under=limits.auto_compact,
+                          target=limits.auto_compact - 1, standin=self._standin(focus),
+                          dry=True)
+        acted = [level for level in levels if level.name in attempt.levels]
+        return preview(history, work, acted, tokens_before=attempt.before, count=self.count,
+                       focus=focus)
 
     def on_tool_result(self, history: History) -> Decision:
         """Mid-loop, after a round of tool results: a budget-aware micro-snip when over
@@ -202,6 +207,11 @@ class CompactionController:
                           summarize=summarize, summarizer_window=summarizer_window,
                           breaker_open=self.breaker_open, ladder=self.ladder, **options)
 
+    def _standin(self, focus: str | None) -> Callable[[], Level]:
+        """The floor, bound when a summarizer fails (rarely: not before)."""
+        return lambda: standin(LadderContext(self.settings(), self.thresholds(), focus=focus),
+                               self.ladder)
+
     def _hold(self, trigger: Trigger, tokens: int, threshold: int, limits: Thresholds
               ) -> Decision | None:
         """Why an automatic path must not run now (off, or under its trigger)."""
@@ -231,9 +241,8 @@ class CompactionController:
             if trigger == "auto":  # each compaction rewrites the cached prompt: it must
                 target = round(limits.auto_compact * self.settings().compact_target_ratio)
             work = run_ladder(trigger, history, levels, attempt, fits_under=limits.auto_compact,
-                              target=target, status=self.events.emit,
-                              standin=lambda: standin(LadderContext(
-                                  self.settings(), self.thresholds(), focus=focus), self.ladder))
+                              target=target, standin=self._standin(focus),
+                              status=self.events.emit)
             if attempt.levels:
                 work = self.model.refresh(work)
             check_result(original, work, history)

@@ -12,8 +12,10 @@
     overflow  L4: drop the oldest whole rounds to fit the provider's stated limit
 
 With the circuit breaker open the levels that call a model are left out of the
-automatic ladders; the deterministic ones (L1, the floor, L4) always run. A new level
-is one file in `compaction/` and one row here.
+automatic ladders; the deterministic ones (L1, the floor, L4) always run. Whether a row
+runs is decided by its own flags (`fallback`, `needed_over`, `terminal`), never by its
+place: `_runner.run_ladder` reads them. A new level is one file in `compaction/` and one
+row here.
 """
 
 from __future__ import annotations
@@ -43,10 +45,11 @@ from .compaction._ptl import TokenLimits
 Message = dict[str, Any]
 Runs = Literal["always", "with_model", "without_model"]
 Ladder = Literal["full", "micro", "overflow"]
+NeededOver = Literal["trigger", "target"]
 
 
 LevelFunction = Callable[..., LevelResult]  # function(messages, counts=..., **options)
-Plan = Callable[[Sequence[Message], Sequence[int], LadderContext], str]
+Plan = Callable[[Sequence[Message], Sequence[int], LadderContext], str | None]
 
 
 def _snip(c: LadderContext) -> dict[str, Any]:
@@ -84,8 +87,13 @@ class Rung:
     `function` is the pure level, called as `function(messages, counts=..., **options(c))`.
     `ladders`: the ladders it is on ("full": auto, manual and a full mid-loop; "micro": the
     mid-loop snip; "overflow"). `runs`: always, only with a summarizer allowed, or only in
-    its place. `fallback`: it runs only when the model level before it changed nothing.
-    `terminal`: the ladder stops after it. `plan` says in one line what it is about to do.
+    its place. `fallback`: it runs only when no model level before it changed the history.
+    `needed_over`: the stop rule — once a level before it acted, an automatic ladder skips
+    it when the history is at or under the trigger ("trigger") or under the compact target
+    ("target": a model fold costs a call and a cache rewrite, worth it only when the cheaper
+    levels left the history near the trigger). `terminal`: the ladder stops after it.
+    `stands_in`: the level that replaces a summarizer that failed (and a model level in a
+    preview). `plan` says in one line what it is about to do, or None when nothing.
     """
 
     name: str
@@ -96,7 +104,9 @@ class Rung:
     ladders: tuple[Ladder, ...] = ("full",)
     runs: Runs = "always"
     fallback: bool = False
+    needed_over: NeededOver = "trigger"
     terminal: bool = False
+    stands_in: bool = False
 
     @property
     def calls_model(self) -> bool:
@@ -107,7 +117,7 @@ class Rung:
         return Level(self.name, partial(self.function, **self.options(context)),
                      calls_model=self.calls_model, fallback=self.fallback,
                      holds_breaker=self.runs == "without_model" and context.summarize is not None,
-                     terminal=self.terminal,
+                     needed_over=self.needed_over, terminal=self.terminal,
                      plan=partial(_planned, self.plan, context=context))
 
 
@@ -116,10 +126,10 @@ class Level:
     """One rung bound to a compaction: `run(messages, counts=...)` → a `LevelResult`.
 
     `calls_model`: it needs the summarizer (left out while the breaker is open).
-    `fallback`: it runs only when the model level before it changed nothing.
+    `fallback`: it runs only when no model level before it changed the history.
     `holds_breaker`: it stands in for the summarizer while the breaker is open, so its
     success is no evidence the summarizer works: the breaker stays as it is.
-    `terminal`: nothing runs after it.
+    `needed_over`: its stop rule (see `Rung`). `terminal`: nothing runs after it.
     """
 
     name: str
@@ -127,8 +137,9 @@ class Level:
     calls_model: bool = False
     fallback: bool = False
     holds_breaker: bool = False
+    needed_over: NeededOver = "trigger"
     terminal: bool = False
-    plan: Callable[[Sequence[Message], Sequence[int]], str] | None = field(
+    plan: Callable[[Sequence[Message], Sequence[int]], str | None] | None = field(
         default=None, compare=False, repr=False)
 
     def __call__(self, messages: list[Message], counts: Sequence[int] | None = None
@@ -136,14 +147,15 @@ class Level:
         """Run on `messages`; `counts` (one token count per message) saves re-counting."""
         return self.run(messages, counts=counts)
 
-    def describe(self, messages: Sequence[Message], counts: Sequence[int]) -> str:
-        """What this level is about to do to `messages`, in one status line."""
+    def describe(self, messages: Sequence[Message], counts: Sequence[int]) -> str | None:
+        """What this level is about to do to `messages`, in one status line; None when its
+        plan sees nothing to do."""
         return self.plan(messages, counts) if self.plan is not None else RUNNING.format(
             level=self.name)
 
 
 def _planned(plan: Plan, messages: Sequence[Message], counts: Sequence[int], *,
-             context: LadderContext) -> str:
+             context: LadderContext) -> str | None:
     return plan(messages, counts, context)
 
 
@@ -153,13 +165,13 @@ LADDER: tuple[Rung, ...] = (
          plan_snip, ladders=("full", "micro")),
     Rung("L2 memory", session_memory_compact, _memory,
          "old rounds → the incremental session memory; the recent tail verbatim",
-         plan_memory, runs="with_model"),
+         plan_memory, runs="with_model", needed_over="target"),
     Rung("L3 summary", full_compact, _summary,
          "everything → one nine-section summary (when L2 could not run)",
          plan_summary, runs="with_model", fallback=True),
     Rung("L3 floor", floor_only, _tail,
          "no model: old rounds → the deterministic floor (user messages, names, results)",
-         plan_floor, runs="without_model", terminal=True),
+         plan_floor, runs="without_model", terminal=True, stands_in=True),
     Rung("L4 overflow", ptl_fallback, _overflow,
          "after \"prompt too long\": drop the oldest whole rounds to fit the stated limit",
          plan_overflow, ladders=("overflow",)),
@@ -175,8 +187,9 @@ def ladder_of(trigger: Trigger, settings: EngineSettings) -> Ladder:
 
 
 def standin(context: LadderContext, ladder: Sequence[Rung] = LADDER) -> Level:
-    """The level that stands in for a summarizer that failed (the floor)."""
-    rung = next(r for r in ladder if r.runs == "without_model")
+    """The level that stands in for a summarizer that failed (the floor): the row marked
+    `stands_in`, wherever it sits."""
+    rung = next(r for r in ladder if r.stands_in)
     return rung.bind(LadderContext(context.settings, context.limits, None, None, context.focus))
 
 
@@ -204,12 +217,15 @@ def levels_for(
 
 def describe_ladder(ladder: Sequence[Rung] = LADDER) -> str:
     """The ladder as a table a reader (or docs/architecture.md) can print."""
-    rows = ["| level | function | on | runs | what it does |", "|---|---|---|---|---|"]
+    rows = ["| level | function | on | runs | skipped once it fits under | what it does |",
+            "|---|---|---|---|---|---|"]
     for r in ladder:
         flags = [r.runs.replace("_", " ")]
         flags += ["fallback"] * r.fallback + ["terminal"] * r.terminal
+        flags += ["stands in"] * r.stands_in
         function = getattr(r.function, "__name__", repr(r.function))
+        stop = "the trigger" if r.needed_over == "trigger" else "the compact target"
         rows.append(f"| {r.name} | `{function}` | {', '.join(r.ladders)} "
-                    f"| {', '.join(flags)} | {r.what} |")
+                    f"| {', '.join(flags)} | {stop} | {r.what} |")
     return "\n".join(rows)
 

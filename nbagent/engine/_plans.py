@@ -1,5 +1,6 @@
 """What each level is about to do, in one status line, read cheaply from what it will
-touch (no model call, no rewrite): the controller shows it before the level runs.
+touch (no model call, no rewrite), or None when it sees nothing to do: the runner shows
+the line only for a level that acts (`_runner._shown`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from .compaction._memory import fold_span
 Message = dict[str, Any]
 
 
-def plan_snip(messages: Sequence[Message], counts: Sequence[int], c: LadderContext) -> str:
+def plan_snip(messages: Sequence[Message], counts: Sequence[int], c: LadderContext
+              ) -> str | None:
     layout = Layout.of(messages)
     keep = c.settings.keep_recent_turns
     if keep <= 0:
@@ -38,6 +40,8 @@ def plan_snip(messages: Sequence[Message], counts: Sequence[int], c: LadderConte
            and isinstance(messages[i].get("content"), str)
            and len(messages[i]["content"]) > c.settings.snip_min_chars
            and not is_snipped(messages[i]["content"])]
+    if not old:
+        return None
     return SNIPPING.format(count=len(old), s=plural(len(old)),
                            tokens=sum(counts[i] for i in old))
 
@@ -59,20 +63,29 @@ def _everything(messages: Sequence[Message], counts: Sequence[int]
     return turn_numbers(messages, layout.body, end), sum(counts[layout.body:end])
 
 
-def plan_memory(messages: Sequence[Message], counts: Sequence[int], c: LadderContext) -> str:
+def plan_memory(messages: Sequence[Message], counts: Sequence[int], c: LadderContext
+                ) -> str | None:
     turns, tokens = _folded(messages, counts, c, c.summarizer_window)
+    if not tokens:  # an empty span (a folded span may start mid-turn: no turn number)
+        return None
     return FOLDING.format(turns=turns_text(turns), tokens=tokens)
 
 
-def plan_summary(messages: Sequence[Message], counts: Sequence[int], c: LadderContext) -> str:
+def plan_summary(messages: Sequence[Message], counts: Sequence[int], c: LadderContext
+                 ) -> str | None:
     turns, tokens = _everything(messages, counts)
+    if not tokens:
+        return None
     return SUMMARIZING.format(turns=turns_text(turns), tokens=tokens)
 
 
-def plan_floor(messages: Sequence[Message], counts: Sequence[int], c: LadderContext) -> str:
+def plan_floor(messages: Sequence[Message], counts: Sequence[int], c: LadderContext
+               ) -> str | None:
     turns, tokens = _folded(messages, counts, c, None)
-    if not turns:
+    if not turns:  # too little to fold: the floor takes the whole conversation (L3's form)
         turns, tokens = _everything(messages, counts)
+    if not tokens:
+        return None
     return FLOORING.format(turns=turns_text(turns), tokens=tokens)
 
 

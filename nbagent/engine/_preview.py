@@ -1,8 +1,9 @@
 """`Preview`: the compaction the controller would run now, computed without calling the
 summarizer or changing anything — the levels, the turns folded and the tool outputs
 cleared with their tokens, what the floor keeps, the tokens expected after and the cache
-rewrite it costs. The model levels are stood in for by the floor (the same span folded,
-no call), so the figures are the summarizer-free lower bound of the real compaction.
+rewrite it costs. It runs through the controller's own runner (`run_ladder`, dry): the
+model levels are stood in for by the floor (the same span folded, no call), so the
+levels are those that would act and the figures the summarizer-free lower bound.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ Message = dict[str, Any]
 class Preview:
     """What `compact_now(focus)` would do now (see the module docstring)."""
 
-    levels: tuple[str, ...]  # the levels that would run, as the ladder names them
+    levels: tuple[str, ...]  # the levels that would act, as the decision would name them
     calls_model: bool  # whether the real compaction would call the summarizer
     folded_turns: tuple[int, ...]  # turns (numbered from 1) that would be folded
     cleared_outputs: int  # tool outputs that would be cleared to a placeholder
@@ -76,26 +77,19 @@ class Preview:
         return "\n".join(lines)
 
 
-def preview(history: History, real: Sequence[Level], standins: Sequence[Level], *,
-            count: Callable[[History], int], focus: str | None = None) -> Preview:
-    """Run `standins` (the model-free levels of the ladder `real` would run) on a copy
-    of `history`; nothing is called, nothing changes. `count` is the controller's."""
-    tokens_before = count(history)
+def preview(history: History, work: list[Message], acted: Sequence[Level], *,
+            tokens_before: int, count: Callable[[History], int],
+            focus: str | None = None) -> Preview:
+    """The preview of `work`, what a dry run of the ladder made of `history` with the
+    levels `acted`; nothing is called, nothing changes. `count` is the controller's."""
     original, counts = history.messages, history.token_counts()
-    work, current = original, history
-    for level in standins:
-        result = level(work, current.token_counts())
-        if result.changed:
-            work = list(result)
-            current = history.copy_with(work)
-        if level.terminal:
-            break
+    current = history.copy_with(work) if acted else history
     change = view_change(original, work, counts)
     old = {id(m) for m in original}
     floor = extract_floor([m for m in work if id(m) not in old])  # read back from the blocks
     return Preview(
-        levels=tuple(level.name for level in real),
-        calls_model=any(level.calls_model for level in real),
+        levels=tuple(level.name for level in acted),
+        calls_model=any(level.calls_model for level in acted),
         folded_turns=change.folded_turns,
         cleared_outputs=change.cleared_outputs,
         tokens_removed=change.tokens_removed,

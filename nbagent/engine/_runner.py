@@ -1,7 +1,8 @@
 """Running a ladder: `run_ladder` runs the bound levels on a copy of the history, in
-order, with a progress line before each, a stand-in for a summarizer that fails, and the
-stop rule; `check_result` says whether what it made may replace the history. The state
-around it (breaker, undo, the decision) is the controller's.
+order — each level's own flags decide whether it runs (fallback, stop rule, terminal) —
+with a progress line for each level that acts and a stand-in for a summarizer that fails;
+`check_result` says whether what it made may replace the history. A preview runs the same
+function dry. The state around it (breaker, undo, the decision) is the controller's.
 """
 
 from __future__ import annotations
@@ -16,47 +17,50 @@ from ._events import Status
 from ._exceptions import CompactionFailed
 from ._history import History, validate_messages
 from ._ladder import Level
+from .compaction import LevelResult
 
 Message = dict[str, Any]
 
 
+def _quiet(status: Status) -> None:
+    """A dry run shows nothing."""
+
+
 def run_ladder(trigger: Trigger, history: History, levels: list[Level], attempt: Attempt, *,
-               fits_under: int, target: int, status: Callable[[Status], None],
-               standin: Callable[[], Level]) -> list[Message]:
-    """Run the ladder on a copy; a summarizer that fails leaves the floor instead.
-    An automatic ladder stops once the history fits under `fits_under`, and before
-    the memory level (a first-choice model level) once it is at or under `target`:
-    a fold is worth its call and its cache rewrite only when the cheaper levels left
-    the history near the trigger. Each level gets the per-message counts, so nothing
-    unchanged is counted twice."""
+               fits_under: int, target: int, standin: Callable[[], Level],
+               status: Callable[[Status], None] = _quiet, dry: bool = False) -> list[Message]:
+    """Run `levels` on a copy of `history` and return the result; `attempt` records what
+    acted. A summarizer that fails leaves the stand-in (the floor) in its place.
+
+    The stop rule is each level's (`needed_over`): once a level has acted, an automatic
+    ladder skips a level whose bound the history now fits — `fits_under` (the trigger) or
+    `target` (the compact target) — and goes on to the next, so a level added anywhere
+    cannot end the ladder for the levels after it. A manual compaction runs every level.
+    `dry`: a model level is not called; the stand-in runs in its place under its name, as
+    if the summarizer had failed, and nothing is shown (the preview).
+    """
     work, current = history.messages, history
+    bounds = {"trigger": fits_under - 1, "target": target}
     model_changed = False
     for level in levels:
         if level.fallback and model_changed:
-            continue
+            continue  # a fallback replaces a model level that could not run, never adds to one
+        # Scaled from the counts the history already has: no re-count per level.
         projected = round(attempt.before * current.estimated_tokens
                           / max(1, history.estimated_tokens))
-        enough = target if level.calls_model and not level.fallback else fits_under - 1
-        if trigger != "manual" and attempt.levels and projected <= enough:
-            break  # a cheaper level already made it fit
+        if trigger != "manual" and attempt.levels and projected <= bounds[level.needed_over]:
+            continue  # a cheaper level already made it fit: this one is not needed
         ran, counts = level, current.token_counts()
-        status(Status(level.describe(work, counts)))
-        try:
-            result = level(work, counts)
-        except CompactionFailed as failure:
-            attempt.spent(failure.summary_calls, failure.cost)
-            if not level.calls_model:  # recorded once, by the controller
-                raise CompactionFailed(f"{level.name}: {failure.reason}") from failure
-            attempt.reasons.append(f"{level.name}: {failure.reason}")
-            attempt.degraded = True  # the summarizer failed: counts against the breaker
+        if dry and level.calls_model:
             ran = standin()
-            status(Status(ran.describe(work, counts)))
             result = ran(work, counts)
+        else:
+            ran, result = _run(level, work, counts, attempt, status, standin)
         attempt.spent(result.summary_calls, result.cost)
         attempt.reasons.append(f"{ran.name}: {result.reason}")
         if result.changed:
             attempt.holds_breaker |= level.holds_breaker
-            attempt.levels.append(ran.name)
+            attempt.levels.append(level.name if dry else ran.name)
             attempt.degraded |= result.degraded
             attempt.summary = result.summary or attempt.summary
             work = list(result)
@@ -65,6 +69,37 @@ def run_ladder(trigger: Trigger, history: History, levels: list[Level], attempt:
         if ran.terminal:
             break
     return work
+
+
+def _run(level: Level, work: list[Message], counts: list[int], attempt: Attempt,
+         status: Callable[[Status], None], standin: Callable[[], Level]
+         ) -> tuple[Level, LevelResult]:
+    """Run one level, or the stand-in when its summarizer fails: (what ran, its result)."""
+    try:
+        return level, _shown(level, work, counts, status)
+    except CompactionFailed as failure:
+        attempt.spent(failure.summary_calls, failure.cost)
+        if not level.calls_model:  # recorded once, by the controller
+            raise CompactionFailed(f"{level.name}: {failure.reason}") from failure
+        attempt.reasons.append(f"{level.name}: {failure.reason}")
+        attempt.degraded = True  # the summarizer failed: counts against the breaker
+        ran = standin()
+        return ran, _shown(ran, work, counts, status)
+
+
+def _shown(level: Level, work: list[Message], counts: list[int],
+           status: Callable[[Status], None]) -> LevelResult:
+    """Run `level` with its status line, only for a level that acts: a model level's line
+    goes before the call (the call takes a while; its plan said there is something to
+    fold), a deterministic level's once it changed something (it is quick, and only
+    running it tells whether it acts: a snip below its batch minimum does nothing)."""
+    line = level.describe(work, counts)
+    if line is not None and level.calls_model:
+        status(Status(line))
+    result = level(work, counts)
+    if line is not None and not level.calls_model and result.changed:
+        status(Status(line))
+    return result
 
 
 def check_result(original: list[Message], work: list[Message], history: History) -> None:

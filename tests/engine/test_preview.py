@@ -36,8 +36,19 @@ def test_a_preview_calls_no_model_and_changes_nothing() -> None:
     assert isinstance(preview, Preview)
     assert summarize.calls == 0 and seen == [] and list(ctl.decisions) == []
     assert history.messages == before and history.generation == 0
-    assert preview.calls_model and preview.levels == ("L1 snip", "L2 memory", "L3 summary")
+    # the levels that would act, as the decision then names them (L3 only if L2 could not run)
+    assert preview.calls_model and preview.levels == ("L1 snip", "L2 memory")
     assert preview.focus == "keep the regions"
+
+
+def test_a_preview_names_the_levels_the_compaction_then_records() -> None:
+    ctl = CompactionController(summarize=ScriptedSummarizer(default="- notes about regions"),
+                               window="local/test", settings=SETTINGS)
+    history = History(analysis())
+    preview = ctl.preview(history)
+    decision = ctl.compact_now(history)
+    assert decision.levels == list(preview.levels) == ["L1 snip", "L2 memory"]
+    assert preview.calls_model and decision.summary_calls > 0
 
 
 def test_a_preview_says_what_would_fold_clear_and_keep() -> None:
@@ -53,7 +64,7 @@ def test_a_preview_says_what_would_fold_clear_and_keep() -> None:
     assert any("18.4%" in r for r in preview.keeps_results)
     assert preview.pins == ("the fiscal year starts in April",)
     text = preview.text()
-    assert text.startswith("A compaction now runs L1 snip → L2 memory → L3 summary")
+    assert text.startswith("A compaction now runs L1 snip → L2 memory (calls the summarizer)")
     assert "folds turns 1–" in text and "pinned facts kept verbatim: 1" in text
     assert f"{preview.tokens_before:,} → {preview.tokens_after:,}" in text and "%" not in text
 

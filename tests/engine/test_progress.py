@@ -168,3 +168,20 @@ def test_a_summarizer_cancelled_in_a_merge_merges_by_code() -> None:
         history.extend(tool_round(t))
     merged = [d for d in ctl.decisions if "merging failed" in d.reason]
     assert merged and "CancelledError" in merged[0].reason and merged[0].action == "compacted"
+
+
+def test_a_status_line_only_for_levels_that_act() -> None:
+    # a snip below its batch minimum clears nothing: no "clearing … old tool outputs" line
+    ctl, seen = controller(ScriptedSummarizer(default=NOTES), snip_batch_tokens=10**9)
+    decision = ctl.compact_now(History(session(12)))
+    lines = statuses(seen)
+    assert "L1 snip" not in decision.levels and decision.levels == ["L2 memory"]
+    assert not any(line.startswith("clearing") for line in lines), lines
+    assert lines[0].startswith("summarizing turns 1–") and lines[-1] == ""
+
+
+def test_no_line_says_it_clears_nothing() -> None:
+    ctl, seen = controller(None, keep_recent_turns=100)  # no tool output is old enough
+    ctl.compact_now(History(session(12)))
+    lines = statuses(seen)
+    assert lines and not any("clearing 0" in line or "(~0 tokens)" in line for line in lines)
