@@ -96,11 +96,12 @@ class NotebookRunner:
         answer = ask_on_stdin()
         handle.update(code_bundle(code, explanation, label, _NOTES[answer]), raw=True)
         if answer == "run":
-            self._asked[label] = (handle, explanation)
+            self._asked[label] = (handle, explanation)  # run() updates the same output
         return answer
 
-    def run(self, code: str, namespace: dict[str, Any], label: str) -> CodeResult:
-        handle, explanation = self._asked.pop(label, (None, ""))
+    def run(self, code: str, namespace: dict[str, Any], label: str,
+            explanation: str = "") -> CodeResult:
+        handle, _ = self._asked.pop(label, (None, ""))
         if handle is None:
             handle = display(code_bundle(code, explanation, label, "running…"), raw=True,
                              display_id=True)

@@ -38,12 +38,14 @@ class CodeRunner(Protocol):
 
     `ask` shows `code` and returns the user's answer: "run", "cell" (put it in a cell
     below, unrun) or "no"; None when no one can answer (a batch run). `run` runs it in
-    `namespace` under the name `label` ("agent run 3") and never raises for what the
-    code does: an error, the user's interrupt or `sys.exit` is the result's `status`."""
+    `namespace` under the name `label` ("agent run 3"), shown with the model's one-line
+    `explanation`, and never raises for what the code does: an error, the user's
+    interrupt or `sys.exit` is the result's `status`."""
 
     def ask(self, code: str, explanation: str, label: str) -> Answer | None: ...
 
-    def run(self, code: str, namespace: dict[str, Any], label: str) -> CodeResult: ...
+    def run(self, code: str, namespace: dict[str, Any], label: str,
+            explanation: str = "") -> CodeResult: ...
 
 
 def answer_of(typed: str) -> Answer:
@@ -105,7 +107,8 @@ class PlainRunner:
         header = f"# {explanation}\n" if explanation.strip() else ""
         return ask_on_stdin(f"The model wants to run ({label}):\n{header}{code}\n{QUESTION}")
 
-    def run(self, code: str, namespace: dict[str, Any], label: str) -> CodeResult:
+    def run(self, code: str, namespace: dict[str, Any], label: str,
+            explanation: str = "") -> CodeResult:
         printed = BoundedText()
         started = time.monotonic()
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):

@@ -159,7 +159,7 @@ def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
                 return AS_CELL
             if answer == "no":
                 return DECLINED
-        result = runner.run(code, context.namespace, label)
+        result = runner.run(code, context.namespace, label, explanation)
         if runs is not None:
             runs.record(result)
     return result.text

@@ -1,0 +1,152 @@
+"""Code the model runs, in real JupyterLab 4 under headless Chromium (ScriptedModel drives
+the tool calls; the kernel runs the code): the chat cell shows the code, what it printed,
+a DataFrame table, a figure from the inline backend and an error's traceback, before and
+after save → kernel shut down → reload; and the `ask` loop end to end — the question in
+JupyterLab's input box, the answer `c` putting the code in a new cell below, the user
+running it, the next chat carrying what it printed. Reuses test_browser.py's fixtures."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from tests.real.test_browser import (  # noqa: F401  (fixtures, used by name)
+    ROOT,
+    WAIT_MS,
+    Lab,
+    browser,
+    chromium,
+    idle,
+    lab,
+    menu,
+    notebook,
+    open_notebook,
+    run_cell,
+)
+
+pytestmark = pytest.mark.real
+SCREENSHOT = ROOT / "docs" / "code-runs-in-jupyterlab.png"
+ANALYSIS = textwrap.dedent("""\
+    import pandas as pd
+    import matplotlib.pyplot as plt
+    sales = pd.DataFrame({"region": ["north", "south", "east"], "revenue": [120, 80, 95]})
+    print("rows:", len(sales))
+    fig, ax = plt.subplots(figsize=(5, 3))
+    ax.bar(sales.region, sales.revenue)
+    ax.set_title("Revenue by region")
+    sales.sort_values("revenue")
+""")
+SESSION = '''\
+%matplotlib inline
+import nbagent
+from nbagent.testing import ScriptedModel, calls, reply
+model = ScriptedModel([STEPS])
+agent = nbagent.new_session(model=model, settings=nbagent.Settings(
+    max_context_tokens=32_000, run_code=POLICY))
+'''
+AUTO_STEPS = (f"calls(('run_code', {{'code': {ANALYSIS!r}, 'explanation': 'revenue by "
+              "region, as a table and a bar chart'})), calls(('run_code', {'code': "
+              "'sales.groupby(\"country\").revenue.sum()'})), reply('North leads with 120. "
+              "There is no country column; I grouped by region instead.')")
+ASK_CODE = "total = 40 + 2\nprint('the total is', total)"
+ASK_STEPS = (f"calls(('run_code', {{'code': {ASK_CODE!r}}})), reply('Run the cell below.'), "
+             "reply('It printed 42.')")
+
+
+def session(policy: str, steps: str) -> str:
+    return SESSION.replace("STEPS", steps).replace("POLICY", repr(policy))
+
+
+def chat_cell_parts(cell: Any) -> dict[str, int]:
+    """How many of each kind of output a chat cell shows."""
+    return {
+        "code": cell.locator(".jp-RenderedMarkdown pre", has_text="ax.set_title").count(),
+        "printed": cell.locator(".jp-OutputArea-output[data-mime-type='text/plain']",
+                                has_text="rows: 3").count(),
+        "table": cell.locator(".jp-OutputArea-output table", has_text="north").count(),
+        "figure": cell.locator(".jp-OutputArea-output img").count(),
+        "error": cell.locator(".nbagent-run-error", has_text="KeyError").count(),
+    }
+
+
+def save(page: Any, path: Path, index: int) -> None:
+    page.keyboard.press("Control+s")
+    deadline = time.monotonic() + 60
+    while not nbformat.read(path, as_version=4).cells[index].outputs:
+        assert time.monotonic() < deadline, "the notebook was not saved"
+        time.sleep(0.5)
+
+
+def test_the_models_code_and_its_outputs_show_in_the_chat_cell_and_survive_reload(
+        browser: Any, lab: Lab) -> None:  # noqa: F811
+    path = lab.root / "analysis.ipynb"
+    notebook(path, "%load_ext nbagent", session("auto", AUTO_STEPS),
+             "%%chat\nchart revenue by region")
+    page = open_notebook(browser, lab, "analysis.ipynb", "code-runs")
+    for index in range(3):
+        run_cell(page, index)
+    cell = page.locator(".jp-Notebook .jp-Cell").nth(2)
+    cell.locator(".jp-OutputArea-output img").first.wait_for(timeout=WAIT_MS)
+    live = chat_cell_parts(cell)
+    assert live == {"code": 1, "printed": 1, "table": 1, "figure": 1, "error": 1}, live
+    headers = cell.locator(".jp-RenderedMarkdown em", has_text="agent run")
+    assert headers.count() == 2
+    assert "ran in" in headers.nth(0).inner_text()
+    assert "raised an error" in headers.nth(1).inner_text()
+    assert "North leads" in cell.inner_text()
+    assert "# revenue by region, as a table and a bar chart" in cell.inner_text()
+    page.set_viewport_size({"width": 1100, "height": 1750})  # the whole chat cell in view
+    cell.scroll_into_view_if_needed()
+    cell.screenshot(path=str(SCREENSHOT))
+
+    save(page, path, 2)
+    outputs = nbformat.read(path, as_version=4).cells[2].outputs
+    assert any("image/png" in o.get("data", {}) for o in outputs)
+    menu(page, "Kernel", "Shut Down Kernel")
+    page.wait_for_timeout(1_000)
+    page.reload()
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=WAIT_MS)
+    idle(page)
+    reloaded = page.locator(".jp-Notebook .jp-Cell").nth(2)
+    reloaded.locator(".jp-OutputArea-output img").first.wait_for(timeout=WAIT_MS)
+    assert chat_cell_parts(reloaded) == live
+    page.context.close()
+
+
+def test_ask_puts_the_code_in_a_cell_the_user_runs_and_the_next_chat_sees_its_output(
+        browser: Any, lab: Lab) -> None:  # noqa: F811
+    path = lab.root / "ask.ipynb"
+    notebook(path, "%load_ext nbagent", session("ask", ASK_STEPS), "%%chat\nadd them up",
+             "%%chat\nwhat did it print?",
+             "print('SENT', model.requests[-1][-1]['content'])")
+    page = open_notebook(browser, lab, "ask.ipynb", "code-ask")
+    run_cell(page, 0)
+    run_cell(page, 1)
+    chat = run_cell(page, 2, wait=False)
+    box = chat.locator(".jp-Stdin-input")
+    box.wait_for(timeout=WAIT_MS)
+    assert "waiting for your answer" in chat.inner_text()
+    assert "total = 40 + 2" in chat.inner_text()
+    box.fill("c")
+    box.press("Enter")
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    page.wait_for_function("() => document.querySelectorAll('.jp-Notebook .jp-Cell').length "
+                           "=== 6", timeout=WAIT_MS)
+    idle(page)
+    assert "it is in a new cell below" in chat.inner_text()
+    proposed = cells.nth(3)
+    assert "total = 40 + 2" in proposed.locator(".jp-InputArea-editor").inner_text()
+    run_cell(page, 3)
+    assert "the total is 42" in proposed.inner_text()
+    run_cell(page, 4)
+    assert "It printed 42." in cells.nth(4).inner_text()
+    run_cell(page, 5)
+    sent = cells.nth(5).locator(".jp-OutputArea-output").inner_text()
+    assert "the cells the user ran since your last turn" in sent
+    assert "the total is 42" in sent and "what did it print?" in sent
+    page.context.close()
