@@ -25,6 +25,8 @@ def test_configuration_md_states_the_real_defaults() -> None:
             assert documented.startswith("off") != field.default, name
         elif isinstance(field.default, (int, float)):
             assert float(documented) == field.default, name
+        elif isinstance(field.default, str):  # a choice such as run_code's ask/auto/off
+            assert documented == field.default, name
         else:
             assert field.default is None and documented.startswith("none"), name
 
