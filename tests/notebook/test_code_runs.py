@@ -1,0 +1,61 @@
+"""Code the model runs, through a real IPython shell with the magics loaded (the kernel
+path is tests/notebook/test_code_runs_kernel.py): `%nbagent run_code=…` changes the
+policy, a run shows its code header and value in the cell, `%nbagent cells` offers the
+runs' code as the next input, and the cells the user ran join the next chat message."""
+
+from __future__ import annotations
+
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+import nbagent
+from nbagent.testing import ScriptedModel, calls, reply
+from tests.notebook.helpers import plain, session, shown
+
+
+def test_nbagent_shows_and_changes_the_policy(ip: InteractiveShell) -> None:
+    session(ScriptedModel())
+    assert nbagent.current().settings().run_code == "ask"
+    with capture_output() as captured:
+        ip.run_line_magic("nbagent", "run_code=auto see_cells=false")
+    agent = nbagent.current()
+    assert (agent.settings().run_code, agent.settings().see_cells) == ("auto", False)
+    assert "run_code" in captured.stdout + "".join(plain(captured))
+    ip.run_line_magic("nbagent", "run_code=off")
+    assert "run_code" not in agent.tools
+
+
+def test_a_run_shows_in_the_cell_and_the_runs_become_a_cell(ip: InteractiveShell) -> None:
+    namespace = ip.user_ns
+    agent = session(ScriptedModel([calls(("run_code", {"code": "seen = 6 * 7\nseen"})),
+                                   reply("It is 42.")]),
+                    namespace=namespace, settings=nbagent.Settings(run_code="auto"))
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "compute it")
+    outputs = shown(captured)
+    (code,) = [o for o in outputs if "agent run 1" in str(o.get("text/markdown", ""))]
+    assert "ran in" in code["text/markdown"] and "seen = 6 * 7" in code["text/markdown"]
+    assert any(o.get("text/plain") == "42" for o in outputs)
+    assert namespace["seen"] == 42
+    ip.rl_next_input = None
+    with capture_output() as captured:
+        ip.run_line_magic("nbagent", "cells")
+    assert ip.rl_next_input == "# agent run 1 (ok)\nseen = 6 * 7\nseen"
+    assert "1 run(s) is in a new cell below" in "".join(plain(captured)) + captured.stdout
+    assert agent.history.messages[-1]["content"] == "It is 42."
+
+
+def test_the_cells_the_user_ran_go_with_the_next_message(ip: InteractiveShell) -> None:
+    model = ScriptedModel(default=reply("noted"))
+    session(model, namespace=ip.user_ns)
+    ip.run_cell("answer = 40 + 2\nanswer", store_history=True)
+    ip.run_cell("1 / 0", store_history=True)
+    with capture_output():
+        ip.run_cell_magic("chat", "", "what happened?")
+    sent = model.requests[-1][-1]["content"]
+    assert "the cells the user ran since your last turn" in sent
+    assert "answer = 40 + 2" in sent and "42" in sent and "ZeroDivisionError" in sent
+    assert sent.index("ZeroDivisionError") < sent.index("what happened?")
+    with capture_output():
+        ip.run_cell_magic("chat", "", "and now?")
+    assert "the cells the user ran" not in model.requests[-1][-1]["content"]  # sent once
