@@ -7,6 +7,7 @@ records the agent returns, the exceptions, and the engine for use on its own. Pu
 modules beside it: `nbagent.events` (the event types), `nbagent.compaction` (the levels
 and the ladder), `nbagent.providers` (what a provider's error means), `nbagent.testing`
 (scripted fakes), `nbagent.local` (the embedded model), `nbagent.mcp` (MCP servers),
+`nbagent.code` (code the model runs: the runner contract, `agent_cells`),
 `nbagent.widgets` (the notebook UI). Importing nbagent imports neither litellm nor
 IPython nor ipywidgets.
 """
