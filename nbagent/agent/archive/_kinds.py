@@ -1,21 +1,30 @@
 """The archive's record kinds, one table a reader can print (`KINDS`): each row says which
 event the session's recorder writes it from (None: the archive or the session writes it
-itself), the fields a record must carry, how a replay takes it back and whether recall
-searches it. A new kind is one row here plus its writer (`Archive.write_*`) and a test.
-No I/O here: `_records` reads and checks lines, `_replay` and `_recall` use the rows.
+itself), the fields a record must carry, how a replay takes it back (also on its fast
+path, before the last rewrite) and which field recall searches. A new kind is one row here
+plus its writer and a test; `_replay`, `_recall` and `_records` derive every kind list
+from the rows. No I/O here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from ...engine._events import Compacted, CompactionStarted, MessageAdded, OutputStored, Rewriting
 from ..tools._code_ran import CodeRan, write_code_run
 
 Message = dict[str, Any]
 Record = dict[str, Any]
+# What the replay's fast path (it parses from the last rewrite on) does with a record of a
+# kind met before that rewrite:
+#   "replay"   parse it and take it back — the default, so a new kind is never lost
+#   "history"  pass over it: the rewrite after it holds the whole history it built
+#   "ref"      take back its head (`kind`, `ref`) only: its text stays on disk
+#   "exchange" take back the message it names, from the history as it stood there
+#   "skip"     pass over it: its replay step takes nothing back (`_nothing`)
+Early = Literal["replay", "history", "ref", "exchange", "skip"]
 
 
 @dataclass
@@ -136,8 +145,10 @@ def _from_compacted(archive: Writer, event: Any) -> None:
 class RecordKind:
     """One row: `kind` as written on each line, the `event` it is written from, the
     `fields` (name, type) it must carry, the `replay` step, the `write` that turns the
-    event into the record (through the archive's writer) and an extra `check` (a
-    problem, or None)."""
+    event into the record (through the archive's writer), an extra `check` (a problem,
+    or None), what the replay's fast path does with it before the last rewrite (`early`),
+    whether it holds the whole history (the fast path starts at the last such record),
+    and `searched`: the field holding a message recall searches (None: not searched)."""
 
     kind: str
     event: type | None
@@ -145,25 +156,32 @@ class RecordKind:
     replay: Callable[[ReplayState, Record, int], None]
     write: Callable[[Writer, Any], None] | None = None
     check: Callable[[Record], str | None] = _no_check
-    searchable: bool = False
+    early: Early = "replay"
+    whole_history: bool = False
+    searched: str | None = None
+
+    @property
+    def searchable(self) -> bool:
+        return self.searched is not None
 
 
 KINDS: tuple[RecordKind, ...] = (
     RecordKind("session", None, (("model", str),), _session),
     RecordKind("message", MessageAdded, (("message", dict),), _message, _from_message,
-               _check_message, searchable=True),
+               _check_message, early="history", searched="message"),
     RecordKind("compacting", CompactionStarted, (("trigger", str),), _compacting,
                _from_started),
     RecordKind("rewrite", Rewriting, (("messages", list),), _rewrite, _from_rewrite,
-               _check_rewrite),
-    RecordKind("output", OutputStored, (("ref", str), ("text", str)), _output, _from_output),
+               _check_rewrite, early="history", whole_history=True),
+    RecordKind("output", OutputStored, (("ref", str), ("text", str)), _output, _from_output,
+               early="ref"),
     RecordKind("decision", Compacted, (("decision", dict),), _decision, _from_compacted,
                _check_decision),
-    RecordKind("exchange", None, (("key", str),), _exchange),
+    RecordKind("exchange", None, (("key", str),), _exchange, early="exchange"),
     RecordKind("code_run", CodeRan, (("code", str), ("status", str)), _nothing,
-               write_code_run),
+               write_code_run, early="skip"),
 )
-BY_KIND = {row.kind: row for row in KINDS}
+BY_KIND = {row.kind: row for row in KINDS}  # what `_replay`, `_recall`, `_records` read
 BY_EVENT = {row.event: row for row in KINDS if row.event is not None}
 
 

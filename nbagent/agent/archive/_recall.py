@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ...engine._exceptions import ArchiveError
+from ._kinds import BY_KIND
 from ._records import read_at, read_lines
 from ._writer import Archive
 
@@ -51,8 +52,9 @@ class RecallIndex:
         pending, last = self.size, self.last[0]
         try:
             for offset, end, record in read_lines(self.path, self.covered):
-                if record["kind"] == "message":
-                    text = searchable(record["message"]).replace("\n", _SEPARATOR) + "\n"
+                field = _searched(record)
+                if field is not None:  # a kind whose row names the message recall searches
+                    text = searchable(record[field]).replace("\n", _SEPARATOR) + "\n"
                     data = text.encode("utf-8", "surrogatepass")
                     self.offsets.append(offset)
                     self.starts.append(pending)
@@ -175,9 +177,16 @@ def recall(source: Archive | str | Path | None, query: str = "", message: int = 
     return "\n".join(lines)
 
 
+def _searched(record: Mapping[str, Any]) -> str | None:
+    """The field of `record` holding the message recall searches (its row's `searched`)."""
+    row = BY_KIND.get(record["kind"])
+    return row.searched if row is not None else None
+
+
 def _message(index: RecallIndex, number: int) -> Mapping[str, Any]:
     record = read_at(index.path, index.offsets[number])
-    found = record.get("message") if record is not None else None
+    field = _searched(record) if record is not None else None
+    found = record.get(field) if record is not None and field is not None else None
     return found if isinstance(found, dict) else {}
 
 

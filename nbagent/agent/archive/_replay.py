@@ -15,12 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from ...engine._exceptions import ArchiveError
-from ._kinds import BY_KIND, ReplayState
+from ._kinds import BY_KIND, Early, ReplayState
 from ._private_files import open_for_reading
 from ._records import read_at, read_checked_at, read_lines
 
 Message = dict[str, Any]
-_OUTPUT_LINE = b'{"kind": "output"'
+
+
+def _kinds(*early: Early) -> list[str]:
+    """The kinds whose records the fast path treats as `early` says (read from the table
+    at each call: a row added to `BY_KIND` counts at once)."""
+    return [row.kind for row in BY_KIND.values() if row.early in early]
 
 
 class ArchivedOutputs(Mapping[str, str]):
@@ -67,19 +72,23 @@ def replay(path: str | Path) -> Replay:
     finds them, so a long archive costs what its live session holds, not its length."""
     path = Path(path)
     state = ReplayState(path.stem)
-    marks = _marks(path)
-    rewrites = [offset for offset, kind in marks if kind == "rewrite"]
+    anchors = [row.kind for row in BY_KIND.values() if row.whole_history]
+    marks = _marks(path, anchors + _kinds("replay", "ref", "exchange"))
+    rewrites = [offset for offset, kind in marks if kind in anchors]
     start = rewrites[-1] if rewrites else 0
+    # The fast path: before the last rewrite only the kinds whose state outlives a rewrite
+    # are read (each row's `early` says how); the rewrite holds the history they built.
     for offset, kind in marks:
         if offset >= start:
             break
-        if kind == "output":
+        early = BY_KIND[kind].early
+        if early == "ref":  # the head only: a full output is never parsed here
             ref = _output_ref(path, offset)
             if ref is not None:
-                state.outputs[ref] = offset
-        elif kind == "exchange":
+                BY_KIND[kind].replay(state, {"kind": kind, "ref": ref}, offset)
+        elif early == "exchange":
             _exchange_before(path, offset, rewrites, state)
-        elif kind in ("session", "decision", "compacting"):
+        elif early == "replay":
             _apply(state, path, offset)
     if state.compacting and start:  # the last rewrite is a compaction's: it can be undone
         previous = [offset for offset in rewrites if offset < start]
@@ -95,12 +104,10 @@ def replay(path: str | Path) -> Replay:
                   state.undo, state.sequence)
 
 
-_MARKED = ("session", "rewrite", "output", "decision", "exchange", "compacting")
-
-
-def _marks(path: Path) -> list[tuple[int, str]]:
-    """(offset, kind) of every record of a kind in `_MARKED`, in order, by byte searches
-    for each kind's line start (a newline, then `{"kind": "<kind>"`)."""
+def _marks(path: Path, kinds: list[str]) -> list[tuple[int, str]]:
+    """(offset, kind) of every record of one of `kinds`, in order, by byte searches for
+    each kind's line start (a newline, then `{"kind": "<kind>"`: `encode` writes the kind
+    first, so this finds every record of it and nothing else)."""
     try:
         with open_for_reading(path) as handle:
             size = os.fstat(handle.fileno()).st_size
@@ -108,7 +115,7 @@ def _marks(path: Path) -> list[tuple[int, str]]:
                 return []
             with mmap.mmap(handle.fileno(), size, access=mmap.ACCESS_READ) as view:
                 marks: list[tuple[int, str]] = []
-                for kind in _MARKED:
+                for kind in kinds:
                     marker = b'\n{"kind": "' + kind.encode() + b'"'
                     if view[:len(marker) - 1] == marker[1:]:
                         marks.append((0, kind))
@@ -134,8 +141,9 @@ def _apply(state: ReplayState, path: Path, offset: int) -> None:
 def _history(path: Path, start: int, stop: int) -> list[Message]:
     """The history as it stood at byte `stop` (from the rewrite at `start`, or the start)."""
     state = ReplayState(path.stem)
+    history = _kinds("history")
     for offset, _, record in read_lines(path, start, stop):
-        if record["kind"] in ("message", "rewrite"):
+        if record["kind"] in history:
             BY_KIND[record["kind"]].replay(state, record, offset)
     return state.messages
 
@@ -197,10 +205,11 @@ def output_offsets(path: Path) -> dict[str, int]:
     """Where each output record of `path` starts, found without parsing other records."""
     found: dict[str, int] = {}
     position = 0
+    heads = tuple(b'{"kind": "' + kind.encode() + b'"' for kind in _kinds("ref"))
     try:
         with open_for_reading(path) as handle:
             for line in handle:
-                if line.startswith(_OUTPUT_LINE) and line.endswith(b"\n"):
+                if line.startswith(heads) and line.endswith(b"\n"):
                     try:
                         ref = json.loads(line.decode("utf-8")).get("ref")
                     except (ValueError, AttributeError):

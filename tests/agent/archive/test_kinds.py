@@ -1,14 +1,20 @@
 """The archive's record kinds are one table: it prints, every event row is written from its
-event by the session and taken back by replay, and every field a row names is checked."""
+event by the session and taken back by replay, every field a row names is checked, and
+every kind (a new one too) written before a rewrite is still there on resume."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from nbagent import Agent, ArchiveError, Settings
 from nbagent.agent.archive._archive import KINDS, Archive, read_records, replay, table
+from nbagent.agent.archive._kinds import BY_KIND, RecordKind, ReplayState
+from nbagent.agent.archive._recall import recall
+from nbagent.agent.archive._records import read_lines
+from nbagent.agent.archive._replay import ArchivedOutputs
 from nbagent.agent.tools._code_runner import PlainRunner
 from nbagent.agent.tools._run_code import code_runs
 from nbagent.engine._events import MessageAdded
@@ -66,3 +72,85 @@ def test_every_field_a_row_names_is_checked(row: object, tmp_path: Path) -> None
         archive.write(kind, {})  # a record without its fields
     with pytest.raises(ArchiveError, match=f"\\({kind}\\) has no valid"):
         list(read_records(archive.path))
+
+
+SYSTEM = {"role": "system", "content": "You are careful."}
+# One record of each kind, as a session writes it (a new row needs its sample here).
+SAMPLES: dict[str, dict[str, Any]] = {
+    "session": {"model": "a-later-model", "id": "s1", "sequence": 2},
+    "message": {"message": {"role": "user", "content": "asked before the rewrite"}},
+    "compacting": {"trigger": "manual", "tokens": 900},
+    "rewrite": {"messages": [SYSTEM, {"role": "user", "content": "an older rewrite"}]},
+    "output": {"ref": "call-7", "text": "a full output " * 40},
+    "decision": {"decision": {"action": "failed", "failures": 2}},
+    "exchange": {"key": "cell-3", "index": 1},
+    "code_run": {"code": "1 + 1", "status": "ok", "outputs": []},
+}
+
+
+def _state(replayed: Any) -> tuple[Any, ...]:
+    """What a resumed session takes back, from a `Replay` or a `ReplayState`."""
+    outputs = replayed.outputs
+    offsets = dict(outputs.offsets if isinstance(outputs, ArchivedOutputs) else outputs)
+    return (replayed.session_id, replayed.model, replayed.sequence, replayed.messages,
+            offsets, replayed.failures, replayed.exchanges, replayed.undo)
+
+
+def _every_record(path: Path) -> ReplayState:
+    state = ReplayState(path.stem)
+    for offset, _, record in read_lines(path):
+        row = BY_KIND.get(record["kind"])
+        if row is not None:
+            row.replay(state, record, offset)
+    return state
+
+
+def _written_then_rewritten(tmp_path: Path, kind: str, payload: dict[str, Any]) -> Path:
+    """A session, a conversation, the record, then a rewrite (the whole history) and more."""
+    history = [SYSTEM, {"role": "user", "content": "hello"},
+               {"role": "assistant", "content": "hi"}]
+    with Archive("s1", tmp_path) as archive:
+        archive.write("session", {"model": "m", "id": "s1", "sequence": 1})
+        for message in history:
+            archive.write_message(message)
+        archive.write(kind, payload)
+        archive.write_rewrite([*history, {"role": "user", "content": "after the rewrite"}])
+        archive.write_message({"role": "assistant", "content": "the latest answer"})
+    return archive.path
+
+
+def test_every_kind_has_a_sample() -> None:
+    assert set(SAMPLES) == {row.kind for row in KINDS}
+    # a kind the fast path passes over must have nothing to take back
+    assert all(row.replay is BY_KIND["code_run"].replay for row in KINDS if row.early == "skip")
+
+
+@pytest.mark.parametrize("row", KINDS, ids=[row.kind for row in KINDS])
+def test_each_kind_written_then_rewritten_is_still_there_on_resume(row: Any,
+                                                                   tmp_path: Path) -> None:
+    path = _written_then_rewritten(tmp_path, row.kind, SAMPLES[row.kind])
+    assert _state(replay(path)) == _state(_every_record(path))
+
+
+def test_a_new_kind_survives_a_rewrite_with_one_row(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    def retitle(state: ReplayState, record: dict[str, Any], offset: int) -> None:
+        state.model = record["title"]
+
+    row = RecordKind("retitle", None, (("title", str),), retitle)  # the defaults: replayed
+    monkeypatch.setitem(BY_KIND, "retitle", row)
+    path = _written_then_rewritten(tmp_path, "retitle", {"title": "renamed"})
+    assert replay(path).model == "renamed" == _every_record(path).model
+
+
+def test_recall_searches_the_field_its_row_names(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    row = RecordKind("note", None, (("note", dict),), lambda s, r, o: None, early="skip",
+                     searched="note")
+    monkeypatch.setitem(BY_KIND, "note", row)
+    with Archive("s1", tmp_path) as archive:
+        archive.write("session", {"model": "m", "id": "s1", "sequence": 1})
+        archive.write_message(SYSTEM)
+        archive.write("note", {"note": {"role": "user", "content": "the quarterly ledger"}})
+    found = recall(archive.path, "quarterly ledger")
+    assert found.startswith("1 archived messages match") and "#1 user: the quarterly ledger" in found
