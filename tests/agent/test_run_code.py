@@ -23,6 +23,7 @@ from nbagent.agent.tools._code_runner import (
     use_code_runner,
 )
 from nbagent.agent.tools._run_code import AS_CELL, DECLINED, NO_ONE, OFF, code_runs, runs_as_cells
+from nbagent.code import agent_cells
 from nbagent.testing import ScriptedModel, calls, reply
 
 
@@ -173,9 +174,14 @@ def test_every_run_is_archived_with_code_outcome_and_outputs(tmp_path: Path) -> 
     assert run["code"] == "print('hello')\n1/0" and run["status"] == "error"
     assert "hello" in run["text"] and run["number"] == 1
     agent.close()
-    resumed = Agent.resume(agent.session_id, model=ScriptedModel(),
-                           settings={"data_dir": str(tmp_path)})
+    resumed = Agent.resume(agent.session_id, model=ScriptedModel(
+        [calls(("run_code", {"code": "2 + 2"})), reply("4")]),
+        settings={"data_dir": str(tmp_path), "run_code": "auto"})
     assert len(resumed.history) == len(agent.history)  # the record replays as nothing
+    resumed.chat("again")
+    assert agent_cells(resumed) == ("# agent run 1 (error)\nprint('hello')\n1/0\n\n"
+                                    "# agent run 2 (ok)\n2 + 2")  # from before the restart too
+    resumed.close()
 
 
 def test_the_runs_become_one_cell_to_keep() -> None:

@@ -12,9 +12,11 @@ import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from ...engine._events import Event, EventStream, MessageAdded
+from ..archive._records import read_records
 from ._cells import cell_piece, propose
 from ._code_ran import CodeRan
 from ._code_runner import CodeResult, code_runner
@@ -126,8 +128,17 @@ def runs_as_cells(events: EventStream) -> str:
 def agent_cells(agent: Any) -> str:
     """The code the model ran in `agent`'s session (each run under a comment naming it and
     how it ended), as one cell's source the user can keep: `%nbagent cells` puts it in a
-    new cell below. Empty when nothing ran."""
-    return runs_as_cells(agent.events)
+    new cell below. Read from the session's archive when it keeps one (so a resumed
+    session has its runs from before the restart too), else from this process's runs.
+    Empty when nothing ran."""
+    archive = getattr(agent.session, "archive", None)
+    path = getattr(archive, "path", None)
+    if path is None or not Path(path).exists():
+        return runs_as_cells(agent.events)
+    runs = [(str(r["code"]), str(r["status"])) for r in read_records(Path(path))
+            if r.get("kind") == "code_run"]
+    return "\n\n".join(cell_piece(code, f"agent run {number} ({status})")
+                       for number, (code, status) in enumerate(runs, 1))
 
 
 def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
