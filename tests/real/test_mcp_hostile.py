@@ -182,3 +182,12 @@ def test_a_restart_that_brings_other_definitions_needs_approval_again(
         assert state.read_text() == "2" and len(answers.questions) == 2
         assert any(s.startswith("MCP server 'h' changed its tools (new: 'added'; changed: "
                                 "'ok')") for s in statuses)
+
+
+def test_a_server_that_cannot_start_asks_nothing(tmp_path: Path) -> None:
+    answers = Answers()
+    with McpServers({"gone": {"command": str(tmp_path / "no-such-server")}},
+                    approval=Approval(answers)) as servers:
+        text, is_error = servers.call("gone", "anything", {"x": 1})
+    assert is_error and text.startswith("the MCP server 'gone' could not start (")
+    assert "no-such-server was not found" in text and answers.questions == []

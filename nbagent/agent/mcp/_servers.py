@@ -209,11 +209,12 @@ class McpServers:
             return f"there is no MCP server named {server!r} any more", True
         if self.approval is not None:
             # Reach the server before asking: a restart may bring other definitions, and
-            # those need the user's approval again (a failure to start is said by _call).
+            # those need the user's approval again. One that cannot start asks nothing.
             try:
                 self._loop.run(self._connected(server), timeout=self.start_timeout + _MARGIN_S)
-            except (ConnectionError, TimeoutError):
-                pass
+            except (ConnectionError, TimeoutError) as error:
+                return (f"the MCP server {server!r} could not start ({error}); it will be "
+                        "tried again on the next call"), True
             verdict = self.approval.decide(self.catalog.request(server, tool, arguments))
             if not verdict.allowed:
                 return verdict.reason, True
