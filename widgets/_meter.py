@@ -161,7 +161,10 @@ class ContextMeter(anywidget.AnyWidget):  # type: ignore[misc]
         """Show the widget after a plain-HTML copy of it, kept up to date. Where the
         widget draws, its stylesheet hides the copy; in a notebook reopened without its
         kernel (and without saved widget state) the copy shows the last state instead of
-        "model not found" alone."""
+        "model not found" alone. A terminal draws no widget: it prints the text once."""
+        if not updates_in_place():
+            display(inert({"text/plain": self.reading().text()}), raw=True)
+            return
         display(self._fallback(), raw=True, display_id=self._fallback_id)
         self._fallback_shown = True
         bundle = super()._repr_mimebundle_()

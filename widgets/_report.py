@@ -15,6 +15,7 @@ from nbagent import Breakdown, Decision
 from nbagent.events import CompactionStarted, Status
 
 from ._bundles import error_bundle, line, plain_line, status_bundle
+from ._frontend import updates_in_place
 from ._reading import MeterReading, billing_words, percent
 from ._texts import INTERRUPTED, first_line, notebook_words
 
@@ -109,6 +110,8 @@ class ProgressLine:
     def show(self, text: str) -> None:
         text = notebook_words(text)
         self.shown.append(text)
+        if not updates_in_place():  # a terminal could not take a waiting line back
+            return
         if self._handle is None:
             self._handle = display(status_bundle(text), raw=True, display_id=True)
         else:

@@ -88,3 +88,14 @@ def test_a_chat_in_a_terminal_prints_each_thing_once(terminal: Any) -> None:
             if line.strip() and not line.strip().startswith("%chat")]
     assert said[0] == "Again: fine." and len(said) == 2, said
     assert re.search(r"\d+% context left", said[1]), said
+
+
+def test_compact_and_the_meter_in_a_terminal_print_no_waiting_line(terminal: Any) -> None:
+    typed(terminal, "%chat how many rows?")
+    compacted = [line.strip() for line in typed(terminal, "%compact").replace(
+        "\r", "").splitlines() if line.strip() and not line.strip().startswith("%compact")]
+    assert not any("compacting…" in line for line in compacted), compacted
+    assert len([line for line in compacted if re.search(r"\d+% context left", line)]) == 1
+    meter = [line.strip() for line in typed(terminal, "%nbagent meter").replace(
+        "\r", "").splitlines() if line.strip() and not line.strip().startswith("%nbagent")]
+    assert len(meter) == 1 and re.search(r"\d+% context left", meter[0]), meter
