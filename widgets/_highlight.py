@@ -7,6 +7,7 @@ style: the code itself is text, escaped.
 from __future__ import annotations
 
 import html
+from functools import lru_cache
 
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
@@ -38,6 +39,7 @@ COLOURS: list[tuple[_TokenType, str, str]] = [
 PROPERTY = ("property", "#05a")  # a name after a dot
 
 
+@lru_cache(maxsize=32)
 def _lexer(language: str) -> Lexer | None:
     if not language:
         return None
@@ -47,6 +49,9 @@ def _lexer(language: str) -> Lexer | None:
         return None
 
 
+# A streaming reply is rendered again at every redraw, but only its last code block grows:
+# the finished blocks come from here (lexing is most of a render's cost).
+@lru_cache(maxsize=64)
 def highlight(code: str, language: str) -> str:
     """`code` as escaped HTML with coloured spans, or only escaped for an unknown language."""
     lexer = _lexer(language)
