@@ -52,10 +52,9 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         tools: functions (or `@tool`s) the model may call, beside the built-ins.
         system: the system prompt; it is never edited by compaction.
         namespace: the variables the built-in tools see (default: `__main__`'s).
-        builtin_tools: offer the built-in tools (list_variables, describe_variable,
-            read_file, read_output, recall, propose_cell, and python when `enable_python`
-            is set), none (False), or only those named (their schemas take room in a small
-            window).
+        builtin_tools: offer the built-in tools (the table `BUILTIN_TOOLS`; docs/tools.md
+            lists them), none (False), or only those named (their schemas take room in a
+            small window).
         settings: fixed settings, or overrides (a dict) on top of the environment's.
         retry: how transient model failures are retried.
         summarize: the compaction summarizer; by default the compaction model.

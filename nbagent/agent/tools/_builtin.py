@@ -122,11 +122,13 @@ def python(context: ToolContext, code: str) -> str:
 @dataclass(frozen=True)
 class BuiltinTool:
     """One row of the table: the function, whether it returns pages itself (never capped),
-    and the setting that must be on to offer it (None: always offered)."""
+    the setting that must be on to offer it (None: always offered), and how a user turns
+    it on or off, for the docs (`describe_builtin_tools`)."""
 
     function: Callable[..., str]
     paging: bool = False
     opt_in: str | None = None
+    offered: str | None = None
 
 
 BUILTIN_TOOLS: dict[str, BuiltinTool] = {
@@ -136,8 +138,10 @@ BUILTIN_TOOLS: dict[str, BuiltinTool] = {
     "read_output": BuiltinTool(read_output, paging=True),
     "recall": BuiltinTool(recall, paging=True),
     "propose_cell": BuiltinTool(propose_cell),
-    "run_code": BuiltinTool(run_code, opt_in="runs_code"),
-    "python": BuiltinTool(python, opt_in="enable_python"),
+    "run_code": BuiltinTool(run_code, opt_in="runs_code",
+                            offered="unless `NBAGENT_RUN_CODE=off`"),
+    "python": BuiltinTool(python, opt_in="enable_python",
+                          offered="only with `NBAGENT_ENABLE_PYTHON=1`"),
 }
 
 
@@ -206,3 +210,18 @@ def notebook_tools(
     (`propose_cell` announces its cell there)."""
     context = ToolContext(namespace, store, archive, settings or Settings.from_env, events, page)
     return builtin_tools(context, enabled={"enable_python": enable_python})
+
+
+def describe_builtin_tools() -> str:
+    """The table as Markdown (docs/tools.md shows it): each tool as the model calls it,
+    what its docstring tells the model, and when it is offered."""
+    rows = ["| tool | what it does (as the model reads it) | offered |", "|---|---|---|"]
+    for name, row in BUILTIN_TOOLS.items():
+        parameters = list(inspect.signature(row.function).parameters.values())[1:]
+        call = ", ".join(p.name if p.default is inspect.Parameter.empty
+                         else f"{p.name}={p.default!r}" for p in parameters)
+        summary = " ".join(inspect.cleandoc(row.function.__doc__ or "").split("\n\n")[0].split())
+        offered = "always" if row.opt_in is None else row.offered or f"with `{row.opt_in}`"
+        pages = "; pages its own output" if row.paging else ""
+        rows.append(f"| `{name}({call})` | {summary} | {offered}{pages} |")
+    return "\n".join(rows)
