@@ -24,12 +24,18 @@ MAX_SERVER = 60_000  # characters of all one server's offered tools (~15,000 tok
 _HIDDEN_CATEGORIES = {"Cc", "Cf", "Co", "Cs"}
 _ALSO_HIDDEN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef\u115f\u1160\u3164\uffa0]")
 _KEPT = {"\t", "\n", "\r"}
+# A terminal escape sequence goes whole (CSI, OSC, DCS and the other strings, two-byte
+# escapes), not only its ESC: "[2J" left behind would still be an instruction's remnant.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?"
+                      r"|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
 
 
 def strip_hidden(text: str) -> str:
-    """`text` without invisible and control characters (tabs and line ends are kept)."""
+    """`text` without invisible and control characters, and without terminal escape
+    sequences (tabs and line ends are kept)."""
     if text.isascii() and text.isprintable():
         return text
+    text = _ESCAPES.sub("", text)
     kept = "".join(ch for ch in text
                    if ch in _KEPT or unicodedata.category(ch) not in _HIDDEN_CATEGORIES)
     return _ALSO_HIDDEN.sub("", kept)

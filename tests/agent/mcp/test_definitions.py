@@ -43,6 +43,15 @@ def test_hidden_characters_are_removed_everywhere_and_flagged(hidden: str) -> No
     assert made.remote_name == f"re{hidden}ad"  # calls use the server's own name
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("clear\x1b[2Jed", "cleared"), ("a\x1b]0;title\x07b", "ab"),
+    ("a\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\b", "alinkb"),
+    ("a\x1bMb", "ab"), ("a\x9b31mb", "ab"),
+], ids=["csi", "osc-title", "osc-hyperlink", "two-byte", "c1-csi"])
+def test_terminal_escape_sequences_go_whole(text: str, expected: str) -> None:
+    assert strip_hidden(text) == expected
+
+
 def test_ordinary_text_is_left_alone() -> None:
     text = "Größe in €; naïve 日本語 — tabs\tand\nlines, emoji 🙂"
     assert strip_hidden(text) == text
