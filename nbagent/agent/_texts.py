@@ -36,7 +36,7 @@ RAN_OUT = ("The reply was cut: the context window ran out. The oldest rounds wer
 FRONT_CUT = ("The server read only {read:,} of the {sent:,} tokens sent and answered anyway: it "
              "dropped the front of the prompt (the system prompt, the tools, the first "
              "request) without an error, as Ollama does past its context length. This session "
-             "now keeps within {window:,} tokens: it compacted and asked again. For more room, "
+             "now keeps within {window:,} tokens (compacting, then asking again). For more room, "
              "raise the server's context length (Ollama: OLLAMA_CONTEXT_LENGTH=16384 ollama "
              "serve, or PARAMETER num_ctx in a Modelfile; its OpenAI-compatible endpoint "
              "ignores a per-request num_ctx), then start a new session (agent.new_session()).")
