@@ -133,6 +133,7 @@ class CompactionController:
         if self._undo is None:
             raise NbagentError(texts.NOTHING_TO_UNDO)
         before, generation, length, decision = self._undo
+        # A message added since would be lost by putting `before` back: refuse instead.
         if history.generation != generation or len(history) != length:
             raise NbagentError(texts.CANNOT_UNDO.format(added=len(history) - length))
         self.events.emit(Rewriting(before))
@@ -239,12 +240,13 @@ class CompactionController:
         try:
             target = limits.auto_compact - 1
             if trigger == "auto":  # each compaction rewrites the cached prompt: it must
+                # free enough (down to the compact target) that the next one is far off
                 target = round(limits.auto_compact * self.settings().compact_target_ratio)
             work = run_ladder(trigger, history, levels, attempt, fits_under=limits.auto_compact,
                               target=target, standin=self._standin(focus),
                               status=self.events.emit)
-            if attempt.levels:
-                work = self.model.refresh(work)
+            if attempt.levels:  # only after a rewrite: refreshing in place would edit bytes
+                work = self.model.refresh(work)  # already cached (the notebook state block)
             check_result(original, work, history)
         except CompactionFailed as failure:
             attempt.reasons.append(failure.reason)

@@ -208,6 +208,8 @@ def levels_for(
 ) -> list[Level]:
     """The levels to run, in order, for `trigger` (see the module docstring)."""
     which = ladder_of(trigger, settings)
+    # The breaker stops automatic summaries only: a compaction the user asked for tries
+    # the summarizer again (and its success closes the breaker).
     models_allowed = summarize is not None and (trigger == "manual" or not breaker_open)
     context = LadderContext(settings, limits, summarize, summarizer_window, focus,
                             target_tokens if which == "micro" else None, overflow)

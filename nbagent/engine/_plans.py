@@ -28,6 +28,9 @@ Message = dict[str, Any]
 
 def plan_snip(messages: Sequence[Message], counts: Sequence[int], c: LadderContext
               ) -> str | None:
+    # The old tool outputs `snip_old_tools` would clear (the same selection; keep them in
+    # step). Its batch minimum is not checked here: the runner shows a quick level's line
+    # only once it acted.
     layout = Layout.of(messages)
     keep = c.settings.keep_recent_turns
     if keep <= 0:

@@ -85,8 +85,10 @@ def preview(history: History, work: list[Message], acted: Sequence[Level], *,
     original, counts = history.messages, history.token_counts()
     current = history.copy_with(work) if acted else history
     change = view_change(original, work, counts)
+    # A level passes the messages it keeps on as the same objects, so the ones not in
+    # `original` by identity are the blocks it wrote; the floor is read back from them.
     old = {id(m) for m in original}
-    floor = extract_floor([m for m in work if id(m) not in old])  # read back from the blocks
+    floor = extract_floor([m for m in work if id(m) not in old])
     return Preview(
         levels=tuple(level.name for level in acted),
         calls_model=any(level.calls_model for level in acted),

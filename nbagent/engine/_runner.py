@@ -66,7 +66,7 @@ def run_ladder(trigger: Trigger, history: History, levels: list[Level], attempt:
             work = list(result)
             current = history.copy_with(work)
             model_changed |= level.calls_model
-        if ran.terminal:
+        if ran.terminal:  # the floor folded all that is old: a later level would fold it again
             break
     return work
 

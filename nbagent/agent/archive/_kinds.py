@@ -58,6 +58,8 @@ def _message(state: ReplayState, record: Record, offset: int) -> None:
 
 def _rewrite(state: ReplayState, record: Record, offset: int) -> None:
     before, state.messages = state.messages, list(record["messages"])
+    # Only a compaction's rewrite can be undone (as live: `controller.undo`); a rewrite
+    # written when a session is resumed or re-archived is not a compaction.
     state.undo = before if state.compacting else None
 
 

@@ -106,8 +106,10 @@ def replay(path: str | Path) -> Replay:
 
 def _marks(path: Path, kinds: list[str]) -> list[tuple[int, str]]:
     """(offset, kind) of every record of one of `kinds`, in order, by byte searches for
-    each kind's line start (a newline, then `{"kind": "<kind>"`: `encode` writes the kind
-    first, so this finds every record of it and nothing else)."""
+    each kind's line start (a newline, then `{"kind": "<kind>"`). This holds only because
+    the writer puts `kind` first in every record (`Archive.write`) and JSON escapes every
+    newline inside a value: a record of the kind always starts so, and no text inside one
+    can."""
     try:
         with open_for_reading(path) as handle:
             size = os.fstat(handle.fileno()).st_size

@@ -29,6 +29,8 @@ def _entries(namespace: Mapping[str, Any]) -> list[Entry]:
             entry = Entry(5, name, f"{name}: {type(value).__name__}")
         if entry is not None:
             found.append(entry)
+    # A stable order, never the namespace's: the listing goes into the prompt, and the
+    # same variables must give the same bytes or a provider's prompt cache misses.
     return sorted(found, key=lambda e: (e.rank, e.name))
 
 
