@@ -224,7 +224,7 @@ class CompactionController:
 
     def _apply(self, trigger: Trigger, history: History, limits: Thresholds, before: int,
                focus: str | None, levels: list[Level]) -> Decision:
-        """Run `levels` with a progress line before each; clear it when done."""
+        """Run `levels` (a progress line for each level that acts); clear the line when done."""
         try:
             return self._attempt(trigger, history, limits, before, focus, levels)
         finally:
