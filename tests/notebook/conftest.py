@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from nbagent.widgets._cells_seen import LOG as CELL_LOG
 
 import nbagent
 from nbagent import Agent
@@ -19,6 +20,7 @@ def ip() -> Iterator[InteractiveShell]:
     nbagent.set_current(Agent(model=ScriptedModel(), namespace={}, archive=False))
     shell.run_line_magic("load_ext", "nbagent")
     nbagent.agent._current._current = None  # each test starts with no session
+    CELL_LOG.cells.clear()  # and no cells run before it waiting for its first chat
     yield shell
     shell.rl_next_input = None
     nbagent.agent._current._current = None

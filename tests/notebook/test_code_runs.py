@@ -5,12 +5,24 @@ runs' code as the next input, and the cells the user ran join the next chat mess
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 import nbagent
 from nbagent.testing import ScriptedModel, calls, reply
 from tests.notebook.helpers import plain, session, shown
+
+
+@pytest.fixture(autouse=True)
+def clean_namespace(ip: InteractiveShell) -> Iterator[None]:
+    """The shell is shared by the notebook tests: the variables made here leave with them."""
+    before = set(ip.user_ns)
+    yield
+    for name in set(ip.user_ns) - before:
+        del ip.user_ns[name]
 
 
 def test_nbagent_shows_and_changes_the_policy(ip: InteractiveShell) -> None:
