@@ -235,3 +235,35 @@ def test_every_plain_text_of_a_chat_is_free_of_control_sequences(ip: Interactive
     plains = [str(o.data.get("text/plain", "")) for o in captured.outputs]
     assert plains and not any(re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", p) for p in plains)
     assert any("The answer ]0;" not in p and "The answer redover" in p for p in plains)
+
+
+class Markup(HTMLParser):
+    """The tags and handlers of one of our lines (their own markup is richer than a reply's)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("img", "script", "iframe", "svg", "style", "object", "embed", "form"):
+            self.found.append(tag)
+        self.found += [name for name, _ in attrs if name.startswith("on")]
+
+
+def test_every_other_line_shows_outside_text_escaped(ip: InteractiveShell) -> None:
+    hostile = '<img src=x onerror=alert(1)><script>alert(1)</script><svg onload=alert(1)>'
+    view = ChatDisplay(live=True)
+    with capture_output() as captured:
+        view(ToolStarted("c1", f"read{hostile}", json.dumps({"path": hostile})))
+        view(ToolFinished("c1", f"read{hostile}", True, 400, 900, hostile * 3))
+        view(ToolStarted("c2", "fail", "{}"))
+        view(ToolFinished("c2", "fail", False, 40, 40, f"Error: {hostile}"))
+        view.note(f"a server said {hostile}")
+        view.error(f"the provider said {hostile}\nraw detail {hostile}")
+        view.finish(ChatResult(text="", stop_message=f"stopped: {hostile}"))
+    pages = [str(o.data.get("text/html", "")) for o in captured.outputs]
+    assert sum(hostile.replace("<", "&lt;").replace(">", "&gt;") in page for page in pages) >= 4
+    for page in pages:
+        markup = Markup()
+        markup.feed(page)
+        assert markup.found == [], page
