@@ -141,12 +141,13 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
             notice = notice if found is None else f"{notice}\n{found}"
         return notice
 
-    def use_model(self, model: str | ChatModel) -> ChatModel:
-        """Chat with `model` from now on, in the same session (`"local"`: the embedded one)."""
+    def use_model(self, model: str | ChatModel) -> None:
+        """Chat with `model` from now on, in the same session (`"local"`: the embedded one).
+        A command: it returns nothing, so a notebook cell ending with it shows no object
+        repr (`agent.model` is the model in use)."""
         self.model = self._announced(chat_model(model, self.settings()))
         self._answers.model_changed()
         self.session.model_changed()
-        return self.model
 
     def _announced(self, model: ChatModel) -> ChatModel:
         """The embedded model's status lines (its server starting, restarted) go to events."""

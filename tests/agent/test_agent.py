@@ -53,7 +53,8 @@ def test_use_model_switches_within_the_session() -> None:
     agent.use_model(second)
     assert agent.chat("two").text == "b" and len(second.requests[0]) == 4  # same history
     assert agent.context_state().thresholds.window.raw_window == 8_192
-    assert agent.use_model("local").name == "local/smollm2"
+    assert agent.use_model("local") is None
+    assert agent.model.name == "local/smollm2"
 
 
 def test_configure_changes_this_agent_only_and_refuses_bad_input() -> None:

@@ -321,3 +321,14 @@ def test_starting_the_embedded_model_shows_a_status() -> None:
     assert callable(status)
     status("starting the local model (SmolLM2-135M)… 3 s")
     assert Status("starting the local model (SmolLM2-135M)… 3 s") in seen
+
+
+def test_switching_the_model_in_a_cell_shows_nothing(ip: InteractiveShell) -> None:
+    """`use_model` is a command: a cell ending with it echoes no model repr and no meter."""
+    session(ScriptedModel(default=reply("ok")))
+    ip.user_ns["ScriptedModel"] = ScriptedModel
+    ip.run_cell_magic("chat", "", "hi")
+    with capture_output() as captured:
+        result = ip.run_cell("import nbagent\nnbagent.current().use_model(ScriptedModel())")
+    assert result.success and result.result is None
+    assert captured.outputs == [] and "ScriptedModel" not in captured.stdout
