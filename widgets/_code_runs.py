@@ -93,7 +93,12 @@ class NotebookRunner:
     def ask(self, code: str, explanation: str, label: str) -> Answer | None:
         handle = display(code_bundle(code, explanation, label, "waiting for your answer "
                                      "below"), raw=True, display_id=True)
-        answer = ask_on_stdin()
+        try:
+            answer = ask_on_stdin()
+        except KeyboardInterrupt:  # interrupted while it waited: say so, nothing runs
+            handle.update(code_bundle(code, explanation, label, "not run: interrupted"),
+                          raw=True)
+            raise
         handle.update(code_bundle(code, explanation, label, _NOTES[answer]), raw=True)
         if answer == "run":
             self._asked[label] = (handle, explanation)  # run() updates the same output

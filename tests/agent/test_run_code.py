@@ -179,6 +179,7 @@ def test_every_run_is_archived_with_code_outcome_and_outputs(tmp_path: Path) -> 
         settings={"data_dir": str(tmp_path), "run_code": "auto"})
     assert len(resumed.history) == len(agent.history)  # the record replays as nothing
     resumed.chat("again")
+    assert "[agent run 2 ran in" in resumed.history.messages[-2]["content"]  # numbered on
     assert agent_cells(resumed) == ("# agent run 1 (error)\nprint('hello')\n1/0\n\n"
                                     "# agent run 2 (ok)\n2 + 2")  # from before the restart too
     resumed.close()

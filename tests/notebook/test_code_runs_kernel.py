@@ -49,11 +49,13 @@ SETUP = textwrap.dedent("""\
 """)
 
 
-def run(client: Any, code: str, *, answer: str | None = None, interrupt: Any = None
-        ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def run(client: Any, code: str, *, answer: str | None = None, interrupt: Any = None,
+        on_input: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run `code`: the execute reply's content and every iopub message of the cell.
-    `answer` is typed into the input box when the kernel asks; `interrupt(messages)` is
-    called as messages arrive and may interrupt the kernel."""
+    `answer` is typed into the input box when the kernel asks (or `on_input()` is called
+    instead); `interrupt(messages)` is called as messages arrive and may interrupt."""
+    if on_input is not None:
+        answer = ""
     msg_id = client.execute(code, allow_stdin=answer is not None)
     messages: list[dict[str, Any]] = []
     deadline = time.monotonic() + WAIT_S
@@ -63,7 +65,10 @@ def run(client: Any, code: str, *, answer: str | None = None, interrupt: Any = N
             try:
                 request = client.get_stdin_msg(timeout=0.05)
                 if request["msg_type"] == "input_request":
-                    client.input(answer)
+                    if on_input is not None:
+                        on_input()
+                    else:
+                        client.input(answer)
                     answer = None
             except queue.Empty:
                 pass
@@ -229,5 +234,22 @@ def test_the_kernels_interrupt_stops_a_runaway_run_and_the_session_goes_on(
                            "fromlist=['x']).code_runs(agent.events).done]")
     assert record == ["interrupted"]
     reply, _ = run(client, "%%chat\nare you there?")
+    assert reply["status"] == "ok"
+    assert value(client, "agent.history.messages[-1]['content']") == "after"
+
+
+def test_the_interrupt_while_the_question_waits_runs_nothing_and_the_session_goes_on(
+        kernel: tuple[Any, Any]) -> None:
+    manager, client = kernel
+    setup(client, "ask")
+    run(client, "model, agent = scripted(calls(('run_code', {'code': 'z = 1'})), "
+                "reply('after'))")
+    reply, messages = run(client, "%%chat\nset z", on_input=manager.interrupt_kernel)
+    (code,) = [o for o in shown(messages) if "agent run 1" in o.get("text/markdown", "")]
+    assert "not run: interrupted" in code["text/markdown"]
+    assert value(client, "'z' in globals()") is False
+    (result,) = value(client, "tool_results(agent)")
+    assert "interrupted" in result.lower()  # the loop answered the open call
+    reply, _ = run(client, "%%chat\nstill there?")
     assert reply["status"] == "ok"
     assert value(client, "agent.history.messages[-1]['content']") == "after"

@@ -64,11 +64,10 @@ QUESTION = "Run it? [Enter/y] run · [c] put it in a cell below · [n] don't run
 
 def ask_on_stdin(prompt: str = QUESTION) -> Answer | None:
     """Ask the way outside tools are asked (`ask_with_input`: in a kernel, the front end's
-    input box); None when no one can answer (a batch run, no terminal)."""
+    input box); None when no one can answer (a batch run, no terminal). The user's
+    interrupt while it waits is raised: the turn is over, nothing runs."""
     try:
         return answer_of(ask_with_input(prompt))
-    except KeyboardInterrupt:  # the turn was interrupted while it waited: nothing runs
-        return "no"
     except NoOneToAsk:
         return None
     except Exception:  # a broken front end is no answer, never a crash

@@ -33,6 +33,7 @@ AS_CELL = ("Not run by you: the user took this code as a new cell below the chat
            "and run themselves. End your turn now with one short sentence; when they chat "
            "again you will see what the cell printed.")
 STOP_WAIT_S = 5.0  # how long a stop waits for the run to end
+INTERRUPTED_ASKING = "Not run: the user interrupted while the question waited."
 OUTPUT_RECORD_CHARS = 4_000  # one output's text in the archive record
 
 
@@ -43,6 +44,7 @@ class CodeRuns:
     def __init__(self, events: EventStream) -> None:
         self._events = weakref.ref(events)
         self.done: list[CodeRan] = []
+        self.before: int | None = None  # runs an archive held before this process's
         self._lock = threading.Lock()
         self._thread: int | None = None  # the thread running code now
         self._idle = threading.Event()
@@ -83,11 +85,20 @@ class CodeRuns:
         self._idle.wait(STOP_WAIT_S)
         return True
 
+    def continue_from(self, archive: Any) -> None:
+        """Number on from the runs `archive` already holds (a resumed session), once."""
+        if self.before is not None:
+            return
+        path = getattr(archive, "path", None)
+        self.before = 0 if path is None or not Path(path).exists() else sum(
+            1 for r in read_records(Path(path)) if r.get("kind") == "code_run")
+
     def next_label(self) -> str:
-        return f"agent run {len(self.done) + 1}"
+        return f"agent run {(self.before or 0) + len(self.done) + 1}"
 
     def record(self, result: CodeResult) -> CodeRan:
-        ran = CodeRan(len(self.done) + 1, result.code, result.status, result.text,
+        number = (self.before or 0) + len(self.done) + 1
+        ran = CodeRan(number, result.code, result.status, result.text,
                       tuple(_recorded(bundle) for bundle in result.outputs), result.seconds)
         self.done.append(ran)
         events = self._events()
@@ -159,10 +170,15 @@ def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
     runner = code_runner()
     events = context.events
     runs = code_runs(events) if events is not None else None
+    if runs is not None:
+        runs.continue_from(context.archive())
     label = runs.next_label() if runs is not None else "agent run"
     with runs.running() if runs is not None else _nothing():
         if policy == "ask":
-            answer = runner.ask(code, explanation, label)
+            try:
+                answer = runner.ask(code, explanation, label)
+            except KeyboardInterrupt:  # the turn ended while the question waited
+                return INTERRUPTED_ASKING
             if answer is None:
                 return NO_ONE
             if answer == "cell":
