@@ -35,3 +35,9 @@ def test_code_in_the_note_is_not_expanded_as_a_reference() -> None:
     note = cells_note([RanCell(1, "print(f'{secret}')")])
     assert note is not None
     assert expand_cell_references(note, {"secret": "hunter2"}) == note
+
+
+def test_a_secret_a_cell_printed_is_redacted() -> None:
+    key = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 3
+    note = cells_note([RanCell(1, "print(key)", printed=key)])
+    assert note is not None and key not in note and "[redacted]" in note

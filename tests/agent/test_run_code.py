@@ -223,3 +223,11 @@ def test_a_plain_result_carries_outputs_for_the_notebook() -> None:
     result = PlainRunner().run("3 * 3", {}, "agent run 1")
     assert isinstance(result, CodeResult)
     assert result.outputs == [{"text/plain": "9"}] and result.status == "ok"
+
+
+def test_a_secret_the_code_prints_is_redacted_before_the_model_reads_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 3
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    _, text = turn("import os\nprint(os.environ['OPENAI_API_KEY'])")
+    assert key not in text and "[redacted]" in text

@@ -11,6 +11,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..archive._redact import redact
+
 NOTE_HEADER = "[nbagent notebook note: the cells the user ran since your last turn]"
 NOTE_END = "[end of the note; the user's message follows]"
 CODE_CHARS = 1_500  # one cell's code
@@ -70,4 +72,5 @@ def cells_note(cells: Sequence[RanCell], limit: int = NOTE_CHARS) -> str | None:
         return None
     left_out = len(cells) - len(kept)
     earlier = [f"({left_out} earlier cell(s) not shown)"] if left_out else []
-    return "\n\n".join([NOTE_HEADER, *earlier, *reversed(kept), NOTE_END])
+    # it goes to the provider: secrets a cell printed are redacted, as in the listing
+    return redact("\n\n".join([NOTE_HEADER, *earlier, *reversed(kept), NOTE_END]))

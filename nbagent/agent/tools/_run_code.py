@@ -17,6 +17,7 @@ from typing import Any
 
 from ...engine._events import Event, EventStream, MessageAdded
 from ..archive._records import read_records
+from ..archive._redact import redact
 from ._cells import cell_piece, propose
 from ._code_ran import CodeRan
 from ._code_runner import CodeResult, code_runner
@@ -189,7 +190,9 @@ def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
         result = runner.run(code, context.namespace, label, explanation)
         if runs is not None:
             runs.record(result)
-    return result.text
+    # it goes to the provider: secrets the code printed are redacted as in a variable's
+    # description (the notebook shows the user what they would see anyway)
+    return redact(result.text)
 
 
 @contextmanager
