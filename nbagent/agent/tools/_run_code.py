@@ -12,6 +12,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,8 @@ class CodeRuns:
         number = (self.before or 0) + len(self.done) + 1
         ran = CodeRan(number, result.code, result.status, result.text,
                       tuple(_recorded(bundle) for bundle in result.outputs), result.seconds)
-        self.done.append(ran)
+        # kept in memory: the code and outcome only (the archive has the outputs)
+        self.done.append(replace(ran, text="", outputs=()))
         events = self._events()
         if events is not None:
             events.emit(ran)  # type: ignore[arg-type]  # the archive's table knows it
