@@ -6,6 +6,7 @@ and this module is their one public door:
 
     _local_messages   messages as llama.cpp's templates render them; tool rounds
     _chat_format      which chat format a GGUF is served with
+    _chat_handler     our ChatML chat handler (exact text, tool calls; the server loads it)
     _gguf             where the bundled GGUF is
     _prompt_counter   the GGUF's tokenizer and template, in process
     _local_model      the model (litellm to the server; counts; tool choice)

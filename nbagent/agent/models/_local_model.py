@@ -12,7 +12,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ...engine._exceptions import LocalModelError
-from ...engine._usage import Usage
 from ..providers._errors import classify_error
 from ._chat_format import TOOL_CALLING_FORMAT
 from ._llm import Completion, LiteLLMModel
@@ -23,6 +22,10 @@ REPLY_TOKENS = 512  # Settings.local_max_tokens' default: room for a chat answer
 SUMMARY_TOKENS = 320
 TOOL_ROUNDS_SMALL = 1  # a 135M model makes one useful call, then loops on made-up ones
 TOOL_ROUNDS = 4
+# Built-in tools the bundled 135M model cannot use well (it runs made-up code, reads made-up
+# paths, recalls nothing useful); not offered to it, so its window goes to the chat.
+SMALL_MODEL_SKIPS = frozenset({"run_code", "read_file", "read_output", "recall"})
+READING = "the local model is reading the prompt ({tokens:,} tokens)…"
 STOPPED_MID_REPLY = ("the local model's server stopped while answering (exit code {code}) and "
                      "was restarted; ask again")
 StatusCallback = Callable[[str], None]
@@ -45,9 +48,9 @@ class LocalModel(LiteLLMModel):
     to it (`tool_choice="auto"` unless the caller says otherwise), its window, reply cap and
     exact token counts known.
 
-    Tool use follows the chat handler: with chatml-function-calling the model itself chooses
-    between its tools and an answer; after `tool_rounds` rounds of calls in one turn it
-    answers from what the tools returned.
+    Tool use follows the chat handler: with ours (`_chat_handler`) the model itself chooses
+    between its tools and an answer, in one streamed generation; after `tool_rounds` rounds
+    of calls in one turn it answers from what the tools returned.
 
     With its `server`, each request first checks the process is alive (a poll, no
     request) and restarts it if it died, saying so through `on_status`.
@@ -55,6 +58,7 @@ class LocalModel(LiteLLMModel):
 
     counter: PromptCounter | None = field(default=None, repr=False, compare=False)
     tool_rounds: int = TOOL_ROUNDS
+    skips: frozenset[str] = frozenset()  # tools never offered to this model (by name)
     server: KeptAlive | None = field(default=None, repr=False, compare=False)
     on_status: StatusCallback | None = field(default=None, repr=False, compare=False)
     _counts: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
@@ -83,28 +87,27 @@ class LocalModel(LiteLLMModel):
     def complete(self, messages: list[Message], tools: list[dict[str, Any]], *,
                  on_text: Callable[[str], None] | None,
                  tool_choice: str | dict[str, Any] | None = None) -> Completion:
+        # One streamed request whether the model calls a tool or answers: our chat
+        # handler streams an answer from its first token and holds back only text that
+        # begins like a tool call (then sent as the call).
+        tools = self.offered(tools)
         choice = self.choose_tools(messages, tools, tool_choice)
-        adapted = adapt_messages(messages)
-        if choice != "auto" or not self.calls_tools_itself:
-            return self._send(adapted, tools, choice, on_text)
-        # The handler cannot stream an automatic choice (it fails once a tool is chosen),
-        # and when the model chooses to answer, its grammar lets the answer be nothing:
-        # ask for the choice whole, then for the answer with the tools put away.
-        decided = self._send(adapted, tools, "auto", None)
-        if decided.message.get("tool_calls"):
-            return decided
-        answer = self._send(adapted, tools, "none", on_text)
-        usage = None  # the request that carried the tools is the one the window must hold
-        if decided.usage is not None:
-            usage = Usage(input_tokens=decided.usage.input_tokens,
-                          output_tokens=answer.usage.output_tokens if answer.usage else 0)
-        return replace(answer, usage=usage)
+        return self._send(adapt_messages(messages), tools, choice, on_text)
+
+    def offered(self, tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The tools this model is shown: all but its `skips`."""
+        return [t for t in tools if t.get("function", t).get("name") not in self.skips]
 
     def _send(self, adapted: list[Message], tools: list[dict[str, Any]],
               choice: str | dict[str, Any] | None,
               on_text: Callable[[str], None] | None) -> Completion:
         shown = tools if choice not in (None, "none") else []
-        if on_text is not None and not self._fits(adapted, shown, choice):
+        prompt = self._prompt_tokens(adapted, shown, choice)
+        if prompt is not None and self.on_status is not None:
+            # llama.cpp's server gives no sign while it reads a prompt: say how long it is
+            self.on_status(READING.format(tokens=prompt))
+        window = self.context_window
+        if on_text is not None and prompt is not None and window and prompt >= window:
             # The server checks the prompt's size only once a stream has begun: its error
             # then just ends the stream, which reads as an empty answer. Unstreamed, the same
             # request gets the real "context length exceeded" error.
@@ -154,11 +157,12 @@ class LocalModel(LiteLLMModel):
         if served.ensure_running(self.on_status):
             self.api_base = served.base_url
 
-    def _fits(self, adapted: list[Message], shown: list[dict[str, Any]],
-              choice: str | dict[str, Any] | None) -> bool:
-        if self.counter is None or not self.context_window:
-            return True
-        return self.counter.count_prompt(adapted, shown, choice) < self.context_window
+    def _prompt_tokens(self, adapted: list[Message], shown: list[dict[str, Any]],
+                       choice: str | dict[str, Any] | None) -> int | None:
+        """The request's prompt tokens, as the server will count them (None: no counter)."""
+        if self.counter is None:
+            return None
+        return self.counter.count_prompt(adapted, shown, choice)
 
     # -- counting --------------------------------------------------------------------------
 
@@ -167,7 +171,7 @@ class LocalModel(LiteLLMModel):
         """The prompt tokens the server will count for `complete(messages, tools, ...)`:
         the chat template's framing of every message, the tool prompt the handler puts in
         the system message, all through the model's own tokenizer. No network call."""
-        offered = list(tools)
+        offered = self.offered(tools)
         choice = self.choose_tools(messages, offered, tool_choice)
         shown = offered if choice not in (None, "none") else []
         return self._counter().count_prompt(adapt_messages(messages), shown, choice)

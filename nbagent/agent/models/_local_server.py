@@ -22,10 +22,17 @@ from typing import Any
 from ...engine._exceptions import LocalModelError
 from ._chat_format import chat_format_for
 from ._gguf import gguf_path
-from ._local_model import REPLY_TOKENS, TOOL_ROUNDS, TOOL_ROUNDS_SMALL, LocalModel
+from ._local_model import (
+    REPLY_TOKENS,
+    SMALL_MODEL_SKIPS,
+    TOOL_ROUNDS,
+    TOOL_ROUNDS_SMALL,
+    LocalModel,
+)
 from ._prompt_counter import PromptCounter, prompt_counter
 
 CACHE_BYTES = 256 << 20  # the server's prompt cache
+REPLY_SECONDS = 120.0  # each generation's time bound (then cut: finish_reason "length")
 CHILD = Path(__file__).with_name("_server_child.py")  # run as a script: no nbagent import
 RESTARTING = "the local model's server had stopped (exit code {code}); restarting it…"
 RESTART_FAILED = "the local model's server stopped (exit code {code}) and could not be " \
@@ -44,6 +51,19 @@ def amx_advertised(cpuinfo: str | Path = "/proc/cpuinfo") -> bool:
         return False
 
 
+def server_threads(cores: int | None = None) -> int:
+    """Threads for the server's generation and prompt reading: half the cores this process
+    may run on, at least one. llama.cpp's worker threads wait for each other by spinning
+    (llama-cpp-python 0.3 cannot attach a passively waiting threadpool), so with a thread
+    on every core one busy process (a browser, a build, the kernel streaming the reply)
+    stalls every step: 127.9 s instead of 10.4 s for one request on 2 cores, measured.
+    A 135M model gains little from more threads; see bench/embedded.py."""
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+            os.cpu_count() or 1)
+    return max(1, cores // 2)
+
+
 def _free_port(wanted: int = 0) -> int:
     """`wanted` if it can be bound now (a restart keeps its address), else any free port."""
     with socket.socket() as sock:
@@ -59,12 +79,17 @@ class LocalServer:
     """llama.cpp's OpenAI-compatible server for one GGUF, on a free loopback port.
 
     `path=None` serves the bundled SmolLM2-135M. The chat format comes from the GGUF's own
-    chat template (`chat_format_for`). Starting is thread-safe: a second caller waits for
-    the start already under way.
+    chat template (`chat_format_for`); `threads` (default `server_threads()`) is how many
+    threads read prompts and generate; `reply_seconds` bounds each generation in time
+    (a reply cut there ends with finish_reason "length", as at the token cap). Starting is
+    thread-safe: a second caller waits for the start already under way.
     """
 
-    def __init__(self, n_ctx: int = 8192, path: str | Path | None = None) -> None:
+    def __init__(self, n_ctx: int = 8192, path: str | Path | None = None, *,
+                 threads: int | None = None, reply_seconds: float = REPLY_SECONDS) -> None:
         self.n_ctx = n_ctx
+        self.threads = threads  # None: server_threads()
+        self.reply_seconds = reply_seconds
         self.path = Path(path).expanduser() if path is not None else None
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
@@ -140,13 +165,16 @@ class LocalServer:
         if self._log is not None:
             self._log.close()
         self._log = tempfile.TemporaryFile()  # a file, not a pipe: a full pipe would block it
+        threads = self.threads or server_threads()
         command = [
             sys.executable, str(CHILD), *(["--no-extra-buffers"] if amx_advertised() else []),
             "--model", str(model),
             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
             "--model_alias", self.alias,
-            # every core, and a prompt cache: a chat resends the same prefix each turn
-            "--n_threads", str(os.cpu_count() or 1), "--cache", "true",
+            "--n_threads", str(threads), "--n_threads_batch", str(threads),
+            "--reply-seconds", str(self.reply_seconds),
+            # a prompt cache: a chat resends the same prefix each turn
+            "--cache", "true",
             # the prompt cache's RAM (llama.cpp's default, 2 GiB, grew past 10 GiB in a
             # long test session): a chat's prefix fits many times in 256 MiB
             "--cache_size", str(CACHE_BYTES),
@@ -217,6 +245,7 @@ class LocalServer:
             options={"max_tokens": max_tokens, "timeout": 300, "temperature": 0.0, "seed": 7},
             context_window=self.n_ctx, max_output=max_tokens, counter=self.counter,
             tool_rounds=TOOL_ROUNDS_SMALL if self.bundled else TOOL_ROUNDS, server=self,
+            skips=SMALL_MODEL_SKIPS if self.bundled else frozenset(),
         )
 
     def tokenize(self, text: str) -> list[int]:

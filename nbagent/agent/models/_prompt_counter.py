@@ -33,6 +33,9 @@ class PromptCounter:
     def __init__(self, path: Path, chat_format: str | None) -> None:
         from llama_cpp import Llama
 
+        from ._chat_handler import register
+
+        register()  # the server's own chat format, here too
         class Vocabulary(Llama):  # type: ignore[misc]  # llama_cpp ships no stubs
             def create_completion(self, prompt: Any, *args: Any, **kwargs: Any) -> Any:
                 raise _Rendered(prompt)

@@ -4,16 +4,18 @@ it is gone. It runs in its own session, so the kernel's signals (the stop button
 SIGINT) never reach it — and so nothing would end it after the kernel is SIGKILLed but
 this: its stdin is a pipe from the parent, which reaches end of file when the parent dies.
 
-    python _server_child.py [--no-extra-buffers] --model m.gguf --port 8123 ...
+    python _server_child.py [--no-extra-buffers] [--reply-seconds 120] --model m.gguf ...
 
-`--no-extra-buffers` (ours; the rest are llama_cpp.server's options) turns off llama.cpp's
+Ours (the rest are llama_cpp.server's options): `--no-extra-buffers` turns off llama.cpp's
 extra weight buffers (the AMX and repacked layouts): on a CPU that advertises AMX in a
 VM that does not really enable it, the first multi-token decode dies of a protection
-fault (SIGSEGV) in `ldtilecfg`.
+fault (SIGSEGV) in `ldtilecfg`. `--reply-seconds` bounds each generation in time. The
+chat format "nbagent-chatml" is registered from `_chat_handler.py`, loaded by its path.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import runpy
 import stat
@@ -22,6 +24,8 @@ import threading
 from typing import Any
 
 NO_EXTRA_BUFFERS = "--no-extra-buffers"
+REPLY_SECONDS = "--reply-seconds"
+HANDLER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_chat_handler.py")
 
 
 def _end_with_parent() -> None:
@@ -50,11 +54,27 @@ def _without_extra_buffers() -> None:
     llama_cpp.llama.llama_cpp.llama_model_default_params = params
 
 
+def _register_handler(reply_seconds: float | None) -> None:
+    spec = importlib.util.spec_from_file_location("nbagent_chat_handler", HANDLER)
+    assert spec is not None and spec.loader is not None
+    handler = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(handler)
+    if reply_seconds is not None:
+        setattr(handler, "reply_seconds", reply_seconds)  # noqa: B010 (a module by path)
+    handler.register()
+
+
 def main(argv: list[str]) -> None:
     threading.Thread(target=_end_with_parent, name="end-with-parent", daemon=True).start()
     if NO_EXTRA_BUFFERS in argv:
         argv = [a for a in argv if a != NO_EXTRA_BUFFERS]
         _without_extra_buffers()
+    reply_seconds = None
+    if REPLY_SECONDS in argv:
+        at = argv.index(REPLY_SECONDS)
+        reply_seconds = float(argv[at + 1])
+        argv = argv[:at] + argv[at + 2:]
+    _register_handler(reply_seconds)
     sys.argv = ["llama_cpp.server", *argv]
     runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 
