@@ -64,7 +64,8 @@ class Settings(EngineSettings):
         "each request."
     )
     enable_python: bool = Field(
-        False, description="Offer the model the python tool (runs code in your namespace)."
+        False, description="Offer the model the older python tool (runs code in your "
+        "namespace invisibly, returning what it printed); run_code replaces it."
     )
     run_code: Literal["ask", "auto", "off"] = Field(
         "ask", description="Code the model runs (the run_code tool), shown with its outputs in "
