@@ -26,6 +26,7 @@ from ...engine.compaction import SummaryReply
 from ..providers._caching import CachePlan, apply_cache_plan, cache_family
 from ..providers._errors import retry_after_seconds, should_retry
 from ._litellm import litellm
+from ._stream import stream_reply
 
 if TYPE_CHECKING:
     import tenacity
@@ -162,25 +163,15 @@ class LiteLLMModel:
             request["api_base"] = self.api_base
         if self.api_key:
             request["api_key"] = self.api_key
-        chunks: list[Any] = []
-        stream: Any = None
         if on_text is None:
             response = module.completion(**request)
+            usage = getattr(response, "usage", None)
         else:
-            stream = module.completion(
-                **request, stream=True, stream_options={"include_usage": True}
-            )
-            for chunk in stream:
-                chunks.append(chunk)
-                delta = chunk.choices[0].delta.content if chunk.choices else None
-                if delta:
-                    on_text(delta)
-            response = module.stream_chunk_builder(chunks, messages=sent)
+            streamed = stream_reply(module, request, on_text)
+            response = streamed.response
+            # without the provider's count, litellm's own estimate is no usage to calibrate on
+            usage = getattr(response, "usage", None) if streamed.usage_reported else None
         choice = response.choices[0]
-        usage = getattr(response, "usage", None)
-        if on_text is not None and not any(getattr(c, "usage", None) is not None
-                                           for c in getattr(stream, "chunks", chunks)):
-            usage = None  # litellm's own estimate, not what the provider counted
         return Completion(
             message=_assistant_message(choice.message),
             usage=Usage.from_response(usage) if usage is not None else None,

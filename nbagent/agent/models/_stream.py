@@ -1,0 +1,129 @@
+"""Reading a streamed reply. litellm builds and sends every request; what comes back is
+read here, in one of two ways:
+
+- OpenAI's Chat Completions events (litellm hands back the openai SDK's own stream: OpenAI,
+  Azure, the OpenAI-compatible servers litellm reaches with that SDK) are read straight
+  from the response with httpx-sse — one `json.loads` per event — and assembled once.
+- Any other stream goes through litellm's stream wrapper and `stream_chunk_builder`.
+
+Why the first path exists: litellm's wrapper turns each event into pydantic objects of two
+libraries, queues a logging task per event and assembles the reply twice at the end;
+a ~400-event reply cost ~40× the same reply unstreamed (`bench/turn_cost.py`,
+docs/performance.md). Read directly it costs about what the unstreamed call does. The
+price: litellm's success callbacks do not see such a stream (nbagent registers none).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """A streamed reply as litellm's non-streamed call returns it (a `ModelResponse`), and
+    whether the provider reported its usage (otherwise `usage` is litellm's estimate)."""
+
+    response: Any
+    usage_reported: bool
+
+
+def stream_reply(module: Any, request: dict[str, Any], on_text: Callable[[str], None]) -> Streamed:
+    """Send `request` through litellm with streaming on, give each text piece to
+    `on_text` as it arrives, and return the whole reply."""
+    stream = module.completion(**request, stream=True, stream_options={"include_usage": True})
+    raw = getattr(stream, "completion_stream", None)
+    if _is_openai_stream(raw):
+        return _read_events(module, stream, raw, on_text)
+    chunks: list[Any] = []
+    for chunk in stream:
+        chunks.append(chunk)
+        delta = chunk.choices[0].delta.content if chunk.choices else None
+        if delta:
+            on_text(delta)
+    response = module.stream_chunk_builder(chunks, messages=request["messages"])
+    reported = any(getattr(c, "usage", None) is not None for c in getattr(stream, "chunks", chunks))
+    return Streamed(response, reported)
+
+
+def _is_openai_stream(raw: Any) -> bool:
+    try:
+        import openai
+    except ImportError:  # litellm without the openai SDK: its wrapper reads every stream
+        return False
+    # only a stream not yet started: its events are all still in the response
+    return isinstance(raw, openai.Stream) and not getattr(raw.response, "is_stream_consumed", True)
+
+
+class _Reply:
+    """The reply as its events arrive: text, tool calls by index, stop reason, usage."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.head: dict[str, Any] = {}
+
+    def add(self, event: dict[str, Any], on_text: Callable[[str], None]) -> None:
+        if not self.head:
+            self.head = {key: event[key] for key in ("id", "created", "model") if event.get(key)}
+        if event.get("usage"):
+            self.usage = event["usage"]
+        for choice in event.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                self.text.append(delta["content"])
+                on_text(delta["content"])
+            for piece in delta.get("tool_calls") or ():
+                call = self.calls.setdefault(piece.get("index", len(self.calls)),
+                                             {"id": None, "name": "", "arguments": ""})
+                call["id"] = call["id"] or piece.get("id")
+                function = piece.get("function") or {}
+                call["name"] = call["name"] or function.get("name") or ""
+                call["arguments"] += function.get("arguments") or ""
+            self.finish = choice.get("finish_reason") or self.finish
+
+    def message(self) -> Message:
+        message: Message = {"role": "assistant", "content": "".join(self.text) or None}
+        if self.calls:
+            message["tool_calls"] = [
+                {"id": call["id"] or f"call_{index}", "type": "function",
+                 "function": {"name": call["name"], "arguments": call["arguments"]}}
+                for index, call in sorted(self.calls.items())]
+        return message
+
+
+def _read_events(module: Any, stream: Any, raw: Any, on_text: Callable[[str], None]) -> Streamed:
+    import openai
+    from httpx_sse import EventSource
+
+    reply = _Reply()
+    try:
+        for event in EventSource(raw.response).iter_sse():
+            if event.data.startswith("[DONE]"):
+                break
+            data = json.loads(event.data)
+            if isinstance(data, dict) and data.get("error"):
+                # as the openai SDK raises it, then mapped as litellm's wrapper maps it
+                error = data["error"]
+                message = error.get("message") if isinstance(error, dict) else None
+                raise openai.APIError(str(message or error), raw.response.request, body=error)
+            if isinstance(data, dict):
+                reply.add(data, on_text)
+    except Exception as error:  # a dropped connection, an error event: litellm's kinds
+        raise module.exception_type(model=stream.model, original_exception=error,
+                                    custom_llm_provider=stream.custom_llm_provider) from error
+    finally:
+        raw.close()
+    response = module.ModelResponse(
+        **reply.head, choices=[{"index": 0, "message": reply.message(),
+                                "finish_reason": reply.finish or "stop"}],
+        **({"usage": reply.usage} if reply.usage else {}))
+    return Streamed(response, reply.usage is not None)
