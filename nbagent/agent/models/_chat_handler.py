@@ -42,7 +42,8 @@ first ::= [^<f \t\n] | "<" [^t] | "f" [^u]
 rest ::= [^\x00]*
 '''
 _FORMATTERS: dict[str, llama_chat_format.Jinja2ChatFormatter] = {}
-# one generation's time bound: the server's process sets it from `--reply-seconds`
+# one generation's time bound from its first token: the server's process sets it from
+# `--reply-seconds`
 reply_seconds = float("inf")
 
 
@@ -168,11 +169,14 @@ class _Generation:
 
     def __init__(self, llama: llama_cpp.Llama, prompt: str, sampling: dict[str, Any],
                  max_tokens: int | None, grammar: LlamaGrammar | None = None) -> None:
-        deadline = time.monotonic() + reply_seconds
         self.timed_out = False
+        deadline: list[float] = []
 
         def out_of_time(_ids: Any, _logits: Any) -> bool:
-            self.timed_out = self.timed_out or time.monotonic() > deadline
+            # the clock starts at the first token: reading the prompt cannot be cut short
+            if not deadline:
+                deadline.append(time.monotonic() + reply_seconds)
+            self.timed_out = self.timed_out or time.monotonic() > deadline[0]
             return self.timed_out
 
         self.finish: str | None = None

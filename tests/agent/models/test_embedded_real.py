@@ -65,7 +65,7 @@ def test_an_answer_streams_from_its_first_token_when_tools_are_offered(
 
 
 def test_the_time_bound_cuts_a_reply_in_one_line_and_the_server_serves_on() -> None:
-    with LocalServer(2048, reply_seconds=0.5) as bounded:
+    with LocalServer(2048, reply_seconds=1.0) as bounded:
         agent = Agent(model=bounded.model(max_tokens=2000), system=SYSTEM, tools=[],
                       builtin_tools=False, namespace={}, archive=False)
         result = agent.chat("Tell me a very long story about a city and its people.")
