@@ -24,7 +24,7 @@ TOOL_ROUNDS_SMALL = 1  # a 135M model makes one useful call, then loops on made-
 TOOL_ROUNDS = 4
 # Built-in tools the bundled 135M model cannot use well (it runs made-up code, reads made-up
 # paths, recalls nothing useful); not offered to it, so its window goes to the chat.
-SMALL_MODEL_SKIPS = frozenset({"run_code", "read_file", "read_output", "recall"})
+SMALL_MODEL_SKIPS = frozenset({"run_code", "python", "read_file", "read_output", "recall"})
 READING = "the local model is reading the prompt ({tokens:,} tokens)…"
 STOPPED_MID_REPLY = ("the local model's server stopped while answering (exit code {code}) and "
                      "was restarted; ask again")
