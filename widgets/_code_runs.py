@@ -64,8 +64,12 @@ class _LivePrinted(BoundedText):
         super().__init__()
         self._handle: Any = None
         self._drawn_at = 0.0
+        self._outside = sys.stdout  # where a terminal shell prints our own displays
+        self._drawing = False
 
     def write(self, text: str) -> int:
+        if self._drawing:  # a terminal shell printing the display we draw: not the code's
+            return int(self._outside.write(text) or 0)
         written = super().write(text)
         now = time.monotonic()
         if self._handle is None or now - self._drawn_at >= REDRAW_EVERY_S:
@@ -77,10 +81,14 @@ class _LivePrinted(BoundedText):
             return
         bundle = {"text/plain": self.text()}
         self._drawn_at = time.monotonic() if now is None else now
-        if self._handle is None:
-            self._handle = display(bundle, raw=True, display_id=True)
-        else:
-            self._handle.update(bundle, raw=True)
+        self._drawing = True
+        try:
+            if self._handle is None:
+                self._handle = display(bundle, raw=True, display_id=True)
+            else:
+                self._handle.update(bundle, raw=True)
+        finally:
+            self._drawing = False
 
 
 class NotebookRunner:
@@ -138,7 +146,11 @@ class NotebookRunner:
               described: str | None = None) -> None:
         """Display `value` as the notebook would (its richest form) and keep its text: a
         figure's description, else its text/plain (a DataFrame's text table)."""
-        data, metadata = self.shell.display_formatter.format(value)
+        try:
+            data, metadata = self.shell.display_formatter.format(value)
+        except Exception as error:  # a value that cannot be shown ends nothing
+            data, metadata = {"text/plain": f"(a {type(value).__name__} that cannot be "
+                                            f"shown: {type(error).__name__})"}, {}
         if not data:
             return
         display(data, metadata=metadata, raw=True)

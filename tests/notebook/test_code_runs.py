@@ -71,3 +71,19 @@ def test_the_cells_the_user_ran_go_with_the_next_message(ip: InteractiveShell) -
     with capture_output():
         ip.run_cell_magic("chat", "", "and now?")
     assert "the cells the user ran" not in model.requests[-1][-1]["content"]  # sent once
+
+
+class Unshowable:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+def test_in_a_terminal_shell_printing_and_an_unshowable_value_end_only_the_run(
+        ip: InteractiveShell) -> None:
+    from nbagent.widgets._code_runs import NotebookRunner
+
+    runner = NotebookRunner(ip)  # no capture: a terminal shell prints displays to stdout
+    printed = runner.run("for i in range(3):\n    print('tick', i)", {}, "agent run 1")
+    assert printed.status == "ok" and "tick 2" in printed.text
+    odd = runner.run("Unshowable()", {"Unshowable": Unshowable}, "agent run 2")
+    assert odd.status == "ok"  # its display failed; the run did not
