@@ -50,12 +50,29 @@ def arguments_for(schema: dict[str, Any]) -> dict[str, Any]:
 
 def client(url: str) -> int:
     """Connect as the agent does, list the tools, call each once; 0 when it connected."""
+    from nbagent.agent.mcp import _oauth
     from nbagent.agent.mcp._servers import McpServers
 
     def say(line: str) -> None:
         sys.stderr.write(f"status: {line}\n")
 
-    with McpServers({"conformance": {"url": url}}, on_status=say, start_timeout=20,
+    def headless(sign_in_url: str) -> None:
+        """The browser's part of a sign-in: the test server signs in at once and redirects
+        to our listener, which this follows."""
+        import httpx
+
+        page = httpx.get(sign_in_url, follow_redirects=False, timeout=10)
+        back = page.headers.get("location")
+        if back:
+            httpx.get(back, timeout=10)
+
+    _oauth.OPEN_URL = headless
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    oauth: dict[str, Any] = {}
+    if context.get("client_id"):  # a client registered beforehand
+        oauth = {"clientId": context["client_id"], "clientSecret": context.get("client_secret")}
+    spec = {"url": url, "oauth": oauth or True}
+    with McpServers({"conformance": spec}, on_status=say, start_timeout=20,
                     call_timeout=30) as servers:
         tools = servers.tools()
         sys.stdout.write(f"tools: {[t.name for t in tools]}\n")

@@ -66,6 +66,7 @@ class Toolbox:
         for name, spec in (mcp_servers or {}).items():
             self._servers().add(name, spec)  # a bad spec is the caller's error: raised
         self.tools: dict[str, Tool] = {}
+        self._schemas: list[dict[str, Any]] = []
         self._gather()
 
     def offer_builtins(self, tools: list[Tool]) -> None:
@@ -80,7 +81,9 @@ class Toolbox:
         return made
 
     def schemas(self) -> list[dict[str, Any]]:
-        return [t.schema for t in self.tools.values()]
+        """The schemas sent with each request: built when the tools change (one list, the
+        same object until then: read it, do not change it)."""
+        return self._schemas
 
     # -- MCP servers ---------------------------------------------------------------------
 
@@ -153,6 +156,12 @@ class Toolbox:
         return self.mcp
 
     def _status(self, text: str) -> None:
+        if "needs you to sign in" in text:  # the user acts now, while the start waits
+            try:
+                warnings.warn(f"nbagent: {text}", NbagentWarning, stacklevel=2)
+            except Exception:  # warnings turned into errors must not break the sign-in
+                pass
+            return
         if not text.startswith(("starting ", "restarting ")):  # progress is only live news
             with self._guard:
                 self._problems.append(text)
@@ -167,6 +176,7 @@ class Toolbox:
 
     def _gather(self) -> None:
         self.tools = {t.name: t for t in [*self.builtins, *self.own, *self._mcp_tools]}
+        self._schemas = [t.schema for t in self.tools.values()]
 
 
 def _config_file(path: str) -> McpConfig:

@@ -105,7 +105,7 @@ def test_a_server_on_the_older_sse_transport_works_as_vs_code_reads_it() -> None
         assert servers.describe() == [f"old (sse: {sse_url}): running, 9 tools"]
 
 
-def test_a_server_that_needs_sign_in_says_so_instead_of_a_vague_error() -> None:
+def test_a_server_that_refuses_us_says_so_instead_of_a_vague_error() -> None:
     import http.server
     import threading
 
@@ -132,7 +132,8 @@ def test_a_server_that_needs_sign_in_says_so_instead_of_a_vague_error() -> None:
             text, is_error = servers.call("private", "anything", {})
     finally:
         listener.shutdown()
-    assert statuses[1].startswith("MCP server 'private' could not start: the server answered "
-                                  "HTTP 401: it needs sign-in (OAuth), which nbagent does not "
-                                  "support; a token in the server's headers works (Bearer")
+    # the sign-in's discovery finds nothing here (every address answers 401)
+    assert statuses[-1].startswith("MCP server 'private' could not start: the server answered "
+                                   "HTTP 401: it needs sign-in, and none succeeded (Bearer "
+                                   "error=\"invalid_token\"")
     assert is_error and "HTTP 401" in text

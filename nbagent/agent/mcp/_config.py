@@ -28,7 +28,7 @@ _INPUT = re.compile(r"\$\{input:([^}]*)\}")
 # Keys other clients keep beside a server that change nothing here (Cline's timeout, VS
 # Code's dev and gallery fields, a description): passed over rather than refused.
 _PASSED_OVER = {"timeout", "description", "dev", "gallery", "version", "transportType",
-                "networkTimeout", "trust", "includeTools", "excludeTools", "oauth"}
+                "networkTimeout", "trust", "includeTools", "excludeTools"}
 _ALLOW = AliasChoices("alwaysAllow", "autoApprove", "always_allow")
 
 
@@ -65,6 +65,9 @@ class HttpServer(BaseModel):
     url: str
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
     always_allow: bool | list[str] = Field(False, validation_alias=_ALLOW)
+    # sign-in when the server asks for it (OAuth): `false` never; an object gives a client
+    # registered beforehand (`clientId`, `clientSecret`, `scope`, `callbackPort`)
+    oauth: bool | dict[str, Any] = Field(True, repr=False)
 
     @field_validator("url")
     @classmethod

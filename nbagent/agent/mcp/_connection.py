@@ -29,6 +29,7 @@ except ImportError as missing:  # the optional extra
 
 from . import _sdk_log
 from ._config import HttpServer, ServerSpec
+from ._oauth import SIGN_IN_TIMEOUT_S, sign_in
 from ._stderr import StderrTail
 
 _LIST_PAGES = 100  # a server that pages forever cannot hang the listing
@@ -78,6 +79,7 @@ class Connection:
         self._owner: asyncio.Task[None] | None = None
         self._stderr: StderrTail | None = None
         self._refused: str | None = None  # why an HTTP server refused us (401, 403)
+        self._signing_in: Callable[[], bool] = lambda: False  # a sign-in waits for the user
         self._scope: anyio.CancelScope | None = None
 
     async def open(self, timeout: float) -> list[types.Tool]:
@@ -85,7 +87,14 @@ class Connection:
         session is stopped again and the error raised."""
         self._owner = asyncio.get_running_loop().create_task(self._hold(), name=self.name)
         try:
-            self.tools = await asyncio.wait_for(asyncio.shield(self._ready), timeout)
+            try:
+                self.tools = await asyncio.wait_for(asyncio.shield(self._ready), timeout)
+            except TimeoutError:
+                if not self._signing_in():
+                    raise
+                # a person is signing in: give them the sign-in's own time
+                self.tools = await asyncio.wait_for(asyncio.shield(self._ready),
+                                                    SIGN_IN_TIMEOUT_S)
         except BaseException as error:
             if isinstance(error, TimeoutError):
                 error = TimeoutError(f"it did not start within {timeout:g} s")
@@ -166,11 +175,14 @@ class Connection:
 
     def _client_for(self, stack: AsyncExitStack) -> Client:
         spec = self.spec
-        if isinstance(spec, HttpServer) and spec.type == "sse":  # the protocol's older transport
-            return Client(sse_client(spec.url, headers=dict(spec.headers) or None), cache=None,
-                          client_info=client_info(), message_handler=self._on_message)
         if isinstance(spec, HttpServer):
-            http = create_mcp_http_client(headers=dict(spec.headers) or None)
+            auth = self._sign_in(spec)
+        if isinstance(spec, HttpServer) and spec.type == "sse":  # the protocol's older transport
+            return Client(sse_client(spec.url, headers=dict(spec.headers) or None, auth=auth),
+                          cache=None, client_info=client_info(),
+                          message_handler=self._on_message)
+        if isinstance(spec, HttpServer):
+            http = create_mcp_http_client(headers=dict(spec.headers) or None, auth=auth)
             http.event_hooks["response"].append(self._note_refusal)
             stack.push_async_callback(http.aclose)
             return Client(streamable_http_client(spec.url, http_client=http), cache=None,
@@ -217,17 +229,29 @@ class Connection:
         last few KB are ever kept."""
         return self._stderr.tail() if self._stderr is not None else ""
 
+    def _sign_in(self, spec: HttpServer) -> Any:
+        """The SDK's OAuth provider, unless the spec says no or sends its own credentials."""
+        given = {key.lower() for key in spec.headers}
+        if spec.oauth is False or "authorization" in given:
+            return None
+        settings = spec.oauth if isinstance(spec.oauth, dict) else {}
+        provider, self._signing_in = sign_in(spec.url, settings,
+                                             self._report or (lambda _: None))
+        return provider
+
     async def _note_refusal(self, response: Any) -> None:
         """Keep why an HTTP server refused us: the SDK reports any status as 'Server
         returned an error response'."""
         if response.status_code in (401, 403):
             challenge = response.headers.get("www-authenticate", "")
             self._refused = (f"the server answered HTTP {response.status_code}: it needs "
-                             "sign-in (OAuth), which nbagent does not support; a token in the "
-                             "server's headers works" + (f" ({challenge[:120]})" if challenge
-                                                         else ""))
+                             "sign-in, and none succeeded" + (f" ({challenge[:120]})"
+                                                             if challenge else ""))
 
     def _with_stderr(self, error: BaseException) -> Exception:
-        reason = self._refused or failure_text(error)
+        reason = failure_text(error)
+        if self._refused is not None:  # say why, beside the SDK's words for any status
+            vague = reason == "Server returned an error response"
+            reason = self._refused + ("" if vague else f"; {reason}")
         tail = self.stderr_tail()
         return ConnectionError(f"{reason} (its last output: {tail})" if tail else reason)

@@ -5,7 +5,8 @@ their tracebacks there when no logging is configured, as in a fresh kernel.
 
 A handler on the SDK's `mcp` logger reads which server the record is about from a context
 variable each connection sets in its own task (the SDK's reader tasks inherit it).
-Logging the user configured still receives the records.
+Logging the user configured still receives the records. `once_per_kind` is the reporter
+each session gets: a line said once however often it recurs.
 """
 
 from __future__ import annotations
@@ -62,3 +63,17 @@ def install() -> None:
         if _HANDLER is None:
             _HANDLER = _ToStatus(logging.WARNING)
             logging.getLogger("mcp").addHandler(_HANDLER)
+
+
+def once_per_kind(name: str, say: Reporter) -> Reporter:
+    """A reporter for one session of the server `name`: each kind of line (the SDK's log
+    records, a stray line on stdout) is said once, however often it happens."""
+    said: set[str] = set()
+
+    def report(text: str) -> None:
+        key = text[:60]
+        if key not in said:
+            said.add(key)
+            say(f"MCP server {name!r}: {text}")
+
+    return report

@@ -24,10 +24,12 @@ from typing import Any
 
 from .._approval import Approval
 from ._catalog import Catalog, allow_configured
-from ._config import ServerSpec, read_mcp_config, server_spec, server_specs
+from ._config import HttpServer, ServerSpec, read_mcp_config, server_spec, server_specs
 from ._connection import Connection, failure_text
 from ._content import result_text
 from ._loop_thread import LoopThread
+from ._oauth import SIGN_IN_TIMEOUT_S
+from ._sdk_log import once_per_kind
 from ._tools import McpTool, make_tool, tool_names
 
 CALL_TIMEOUT_S = 60.0
@@ -156,7 +158,7 @@ class McpServers:
             raise KeyError(f"no MCP server named {name!r}")
         self._failed_at.pop(name, None)
         try:
-            self._loop.run(self._connected(name), timeout=self.start_timeout + _MARGIN_S)
+            self._loop.run(self._connected(name), timeout=self._start_budget())
         except TimeoutError:
             raise ConnectionError(f"it did not start within {self.start_timeout:g} s") from None
         return [t for t in self.tools() if t.server == name]
@@ -175,8 +177,11 @@ class McpServers:
             or now - self._failed_at[name] >= self.retry_listing)]
         stale = [name for name, c in self._connections.items() if c.tools_changed and c.alive]
         if pending or stale:
-            self._loop.run(self._list_all(pending, stale),
-                           timeout=self.start_timeout * 2 + _MARGIN_S)
+            try:  # the loop's own timeouts end it first; this is the waiting side's backstop
+                self._loop.run(self._list_all(pending, stale),
+                               timeout=self.start_timeout + self._start_budget())
+            except TimeoutError:
+                pass
         listing = {name: self.catalog.offered(name) for name in self.specs
                    if name in self._listed}
         names = tool_names({server: [d.name for d in offered]
@@ -211,7 +216,7 @@ class McpServers:
             # Reach the server before asking: a restart may bring other definitions, and
             # those need the user's approval again. One that cannot start asks nothing.
             try:
-                self._loop.run(self._connected(server), timeout=self.start_timeout + _MARGIN_S)
+                self._loop.run(self._connected(server), timeout=self._start_budget())
             except (ConnectionError, TimeoutError) as error:
                 return (f"the MCP server {server!r} could not start ({error}); it will be "
                         "tried again on the next call"), True
@@ -220,7 +225,7 @@ class McpServers:
                 return verdict.reason, True
         try:
             return self._loop.run(self._call(server, tool, arguments),
-                                  timeout=self.start_timeout + self.call_timeout + _MARGIN_S)
+                                  timeout=self._start_budget() + self.call_timeout)
         except TimeoutError:
             return (f"the MCP server {server!r} did not answer {tool} in time; it will be "
                     "started again on the next call"), True
@@ -264,7 +269,7 @@ class McpServers:
             if connection is not None:
                 self._drop(name, connection)
             self._status(f"{'restarting' if restarting else 'starting'} MCP server {name!r}…")
-            fresh = Connection(name, self.specs[name], report=self._reporter(name))
+            fresh = Connection(name, self.specs[name], report=once_per_kind(name, self._status))
             try:
                 tools = await fresh.open(self.start_timeout)
             except ConnectionError as error:
@@ -278,18 +283,12 @@ class McpServers:
             self.catalog.take(name, tools, self.approval)
             return fresh
 
-    def _reporter(self, name: str) -> Callable[[str], None]:
-        """One status line per kind of thing a session of `name` reports (the SDK's log
-        records, a stray line on stdout), however often it happens."""
-        said: set[str] = set()
-
-        def report(text: str) -> None:
-            key = text[:60]
-            if key not in said:
-                said.add(key)
-                self._status(f"MCP server {name!r}: {text}")
-
-        return report
+    def _start_budget(self) -> float:
+        """How long a start may take: its timeout, a sign-in's when a server may ask for
+        one, and the margin."""
+        remote = any(isinstance(s, HttpServer) and s.oauth is not False
+                     for s in self.specs.values())
+        return self.start_timeout + (SIGN_IN_TIMEOUT_S if remote else 0.0) + _MARGIN_S
 
     def _drop(self, name: str, connection: Connection) -> None:
         """Stop a broken session in the background; the next call starts a new one."""
