@@ -60,8 +60,9 @@ def error_bundle(text: str) -> Bundle:
 class _LivePrinted(BoundedText):
     """What the code prints, bounded, shown as one output redrawn in place."""
 
-    def __init__(self) -> None:
+    def __init__(self, live: bool = True) -> None:
         super().__init__()
+        self._live = live  # redrawn while it runs (a kernel), or shown once at the end
         self._handle: Any = None
         self._drawn_at = 0.0
         self._outside = sys.stdout  # where a terminal shell prints our own displays
@@ -72,7 +73,7 @@ class _LivePrinted(BoundedText):
             return int(self._outside.write(text) or 0)
         written = super().write(text)
         now = time.monotonic()
-        if self._handle is None or now - self._drawn_at >= REDRAW_EVERY_S:
+        if self._live and (self._handle is None or now - self._drawn_at >= REDRAW_EVERY_S):
             self.draw(now)
         return written
 
@@ -118,7 +119,8 @@ class NotebookRunner:
         if handle is None:
             handle = display(code_bundle(code, explanation, label, "running…"), raw=True,
                              display_id=True)
-        printed = _LivePrinted()
+        # a terminal shell prints each display: there the printed text is shown once
+        printed = _LivePrinted(live=getattr(self.shell, "kernel", None) is not None)
         outputs: list[Bundle] = []
         shown: list[str] = []
         before = _figure_numbers()

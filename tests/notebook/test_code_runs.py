@@ -83,7 +83,9 @@ def test_in_a_terminal_shell_printing_and_an_unshowable_value_end_only_the_run(
     from nbagent.widgets._code_runs import NotebookRunner
 
     runner = NotebookRunner(ip)  # no capture: a terminal shell prints displays to stdout
-    printed = runner.run("for i in range(3):\n    print('tick', i)", {}, "agent run 1")
+    with capture_output() as captured:
+        printed = runner.run("for i in range(3):\n    print('tick', i)", {}, "agent run 1")
     assert printed.status == "ok" and "tick 2" in printed.text
+    assert [o.get("text/plain") for o in shown(captured)].count("tick 0\ntick 1\ntick 2\n") == 1
     odd = runner.run("Unshowable()", {"Unshowable": Unshowable}, "agent run 2")
     assert odd.status == "ok"  # its display failed; the run did not
