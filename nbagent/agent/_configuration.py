@@ -26,7 +26,8 @@ class Configuration:
         if self._fixed is not None:
             if not self.overrides:
                 return self._fixed
-            return Settings(**{**self._fixed.model_dump(), **self.overrides})
+            # no environment: the fixed settings and the overrides (built once per change)
+            return Settings.from_env({}, overrides={**self._fixed.model_dump(), **self.overrides})
         return Settings.from_env(overrides=self.overrides)
 
     def override(self, changes: dict[str, Any]) -> dict[str, Any]:

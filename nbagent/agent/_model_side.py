@@ -64,6 +64,7 @@ class AgentModel:
         self._request_count: tuple[Any, int] = (None, 0)
         # what the current model's server said of its window (asked at a chat's start)
         self._served: tuple[ChatModel, ServerWindow | None] | None = None
+        self._window: tuple[ChatModel, Settings, Any, WindowInfo] | None = None
 
     def settings(self) -> Settings:
         return self._agent.settings()
@@ -76,9 +77,25 @@ class AgentModel:
         local server said (`probe`), else a conservative window for a local server that
         says none (source "assumed", never the cloud default), else litellm and the table."""
         model = self._agent.model
-        window, source = model.context_window, None
         served = self._served[1] if self._served is not None and \
             self._served[0] is model else None
+        settings = self.settings()
+        # computed once per change of what decides it: the model object and what it says
+        # of itself, its server's answer, the settings (the same object until they change)
+        # and the learned limit; a turn asks for the window a few dozen times
+        options = getattr(model, "options", None)  # Ollama's num_ctx decides its window
+        key = (model.context_window, model.max_output, served, learned,
+               repr(options) if options else None)
+        if self._window is not None and self._window[0] is model and \
+                self._window[1] is settings and self._window[2] == key:
+            return self._window[3]
+        info = self._resolve(model, served, settings, learned)
+        self._window = (model, settings, key, info)
+        return info
+
+    def _resolve(self, model: ChatModel, served: ServerWindow | None, settings: Settings,
+                 learned: int | None) -> WindowInfo:
+        window, source = model.context_window, None
         assumed = None
         asked = model.options.get("num_ctx") if isinstance(model, LiteLLMModel) and \
             model.name.startswith("ollama") else None
@@ -93,7 +110,7 @@ class AgentModel:
         elif window is None and self._local_runtime(model):
             assumed = (UNKNOWN_LOCAL_WINDOW, "a local server that reports no window (set "
                        "NBAGENT_MAX_CONTEXT_TOKENS)")
-        return resolve_window(model.name, settings=self.settings(), model_info=model_info,
+        return resolve_window(model.name, settings=settings, model_info=model_info,
                               reported=(window, model.max_output), learned=learned,
                               reported_source=source, assumed=assumed)
 

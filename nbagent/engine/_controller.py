@@ -78,6 +78,7 @@ class CompactionController:
         self.model: ModelQuestions = model if model is not None else Standalone(
             summarize, window, summarizer_window, settings, self.tracker)
         self._failures = 0
+        self._limits: tuple[WindowInfo, EngineSettings, Thresholds] | None = None
         self._undo: tuple[list[Message], int, int, Decision] | None = None
         self.decisions: deque[Decision] = deque(maxlen=100)  # the archive keeps them all
 
@@ -100,7 +101,13 @@ class CompactionController:
         return self.model.summarizer()[1]
 
     def thresholds(self) -> Thresholds:
-        return thresholds(self.window(), settings=self.settings())
+        window, settings = self.window(), self.settings()
+        # computed once per change: the answers are the same objects until the window or
+        # the settings change (the session and `EngineSettings.from_env` keep them)
+        if self._limits is None or self._limits[0] is not window or \
+                self._limits[1] is not settings:
+            self._limits = (window, settings, thresholds(window, settings=settings))
+        return self._limits[2]
 
     def count(self, history: History) -> int:
         return self.model.count(history)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Mapping
-from typing import Any, Self
+from typing import Any, Self, cast
 
 from pydantic import (
     BaseModel,
@@ -28,6 +28,8 @@ from pydantic import (
 from ._exceptions import ConfigWarning
 
 ENV_PREFIX = "NBAGENT_"
+_KEEP = 16  # settings built lately, by what they were built from (oldest dropped first)
+_BUILT: dict[Any, EngineSettings] = {}
 
 
 class EngineSettings(BaseModel):
@@ -107,10 +109,29 @@ class EngineSettings(BaseModel):
             if raw is not None and (raw.strip() or name == "disable_compact"):
                 values[name] = raw.strip()
         values.update(overrides or {})
+        # Built once per change of what it is built from: reading the variables is cheap,
+        # validating ~40 fields is not, and one turn reads the settings dozens of times.
+        # The same object comes back until a variable or an override changes, so a cache
+        # keyed on it (the window, the thresholds) knows when to recompute.
+        try:
+            key: Any = (cls, tuple(sorted(values.items())))
+            hash(key)
+        except TypeError:  # an override that cannot be a key: built each time
+            key = None
+        built = _BUILT.get(key) if key is not None else None
+        if built is not None:
+            return cast(Self, built)
+        warned = False
         while True:
             try:
-                return cls(**values)
+                made = cls(**values)
+                if key is not None and not warned:  # a bad value warns again next time
+                    if len(_BUILT) >= _KEEP:
+                        _BUILT.pop(next(iter(_BUILT)))
+                    _BUILT[key] = made
+                return made
             except ValidationError as error:
+                warned = True
                 for problem in error.errors():
                     name = str(problem["loc"][0])
                     warnings.warn(

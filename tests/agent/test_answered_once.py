@@ -1,0 +1,108 @@
+"""Each question answered once per change: in one chat turn with one tool round the
+settings are built, the window resolved, the thresholds computed and the tool schemas
+listed at most once — and a change of what they depend on (an override, an environment
+variable, a learned limit, a new tool) is seen at the next question. Counted with the
+interpreter's profiler hook (no patching): before this, one such turn built the settings
+33 times, resolved the window 20 times and computed the thresholds 12 times."""
+
+from __future__ import annotations
+
+import collections
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import CodeType, FrameType
+from typing import Any
+
+import pydantic
+import pytest
+
+import nbagent
+from nbagent.agent import _toolbox
+from nbagent.engine import _thresholds, _window
+from nbagent.engine._settings import EngineSettings
+from nbagent.testing import ScriptedModel, calls, reply
+
+WATCHED: dict[CodeType, str] = {
+    _window.resolve_window.__code__: "window",
+    _thresholds.thresholds.__code__: "thresholds",
+    _toolbox.Toolbox._gather.__code__: "schemas",
+    pydantic.BaseModel.__init__.__code__: "settings",
+}
+
+
+@contextmanager
+def counted() -> Iterator[collections.Counter[str]]:
+    hits: collections.Counter[str] = collections.Counter()
+
+    def hook(frame: FrameType, event: str, arg: Any) -> None:
+        name = WATCHED.get(frame.f_code) if event == "call" else None
+        if name == "settings" and not isinstance(frame.f_locals.get("self"), EngineSettings):
+            return
+        if name is not None:
+            hits[name] += 1
+
+    sys.setprofile(hook)
+    threading.setprofile(hook)
+    try:
+        yield hits
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+
+
+def add_one(x: int) -> str:
+    """Add one to x."""
+    return str(x + 1)
+
+
+def agent_with(*steps: Any) -> nbagent.Agent:
+    return nbagent.Agent(model=ScriptedModel(list(steps)), tools=[add_one], archive=False,
+                         namespace={})
+
+
+def test_one_turn_with_a_tool_round_answers_each_question_at_most_once() -> None:
+    agent_with(reply("warm")).chat("hi")  # imports (litellm's among them) outside the count
+    agent = agent_with(calls(("add_one", {"x": 1})), reply("2"))
+    with counted() as hits:
+        result = agent.chat("add one to 1")
+    assert result.text == "2"
+    assert hits["settings"] <= 1 and hits["window"] <= 1 and hits["thresholds"] <= 1
+    assert hits["schemas"] == 0  # the tools did not change
+
+
+def test_a_change_is_seen_at_the_next_question(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NBAGENT_MAX_CONTEXT_TOKENS", raising=False)
+    agent = agent_with(reply("ok"), reply("ok"))
+
+    def window() -> int:
+        return agent.context_state().thresholds.window.raw_window
+
+    before = window()
+    agent.configure(max_context_tokens=9_000)  # an override
+    assert window() == 9_000 != before
+    agent = agent_with(reply("ok"))
+    monkeypatch.setenv("NBAGENT_MAX_CONTEXT_TOKENS", "12000")  # the environment, mid-session
+    assert window() == 12_000
+    agent.session.learn_window(10_000)  # a limit the provider stated
+    assert window() == 10_000
+    assert agent.session.controller.thresholds().window.raw_window == 10_000
+
+    def double(x: int) -> str:
+        """Double x."""
+        return str(2 * x)
+
+    agent.add_tool(double)  # a new tool: the schemas sent with the next request have it
+    names = [s["function"]["name"] for s in agent.tool_schemas()]
+    assert "double" in names and "add_one" in names
+
+
+def test_settings_are_one_object_until_a_variable_changes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NBAGENT_KEEP_RECENT_TURNS", "4")
+    first = nbagent.Settings.from_env()
+    assert nbagent.Settings.from_env() is first
+    monkeypatch.setenv("NBAGENT_KEEP_RECENT_TURNS", "5")
+    assert nbagent.Settings.from_env() is not first
+    assert nbagent.Settings.from_env().keep_recent_turns == 5
