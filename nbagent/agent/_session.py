@@ -87,7 +87,7 @@ class Session:
         data_dir: Path | None = None,
     ) -> None:
         self.id = session_id or _archive.new_session_id()
-        self.model = model
+        self.answers = model  # the agent's answers about its chat model (not a model)
         self.events = EventStream()
         self.tracker = TokenTracker(model.count_text())
         self.history = History([{"role": "system", "content": system}],
@@ -111,21 +111,21 @@ class Session:
     # -- the model questions (what the controller asks) ----------------------------------
 
     def settings(self) -> Settings:
-        return self.model.settings()
+        return self.answers.settings()
 
     def window(self) -> WindowInfo:
         """The window this session's requests must fit: the model's, or the limit the
         provider stated (source "learned")."""
-        return self.model.resolve_window(self.learned_window)
+        return self.answers.resolve_window(self.learned_window)
 
     def count(self, history: History) -> int:
-        return self.model.count(history, self.tracker)
+        return self.answers.count(history, self.tracker)
 
     def summarizer(self) -> tuple[Summarizer | None, int | None]:
-        return self.model.summarizer(self.learned_window)
+        return self.answers.summarizer(self.learned_window)
 
     def refresh(self, messages: list[Message]) -> list[Message]:
-        return self.model.refresh(messages)
+        return self.answers.refresh(messages)
 
     # -- the archive ---------------------------------------------------------------------
 
@@ -159,7 +159,7 @@ class Session:
         self.archive = archive
         self.store.loader = archive.output
         archive.snapshot = self.snapshot
-        archive.write_session(self.model.name(), self.id)
+        archive.write_session(self.answers.name(), self.id)
         return archive
 
     def snapshot(self, fresh: bool) -> list[tuple[str, dict[str, Any]]]:
@@ -168,7 +168,7 @@ class Session:
         rewrite; then the cells' exchanges and the outputs still in memory."""
         messages = self.history.messages
         records: list[tuple[str, dict[str, Any]]] = [
-            ("session", {"model": self.model.name(), "id": self.id})]
+            ("session", {"model": self.answers.name(), "id": self.id})]
         records += ([("message", {"message": m}) for m in messages] if fresh
                     else [("rewrite", {"messages": messages})])
         for key, first in self._exchanges.items():
@@ -302,7 +302,7 @@ class Session:
         """The agent switched models: forget the old one's stated limit and count with the
         new one's tokenizer from now on (every message once)."""
         self.learned_window = None
-        count_text = self.model.count_text()
+        count_text = self.answers.count_text()
         if count_text is not self.tracker.count_text:
             self.tracker.use_counter(count_text)
             self.history.recount(self.tracker.count_message)

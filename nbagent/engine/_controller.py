@@ -75,7 +75,9 @@ class CompactionController:
         if model is not None and (summarize is not None or window != "default"
                                   or summarizer_window is not None or settings is not None):
             raise ValueError(texts.MODEL_OR_ANSWERS)
-        self.model: ModelQuestions = model if model is not None else Standalone(
+        # what it asks about its model (a session, or fixed answers); `.model` elsewhere is
+        # a chat model, so this is `questions`
+        self.questions: ModelQuestions = model if model is not None else Standalone(
             summarize, window, summarizer_window, settings, self.tracker)
         self._failures = 0
         self._limits: tuple[WindowInfo, EngineSettings, Thresholds] | None = None
@@ -85,20 +87,20 @@ class CompactionController:
     # -- state ---------------------------------------------------------------------------
 
     def settings(self) -> EngineSettings:
-        return self.model.settings()
+        return self.questions.settings()
 
     def window(self) -> WindowInfo:
-        return self.model.window()
+        return self.questions.window()
 
     @property
     def summarize(self) -> Summarizer | None:
         """The summarizer compactions call now (asked of the model each time)."""
-        return self.model.summarizer()[0]
+        return self.questions.summarizer()[0]
 
     @property
     def summarizer_window(self) -> int | None:
         """The summarizing model's input window, if known."""
-        return self.model.summarizer()[1]
+        return self.questions.summarizer()[1]
 
     def thresholds(self) -> Thresholds:
         window, settings = self.window(), self.settings()
@@ -110,7 +112,7 @@ class CompactionController:
         return self._limits[2]
 
     def count(self, history: History) -> int:
-        return self.model.count(history)
+        return self.questions.count(history)
 
     def state(self, history: History) -> ContextState:
         """The context state (percent left, level, armed) of `history` right now."""
@@ -210,7 +212,7 @@ class CompactionController:
     # -- machinery -------------------------------------------------------------------------
 
     def _levels(self, trigger: Trigger, limits: Thresholds, **options: Any) -> list[Level]:
-        summarize, summarizer_window = self.model.summarizer()
+        summarize, summarizer_window = self.questions.summarizer()
         return levels_for(trigger, settings=self.settings(), limits=limits,
                           summarize=summarize, summarizer_window=summarizer_window,
                           breaker_open=self.breaker_open, ladder=self.ladder, **options)
@@ -253,7 +255,7 @@ class CompactionController:
                               target=target, standin=self._standin(focus),
                               status=self.events.emit)
             if attempt.levels:  # only after a rewrite: refreshing in place would edit bytes
-                work = self.model.refresh(work)  # already cached (the notebook state block)
+                work = self.questions.refresh(work)  # already cached (the notebook state block)
             check_result(original, work, history)
         except CompactionFailed as failure:
             attempt.reasons.append(failure.reason)
