@@ -262,9 +262,7 @@ class _Turn:
             cut = session.tracker.record_usage(session.history, completion.usage,
                                                model=self.agent.model.name,
                                                tools=self.agent.tool_schemas())
-        session.cost += completion.cost or 0.0
-        session.billing.add(completion.usage, cost=completion.cost,
-                                input_cost=completion.input_cost)
+        session.bill(completion)
         if cut is not None and self._front_cut(cut):
             self.streamed = []
             return None

@@ -45,6 +45,33 @@ class Configured(Protocol):
     def notebook_state(self) -> str | None: ...
 
 
+class SessionModel(Protocol):
+    """What a session asks about the model it chats with (`AgentModel` answers): the
+    session adds its own state (the learned limit, its tracker) and answers the engine's
+    `ModelQuestions` from it. A changed model or setting shows in the next answer."""
+
+    def settings(self) -> Settings: ...
+
+    def name(self) -> str: ...
+
+    def resolve_window(self, learned: int | None) -> WindowInfo:
+        """The model's window, given a limit the provider stated (no I/O)."""
+        ...
+
+    def count(self, history: History, tracker: TokenTracker) -> int:
+        """Tokens `history` occupies in a request, tools included."""
+        ...
+
+    def count_text(self) -> TextCounter | None: ...
+
+    def summarizer(self, learned: int | None) -> tuple[Summarizer | None, int | None]:
+        """The summarizer and its input window (the chat's, `learned` included, when the
+        chat model writes its own summaries)."""
+        ...
+
+    def refresh(self, messages: list[Message]) -> list[Message]: ...
+
+
 class AgentModel:
     """The model questions, answered from an agent's configuration.
 

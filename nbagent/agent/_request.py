@@ -98,7 +98,7 @@ class CacheMemory:
             if boundary is not None:
                 kept[boundary] = chain[boundary]
             kept[len(chain) - 1] = chain[-1]
-            session.cache_marks = kept
+            session.mark_cache(kept)
         return CachePlan(stable=len(messages), prefix_tokens=prefix,
                          boundary=boundary, previous=max(held, default=None),
                          key=f"nbagent-{session.id}", enabled=enabled,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ..engine._controller import CompactionController
 from ..engine._events import (
@@ -24,44 +24,19 @@ from ..engine._events import (
 from ..engine._exceptions import BusyError
 from ..engine._history import History
 from ..engine._thresholds import ContextState
-from ..engine._tokens import TextCounter
 from ..engine._tracker import TokenTracker
 from ..engine._window import WindowInfo
 from ..engine.compaction import Summarizer, pins_of, with_pins
 from ._billing import Billing
+from ._model_side import SessionModel
 from ._settings import Settings
 from .archive import _archive
 from .archive._archive import Archive, Replay
 from .archive._kinds import BY_EVENT
+from .models._llm import Completion
 from .tools._tool import OutputStore
 
 Message = dict[str, Any]
-
-
-class SessionModel(Protocol):
-    """What a session asks about the model it chats with: one object (the agent's),
-    asked each time, so a changed model or setting takes effect at once."""
-
-    def settings(self) -> Settings: ...
-
-    def name(self) -> str: ...
-
-    def resolve_window(self, learned: int | None) -> WindowInfo:
-        """The model's window, given a limit the provider stated (no I/O)."""
-        ...
-
-    def count(self, history: History, tracker: TokenTracker) -> int:
-        """Tokens `history` occupies in a request, tools included."""
-        ...
-
-    def count_text(self) -> TextCounter | None: ...
-
-    def summarizer(self, learned: int | None) -> tuple[Summarizer | None, int | None]:
-        """The summarizer and its input window (the chat's, `learned` included, when the
-        chat model writes its own summaries)."""
-        ...
-
-    def refresh(self, messages: list[Message]) -> list[Message]: ...
 
 
 class Session:
@@ -307,6 +282,17 @@ class Session:
             self.tracker.use_counter(count_text)
             self.history.recount(self.tracker.count_message)
         self.announce_state()
+
+    def bill(self, completion: Completion) -> None:
+        """Add what one chat request was billed (its usage and cost) to this session's."""
+        self.cost += completion.cost or 0.0
+        self.billing.add(completion.usage, cost=completion.cost,
+                         input_cost=completion.input_cost)
+
+    def mark_cache(self, marks: dict[int, str]) -> None:
+        """The cache breakpoints the next request sends (index → prefix digest), kept so
+        the request after it can tell which of them still hold."""
+        self.cache_marks = marks
 
     def learn_window(self, limit: int | None) -> None:
         """The provider stated its real limit: use it from now on (source "learned")."""

@@ -1,0 +1,43 @@
+"""Session state has one owner: only the session writes its cost, billing, cache marks and
+learned window (others call `bill`, `mark_cache`, `learn_window`), and what the loop bills
+adds up as the provider reported it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import nbagent
+from nbagent import Usage
+from nbagent.testing import ScriptedModel, reply
+
+PACKAGE = Path(nbagent.__file__).parent
+OWNED = {"cost", "billing", "cache_marks", "learned_window", "pins"}
+
+
+def test_only_the_session_writes_its_state() -> None:
+    writes = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "_session.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = (node.targets if isinstance(node, ast.Assign) else
+                       [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign) else [])
+            for target in targets:
+                if isinstance(target, ast.Attribute) and target.attr in OWNED and \
+                        "session" in ast.unparse(target.value):
+                    writes.append(f"{path.relative_to(PACKAGE)}:{node.lineno} "
+                                  f"{ast.unparse(target)}")
+    assert writes == []
+
+
+def test_a_turn_bills_what_the_provider_reported() -> None:
+    usage = Usage(input_tokens=120, output_tokens=8)
+    agent = nbagent.Agent(model=ScriptedModel([reply("one", usage=usage, cost=0.25),
+                                               reply("two", usage=usage, cost=0.5)]),
+                          builtin_tools=False, archive=False, namespace={})
+    agent.chat("first")
+    agent.chat("second")
+    billing = agent.session.billing
+    assert agent.session.cost == 0.75 and billing.requests == 2
+    assert billing.output_tokens == 16 and billing.prompt_tokens == 240
