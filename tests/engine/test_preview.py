@@ -6,9 +6,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from nbagent import CompactionController, History, Settings
+from nbagent import CompactionController, History, Preview, Settings
 from nbagent.compaction import with_pins
-from nbagent.engine._preview import Preview
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import session, tool_round
 

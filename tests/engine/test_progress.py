@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from nbagent import CompactionController, History, Settings
-from nbagent.engine._events import CompactionUndone, Status
+from nbagent.events import CompactionUndone, Status
 from nbagent.providers import parse_token_limits
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import session, tool_round

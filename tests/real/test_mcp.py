@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from nbagent.agent.mcp._servers import McpServers
+from nbagent.mcp import McpServers
 from nbagent.testing import ScriptedModel, calls, reply
 from tests.agent.mcp.servers.launch import DEMO, alive, stdio_spec, wait_gone
 from tests.helpers import make_agent, tool_results
@@ -181,7 +181,7 @@ def test_processes_stop_at_interpreter_exit_and_when_the_python_process_is_kille
     script.write_text(textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {str(DEMO.parents[4])!r})
-        from nbagent.agent.mcp._servers import McpServers
+        from nbagent.mcp import McpServers
         from tests.agent.mcp.servers.launch import stdio_spec
         servers = McpServers({{"demo": stdio_spec()}})
         print(servers.call("demo", "pid", {{}})[0], flush=True)
@@ -218,7 +218,7 @@ def test_a_kernel_restart_leaves_no_server_process() -> None:
     try:
         client.wait_for_ready(timeout=60)
         client.execute_interactive(textwrap.dedent("""
-            from nbagent.agent.mcp._servers import McpServers
+            from nbagent.mcp import McpServers
             from tests.agent.mcp.servers.launch import stdio_spec
             servers = McpServers({"demo": stdio_spec()})
             print(servers.call("demo", "pid", {})[0])
@@ -230,7 +230,7 @@ def test_a_kernel_restart_leaves_no_server_process() -> None:
         outputs.clear()
         client.wait_for_ready(timeout=60)
         client.execute_interactive(
-            "from nbagent.agent.mcp._servers import McpServers\n"
+            "from nbagent.mcp import McpServers\n"
             "from tests.agent.mcp.servers.launch import stdio_spec\n"
             "servers = McpServers({'demo': stdio_spec()})\n"
             "print(servers.call('demo', 'pid', {})[0])", output_hook=keep, timeout=120)

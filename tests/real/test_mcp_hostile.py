@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from nbagent import Agent
-from nbagent.agent.mcp._servers import McpServers
 from nbagent.approval import Approval
+from nbagent.mcp import McpServers
 from nbagent.testing import ScriptedModel, calls, reply
 from tests.agent.mcp.servers.launch import DEMO
 
@@ -131,7 +131,7 @@ def test_a_server_that_never_answers_its_handshake_prints_nothing(tmp_path: Path
     script.write_text(textwrap.dedent(f"""
         import gc, sys
         sys.path.insert(0, {str(DEMO.parents[4])!r})
-        from nbagent.agent.mcp._servers import McpServers
+        from nbagent.mcp import McpServers
         servers = McpServers({{"s": {{"command": sys.executable, "args": [{str(HOSTILE)!r}],
                                       "env": {{"HOSTILE_SILENT": "1"}}}}}},
                              start_timeout=3, on_status=print)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from nbagent.agent.mcp._servers import McpServers
+from nbagent.mcp import McpServers
 from nbagent.testing import ScriptedModel, calls, reply
 from tests.agent.mcp.servers.launch import DEMO, free_port, http_demo, listening
 from tests.helpers import make_agent, tool_results
