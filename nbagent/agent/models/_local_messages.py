@@ -13,8 +13,8 @@ Message = dict[str, Any]
 
 def adapt_messages(messages: list[Message]) -> list[Message]:
     """What llama.cpp's chat templates can render: a string `content` on every assistant
-    message, and no `tool` messages (chatml-function-calling renders none), so a tool
-    result is sent as a user message naming the tool it came from."""
+    message, and no `tool` messages (a GGUF's ChatML template knows only system, user and
+    assistant), so a tool result is sent as a user message naming the tool it came from."""
     names = {call["id"]: call["function"]["name"] for m in messages if m["role"] == "assistant"
              for call in m.get("tool_calls") or ()}
     adapted = []
