@@ -7,27 +7,11 @@ prints, so it never carries a control sequence (`terminal_text`).
 from __future__ import annotations
 
 import html
-import re
+
+from nbagent.text import terminal_text as terminal_text  # the lines below and their users
 
 Bundle = dict[str, str]
 CUT = "… [cut]"
-
-# Whole escape sequences first (so their parameters go with them), then any other control.
-_SEQUENCES = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]?"  # CSI: colours, cursor moves, erase, queries
-    r"|\x1b[\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC (titles, links), DCS, SOS, PM, APC
-    r"|\x1b[ -/]*[0-~]?"  # every other escape (charset switches, keypad modes, resets)
-)
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
-
-
-def terminal_text(text: str) -> str:
-    """`text` with no control sequence left (ANSI CSI and OSC, other escapes, C0 and C1
-    controls but newline and tab; a carriage return ending a line is kept as the newline):
-    text from outside printed in a terminal can neither restyle it, move its cursor,
-    retitle the window, plant a link nor overwrite what was printed before."""
-    text = text.replace("\r\n", "\n")
-    return _CONTROLS.sub("", _SEQUENCES.sub("", text))
 
 
 def inert(bundle: Bundle) -> Bundle:

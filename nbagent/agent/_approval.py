@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._inert_text import strip_hidden
+
 Scope = tuple[str, ...]
 MAX_SHOWN = 2_000  # characters of the details shown in a question
 
@@ -55,8 +57,10 @@ class ApprovalRequest:
         shown = self.details if isinstance(self.details, str) else _as_json(self.details)
         if len(shown) > MAX_SHOWN:
             shown = shown[:MAX_SHOWN] + f"… ({len(shown):,} characters)"
-        return (f"nbagent: the model wants to {self.action} {self.subject} ({self.source}) "
-                f"with:\n  {shown}\nAllow? {ANSWERS}: ")
+        # Every part came from outside (a server's names, the model's arguments): the
+        # question is printed in a terminal too, so none may carry a control sequence.
+        return strip_hidden(f"nbagent: the model wants to {self.action} {self.subject} "
+                            f"({self.source}) with:\n  {shown}\nAllow? {ANSWERS}: ")
 
 
 @dataclass(frozen=True)

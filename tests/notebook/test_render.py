@@ -210,7 +210,7 @@ def test_only_http_mailto_and_relative_links(url: str, allowed: bool) -> None:
     ("\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\", "click"),
     ("over\rwrite", "overwrite"),
     ("line\r\nnext", "line\nnext"),
-    ("csi\x9b2J8-bit", "csi2J8-bit"),
+    ("csi\x9b2J8-bit", "csi8-bit"),  # the 8-bit CSI goes whole, as the 7-bit one
     ("bell\x07 back\x08space del\x7f", "bell backspace del"),
     ("keep\ttabs\nand lines", "keep\ttabs\nand lines"),
     ("\x1bPdcs string\x1b\\after", "after"),

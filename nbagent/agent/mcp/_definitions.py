@@ -10,35 +10,14 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
+
+from .._inert_text import strip_hidden
 
 MAX_DESCRIPTION = 2_000  # characters of a tool's description the model reads
 MAX_SCHEMA = 12_000  # characters of one tool's input schema (as JSON)
 MAX_SERVER = 60_000  # characters of all one server's offered tools (~15,000 tokens)
-# Format (Cf), control (Cc), private-use and surrogate characters hide text from a
-# reader while the model still reads it (zero-width spaces, bidi overrides, Unicode tag
-# characters); variation selectors and Hangul fillers do the same. Tabs and line ends stay.
-_HIDDEN_CATEGORIES = {"Cc", "Cf", "Co", "Cs"}
-_ALSO_HIDDEN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef\u115f\u1160\u3164\uffa0]")
-_KEPT = {"\t", "\n", "\r"}
-# A terminal escape sequence goes whole (CSI, OSC, DCS and the other strings, two-byte
-# escapes), not only its ESC: "[2J" left behind would still be an instruction's remnant.
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?"
-                      r"|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
-
-
-def strip_hidden(text: str) -> str:
-    """`text` without invisible and control characters, and without terminal escape
-    sequences (tabs and line ends are kept)."""
-    if text.isascii() and text.isprintable():
-        return text
-    text = _ESCAPES.sub("", text)
-    kept = "".join(ch for ch in text
-                   if ch in _KEPT or unicodedata.category(ch) not in _HIDDEN_CATEGORIES)
-    return _ALSO_HIDDEN.sub("", kept)
 
 
 def _clean(value: Any) -> Any:

@@ -28,7 +28,7 @@ def tool(name: str = "t", description: str = "Does it.", schema: dict[str, Any] 
                       input_schema=schema if schema is not None else OBJECT, **extra)
 
 
-@pytest.mark.parametrize("hidden", ["\u200b", "\u200e", "\u202e", "\u2066", "\ufeff", "\x1b",
+@pytest.mark.parametrize("hidden", ["\u200b", "\u200e", "\u202e", "\u2066", "\ufeff", "\x1b[0m",
                                     "\x07", "\U000e0041", "\ufe0f", "\ue000", "\u3164"],
                          ids=["zwsp", "lrm", "rlo", "lri", "bom", "esc", "bel", "tag",
                               "variation", "private", "filler"])

@@ -1,0 +1,51 @@
+"""Text from outside made inert: one answer (nbagent.text) for the MCP definitions, the
+approval question and the notebook's text/plain."""
+
+from __future__ import annotations
+
+import pytest
+
+from nbagent.approval import ApprovalRequest
+from nbagent.text import strip_hidden, terminal_text
+
+CONTROLLED = [
+    ("\x1b[31mred\x1b[0m", "red"),
+    ("a\x1b[2Jb", "ab"),  # erase screen: the whole sequence, not only its ESC
+    ("\x9b2Jx", "x"),  # the 8-bit CSI
+    ("\x1b]0;title\x07tail", "tail"),  # OSC retitling the window
+    ("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "link"),  # OSC 8 hyperlink
+    ("\x9d0;title\x9cz", "z"),  # 8-bit OSC with its 8-bit terminator
+    ("\x1bPq#0;2;0;0;0\x1b\\after", "after"),  # DCS (sixel)
+    ("\x1b(0lqk", "lqk"),  # charset switch
+    ("bell\x07 back\x08space", "bell backspace"),
+    ("over\rwrite", "overwrite"),  # a lone carriage return cannot overwrite a line
+    ("line\r\nnext\ttab", "line\nnext\ttab"),
+]
+
+
+@pytest.mark.parametrize(("raw", "shown"), CONTROLLED, ids=[repr(r)[:24] for r, _ in CONTROLLED])
+def test_terminal_text_leaves_no_control_sequence(raw: str, shown: str) -> None:
+    assert terminal_text(raw) == shown
+
+
+def test_ordinary_text_is_kept_exactly() -> None:
+    text = "Größe ≤ 3 · 価格 — naïve café 🙂\n\tdf['a'] < 5 & x"
+    assert terminal_text(text) == text and strip_hidden(text) == text
+
+
+@pytest.mark.parametrize("hidden", ["\u200b", "\u200e", "\u202e", "\u2066", "\ufeff",
+                                    "\U000e0041", "\ufe0f", "\ue000"],
+                         ids=["zwsp", "lrm", "rlo", "lri", "bom", "tag", "vs16", "private"])
+def test_strip_hidden_takes_out_what_a_reader_cannot_see(hidden: str) -> None:
+    assert strip_hidden(f"send{hidden} the{hidden}{hidden} file") == "send the file"
+    assert terminal_text(f"a{hidden}b") == f"a{hidden}b"  # a terminal shows it harmlessly
+
+
+def test_the_approval_question_carries_no_control_sequence() -> None:
+    request = ApprovalRequest(action="call", subject="tool \x1b]0;pwned\x07x\u200e",
+                              source="server\x1b[2J", details={"to": "a\x9b2Jb\x85"}, scopes=())
+    question = request.question()
+    assert not any(ord(ch) < 32 and ch not in "\n\t" or 0x7f <= ord(ch) <= 0x9f
+                   for ch in question)
+    assert "pwned" not in question and "\u200e" not in question
+    assert "tool x" in question and "server" in question and '"ab"' in question
