@@ -119,6 +119,23 @@ def notebook7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Notebook7]:
             server.kill()
 
 
+def run(page: Any, index: int, *, wait: bool = True) -> Any:
+    """test_browser's run_cell, after scrolling the cell into view first: once in six runs
+    Notebook 7 redrew a cell while run_cell scrolled to it ("not attached to the DOM"), and
+    a scroll, unlike a second Ctrl+Enter, is safe to try again."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    for attempt in range(3):
+        try:
+            page.locator(CELL).nth(index).scroll_into_view_if_needed(timeout=15_000)
+            break
+        except PlaywrightError:
+            if attempt == 2:
+                raise
+            page.wait_for_timeout(500)
+    return run_cell(page, index, wait=wait)
+
+
 def story(page: Any, index: int) -> dict[str, Any]:
     """What one chat cell shows: its non-empty outputs' texts, the reply's emphasised word,
     the tool lines, the meter lines and any waiting line."""
@@ -172,7 +189,7 @@ def test_two_chats_tell_one_story_in_notebook7_and_keep_it_after_reload(
     at_turn_end: dict[int, dict[str, Any]] = {}
     moved = ""
     for index in range(len(CELLS)):
-        run_cell(page, index)
+        run(page, index)
         if index in CHATS:
             at_turn_end[index] = story(page, index)
         if index == 4:  # the chat from Python moved the first chat's line, still the newest
@@ -214,9 +231,9 @@ def test_a_hostile_reply_runs_no_script_in_notebook7(
              CONTROL, "%%chat\nsummarise the report")
     page = open_notebook(browser, notebook7, path.name, "")
     for index in range(3):
-        run_cell(page, index)
+        run(page, index)
     page.wait_for_function("() => window.__control === 1", timeout=WAIT_MS)  # handlers run
-    run_cell(page, 3, wait=False)
+    run(page, 3, wait=False)
     flags: list[Any] = []
     deadline = time.monotonic() + WAIT_MS / 1000
     while "[*]" in page.locator(CELL).nth(3).locator(".jp-InputPrompt").inner_text() and (
