@@ -1,9 +1,17 @@
-"""Fakes that ship with nbagent, for your tests and ours: `ScriptedModel` and
-`ScriptedSummarizer` replay a script and record every call (same interface as the model
-seam). Re-exported from the agent's models folder."""
+"""Fakes and readers that ship with nbagent, for your tests and ours.
+
+Fakes: `ScriptedModel` and `ScriptedSummarizer` replay a script and record every call
+(same interface as the model seam); `Standalone` gives a `CompactionController` fixed
+answers about its model (a window, settings, a summarizer).
+Readers, to assert on what nbagent wrote: what a compaction left in a history (a summary,
+a session-memory block, a snipped tool result, a plain user message, the floor a block
+carries) and what a session archive holds (its records, the session it replays to,
+recall over it). Re-exported from the rooms where each lives.
+"""
 
 from __future__ import annotations
 
+from .agent.archive._archive import Archive, read_records, recall, replay
 from .agent.models._scripted import (
     ModelStep,
     ProviderError,
@@ -15,15 +23,38 @@ from .agent.models._scripted import (
     provider_error,
     reply,
 )
+from .engine._markers import (
+    MEMORY_HEADER,
+    SUMMARY_HEADER,
+    is_memory,
+    is_plain_user,
+    is_snipped,
+    is_summary,
+)
+from .engine._questions import Standalone
+from .engine.compaction._floor import kept_floor, parse_floor
 
 __all__ = [
+    "MEMORY_HEADER",
+    "SUMMARY_HEADER",
+    "Archive",
     "ModelStep",
     "ProviderError",
     "ScriptedModel",
     "ScriptedSummarizer",
+    "Standalone",
     "Step",
     "calls",
+    "is_memory",
+    "is_plain_user",
+    "is_snipped",
+    "is_summary",
+    "kept_floor",
     "offline_analyst",
+    "parse_floor",
     "provider_error",
+    "read_records",
+    "recall",
+    "replay",
     "reply",
 ]

@@ -8,10 +8,16 @@ from typing import Any
 import pytest
 
 from nbagent import ModelCallError, Settings, Usage, tool, validate_messages
-from nbagent.engine._markers import is_snipped
-from nbagent.engine.compaction._floor import parse_floor
 from nbagent.events import Compacted, ContextChanged, Retrying
-from nbagent.testing import ScriptedModel, ScriptedSummarizer, calls, provider_error, reply
+from nbagent.testing import (
+    ScriptedModel,
+    ScriptedSummarizer,
+    calls,
+    is_snipped,
+    parse_floor,
+    provider_error,
+    reply,
+)
 from tests import helpers
 from tests.helpers import make_agent, nine_sections, tool_results
 

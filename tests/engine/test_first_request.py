@@ -11,11 +11,15 @@ from typing import Any
 
 import pytest
 
-from nbagent import CompactionController, History, Settings
-from nbagent.engine._markers import is_memory, is_plain_user, is_summary
-from nbagent.engine._questions import Standalone
-from nbagent.engine._window import WindowInfo, resolve_window
-from nbagent.engine.compaction._floor import kept_floor, parse_floor
+from nbagent import CompactionController, History, Settings, WindowInfo, resolve_window
+from nbagent.testing import (
+    Standalone,
+    is_memory,
+    is_plain_user,
+    is_summary,
+    kept_floor,
+    parse_floor,
+)
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
 import fidelity  # noqa: E402

@@ -11,10 +11,16 @@ from typing import Any
 import pytest
 
 from nbagent import CompactionController, History, Settings, thresholds
-from nbagent.compaction import Level, LevelResult, context_collapse, levels_for
-from nbagent.engine._ladder import LADDER, Rung, describe_ladder
-from nbagent.engine._markers import MEMORY_HEADER, SUMMARY_HEADER, is_snipped
-from nbagent.testing import ScriptedSummarizer
+from nbagent.compaction import (
+    LADDER,
+    Level,
+    LevelResult,
+    Rung,
+    context_collapse,
+    describe_ladder,
+    levels_for,
+)
+from nbagent.testing import MEMORY_HEADER, SUMMARY_HEADER, ScriptedSummarizer, is_snipped
 from tests.helpers import session
 
 LIMITS = thresholds("local/test", settings=Settings(max_context_tokens=8_192))

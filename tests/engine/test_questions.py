@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from nbagent import CompactionController, History, Settings, WindowInfo
-from nbagent.engine._questions import Standalone
-from nbagent.testing import ScriptedSummarizer
+from nbagent.testing import ScriptedSummarizer, Standalone
 
 
 def test_standalone_answers_resolve_a_model_name_and_read_fixed_settings() -> None:

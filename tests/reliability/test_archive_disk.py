@@ -18,10 +18,8 @@ from typing import Any
 
 import pytest
 
-from nbagent import Agent, Settings
-from nbagent.agent.archive._archive import Archive, read_records, recall, replay
-from nbagent.engine._exceptions import NbagentWarning
-from nbagent.testing import ScriptedModel, reply
+from nbagent import Agent, NbagentWarning, Settings
+from nbagent.testing import Archive, ScriptedModel, read_records, recall, replay, reply
 
 SYSTEM = {"role": "system", "content": "You are careful."}
 
@@ -106,7 +104,7 @@ def test_a_full_disk_keeps_the_archive_valid_and_the_next_write_catches_it_up(
 
 _WRITER = """
 import sys
-from nbagent.agent.archive._archive import Archive
+from nbagent.testing import Archive
 archive = Archive.at(sys.argv[1])
 archive.write_session("scripted", "killed")
 archive.write_message({"role": "system", "content": "You are careful."})

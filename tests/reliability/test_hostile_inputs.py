@@ -13,9 +13,18 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, Settings, tool, validate_messages
-from nbagent.agent.archive._archive import read_records, recall, replay
-from nbagent.engine._markers import is_memory, is_summary
-from nbagent.testing import ScriptedModel, ScriptedSummarizer, Step, calls, reply
+from nbagent.testing import (
+    ScriptedModel,
+    ScriptedSummarizer,
+    Step,
+    calls,
+    is_memory,
+    is_summary,
+    read_records,
+    recall,
+    replay,
+    reply,
+)
 from tests.helpers import nine_sections
 
 WINDOW = 32_768
