@@ -17,7 +17,9 @@ import inspect
 import json
 import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +80,43 @@ def _as_json(value: Any) -> str:
         return repr(value)
 
 
+class _UserClock:
+    """Seconds spent waiting for the user's answer, all questions together. A tool's time
+    limit counts only the tool's own work: a question the user reads for five minutes must
+    not make the call it allows time out (run_tool adds these seconds to its limit)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._total = 0.0
+        self._open: dict[int, tuple[int, float]] = {}  # thread -> (depth, since)
+
+    @contextmanager
+    def waiting(self) -> Iterator[None]:
+        # Re-entrant per thread: Approval.decide asking through ask_with_input counts once.
+        me = threading.get_ident()
+        with self._lock:
+            depth, since = self._open.get(me, (0, time.monotonic()))
+            self._open[me] = (depth + 1, since)
+        try:
+            yield
+        finally:
+            with self._lock:
+                depth, since = self._open.pop(me)
+                if depth > 1:
+                    self._open[me] = (depth - 1, since)
+                else:
+                    self._total += time.monotonic() - since
+
+    def seconds(self) -> float:
+        """Seconds waited so far, the questions still open included."""
+        now = time.monotonic()
+        with self._lock:
+            return self._total + sum(now - since for _, since in self._open.values())
+
+
+USER_CLOCK = _UserClock()
+
+
 def ask_with_input(question: str) -> str:
     """The default way to ask: the builtin `input()` as it is now (a kernel replaces it
     with its front end's prompt while a cell runs). Raises `NoOneToAsk` where no one can
@@ -89,7 +128,8 @@ def ask_with_input(question: str) -> str:
     if inspect.isbuiltin(reader) and (sys.stdin is None or not sys.stdin.isatty()):
         raise NoOneToAsk("no terminal")
     try:
-        return str(reader(question))
+        with USER_CLOCK.waiting():
+            return str(reader(question))
     except (EOFError, NotImplementedError, RuntimeError) as error:
         # StdinNotImplementedError (a NotImplementedError) is ipykernel's "no front end
         # takes input" in a batch run; RuntimeError is input() with sys.stdin lost
@@ -147,7 +187,8 @@ class Approval:
                            "this session asks no one (allow it first)")
         with self._lock:
             try:
-                answer = self.ask(request.question())
+                with USER_CLOCK.waiting():
+                    answer = self.ask(request.question())
             except NoOneToAsk:
                 return Verdict(False, f"{what} was not run: it needs the user's approval and "
                                "no one can answer here (a batch run?); the user can allow it "

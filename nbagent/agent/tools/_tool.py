@@ -11,8 +11,9 @@ import functools
 import inspect
 import json
 import re
+import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ...engine._events import EventStream, OutputStored
 from ...engine._output import cap_output
+from .._approval import USER_CLOCK
 from ._paging import MAX_PAGE_CHARS, PAGE, fitting_prefix
 from ._text import as_text
 
@@ -211,8 +213,7 @@ def run_tool(
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"nbagent-{name}")
     try:
         future = pool.submit(_call_and_show, chosen.function, dict(validated))
-        done, _ = wait([future], timeout=timeout)
-        if not done:  # the thread cannot be killed; the chat moves on without it
+        if not _finished(future, timeout):  # the thread cannot be killed; the chat moves on
             return (f"Error: {name} did not finish within {timeout:g} s and was abandoned.",
                     False, 0)
         failure = future.exception()
@@ -231,6 +232,21 @@ def run_tool(
         store.put(call_id, text)
         return cap_output(text, cap, ref=call_id), True, len(text)
     return text, True, len(text)
+
+
+def _finished(future: Future[str], timeout: float | None) -> bool:
+    """Whether the call ended within `timeout` seconds of its own work: time the user spent
+    answering a question it asked (an approval) is added to the limit."""
+    if timeout is None:
+        wait([future])
+        return True
+    started, asked = time.monotonic(), USER_CLOCK.seconds()
+    while True:
+        left = started + timeout + (USER_CLOCK.seconds() - asked) - time.monotonic()
+        if left <= 0:
+            return future.done()
+        if wait([future], timeout=left).done:
+            return True
 
 
 class _ShowFailed(Exception):
