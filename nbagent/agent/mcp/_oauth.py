@@ -21,10 +21,16 @@ from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from pydantic import AnyUrl
 
+from .._inert_text import strip_hidden
+
 SIGN_IN_TIMEOUT_S = 300.0  # how long a sign-in may take (a person, a browser)
 OPEN_URL: Callable[[str], Any] = webbrowser.open
 _PAGE = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close"
          b"\r\n\r\nnbagent: signed in; you can close this tab.\n")
+
+
+class SignInRefused(RuntimeError):
+    """A server's sign-in address we will not open (not http(s), or hiding characters)."""
 
 
 class MemoryTokens:
@@ -116,6 +122,12 @@ def sign_in(url: str, settings: dict[str, Any],
     waiting = {"now": False}
 
     async def redirect(authorization_url: str) -> None:
+        # The address comes from the server: open only a plain web address (a file: or a
+        # custom scheme would hand the server a program on the user's machine).
+        if (urlparse(authorization_url).scheme.lower() not in ("http", "https")
+                or strip_hidden(authorization_url) != authorization_url):
+            raise SignInRefused("its sign-in address is not a plain http(s) address, so it "
+                                "was not opened")
         waiting["now"] = True
         await callback.listen()  # before the browser can come back
         say(f"needs you to sign in: {authorization_url}")
