@@ -4,14 +4,15 @@ Fakes: `ScriptedModel` and `ScriptedSummarizer` replay a script and record every
 (same interface as the model seam); `Standalone` gives a `CompactionController` fixed
 answers about its model (a window, settings, a summarizer).
 Readers, to assert on what nbagent wrote: what a compaction left in a history (a summary,
-a session-memory block, a snipped tool result, a plain user message, the floor a block
-carries) and what a session archive holds (its records, the session it replays to,
-recall over it). Re-exported from the rooms where each lives.
+a session-memory block, the notebook-state block, a snipped tool result, a plain user
+message, the floor a block carries) and what a session archive holds (where a session's
+file is, its records, the session it replays to, recall over it). Re-exported from the
+rooms where each lives.
 """
 
 from __future__ import annotations
 
-from .agent.archive._archive import Archive, read_records, recall, replay
+from .agent.archive._archive import Archive, read_records, recall, replay, session_path
 from .agent.models._scripted import (
     ModelStep,
     ProviderError,
@@ -25,6 +26,7 @@ from .agent.models._scripted import (
 )
 from .engine._markers import (
     MEMORY_HEADER,
+    STATE_HEADER,
     SUMMARY_HEADER,
     is_memory,
     is_plain_user,
@@ -36,6 +38,7 @@ from .engine.compaction._floor import kept_floor, parse_floor
 
 __all__ = [
     "MEMORY_HEADER",
+    "STATE_HEADER",
     "SUMMARY_HEADER",
     "Archive",
     "ModelStep",
@@ -57,4 +60,5 @@ __all__ = [
     "recall",
     "replay",
     "reply",
+    "session_path",
 ]

@@ -10,11 +10,16 @@ import pytest
 from nbagent import CompactionController, Decision, History, Settings, WindowInfo
 from nbagent.compaction import SummaryReply
 from nbagent.engine._events import Status
-from nbagent.engine._markers import MEMORY_HEADER, STATE_HEADER, SUMMARY_HEADER, is_snipped
 from nbagent.engine._questions import Standalone
 from nbagent.events import Compacted, CompactionStarted, Rewriting
 from nbagent.providers import parse_token_limits
-from nbagent.testing import ScriptedSummarizer
+from nbagent.testing import (
+    MEMORY_HEADER,
+    STATE_HEADER,
+    SUMMARY_HEADER,
+    ScriptedSummarizer,
+    is_snipped,
+)
 from tests.helpers import nine_sections, session, tool_round
 
 MODEL = "local/test"

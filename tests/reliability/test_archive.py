@@ -17,9 +17,19 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, ArchiveError, NbagentError, Settings, tool, validate_messages
-from nbagent.agent.archive._archive import Archive, read_records, recall, replay, session_path
 from nbagent.engine._exceptions import NbagentWarning
-from nbagent.testing import ScriptedModel, ScriptedSummarizer, calls, provider_error, reply
+from nbagent.testing import (
+    Archive,
+    ScriptedModel,
+    ScriptedSummarizer,
+    calls,
+    provider_error,
+    read_records,
+    recall,
+    replay,
+    reply,
+    session_path,
+)
 from tests.helpers import nine_sections
 
 FAKE_KEY = "sk-test-0123456789abcdefghijklmn"

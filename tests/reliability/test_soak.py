@@ -13,8 +13,7 @@ sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
 import soak  # noqa: E402
 
 from nbagent import Agent  # noqa: E402
-from nbagent.agent.archive._archive import read_records, session_path  # noqa: E402
-from nbagent.testing import ScriptedModel  # noqa: E402
+from nbagent.testing import ScriptedModel, read_records, session_path  # noqa: E402
 
 
 @pytest.mark.slow
