@@ -28,7 +28,7 @@ from pydantic import (
 from ._exceptions import ConfigWarning
 
 ENV_PREFIX = "NBAGENT_"
-_KEEP = 16  # settings built lately, by what they were built from (oldest dropped first)
+_KEEP = 16  # settings built lately, by what they were built from (all dropped when full)
 _BUILT: dict[Any, EngineSettings] = {}
 
 
@@ -127,7 +127,7 @@ class EngineSettings(BaseModel):
                 made = cls(**values)
                 if key is not None and not warned:  # a bad value warns again next time
                     if len(_BUILT) >= _KEEP:
-                        _BUILT.pop(next(iter(_BUILT)))
+                        _BUILT.clear()  # one call, safe while another thread reads it
                     _BUILT[key] = made
                 return made
             except ValidationError as error:
