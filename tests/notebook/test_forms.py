@@ -108,27 +108,34 @@ def test_models_lists_what_was_found_with_window_tools_and_the_call(
     assert "as found" not in plain(refreshed)[0]
 
 
-class WarmAgent(Agent):
-    warmed = 0
+class StartableModel(ScriptedModel):
+    """A model with a server of its own to start, as the embedded model has."""
 
-    def warm_up(self) -> bool:
-        WarmAgent.warmed += 1
+    started = 0
+
+    def start_in_background(self) -> bool:
+        StartableModel.started += 1
         return True
 
 
-@pytest.mark.parametrize(("name", "warmed"), [("local/smollm2", 1), ("openai/gpt-4o", 0)],
-                         ids=["embedded", "hosted"])
-def test_loading_the_extension_warms_the_embedded_model_only(name: str, warmed: int) -> None:
+@pytest.mark.parametrize(("model", "started"), [
+    (StartableModel(name="local/smollm2"), 1),
+    (ScriptedModel(name="openai/gpt-4o"), 0),
+], ids=["embedded", "hosted"])
+def test_loading_the_extension_warms_the_embedded_model_only(model: ScriptedModel,
+                                                            started: int) -> None:
+    """%load_ext starts the server of a session's model that has one; a hosted model's
+    session starts nothing."""
     from nbagent.widgets._magics import load
 
     shell = InteractiveShell.instance()
-    WarmAgent.warmed = 0
-    nbagent.set_current(WarmAgent(model=ScriptedModel(name=name), namespace={}, archive=False))
+    StartableModel.started = 0
+    nbagent.set_current(Agent(model=model, namespace={}, archive=False))
     try:
         load(shell)
     finally:
         nbagent.agent._current._current = None
-    assert WarmAgent.warmed == warmed
+    assert StartableModel.started == started
 
 
 def test_a_model_that_cannot_start_does_not_fail_the_load(
