@@ -197,8 +197,9 @@ def table(result: dict[str, Any]) -> str:
         "and a logging task queued per event, and the reply assembled twice at the end "
         "(once for litellm's logging, once by `stream_chunk_builder`). nbagent now reads an "
         "OpenAI-format stream's events itself (`agent/models/_stream.py`, httpx-sse); other "
-        "providers' streams still go through the wrapper. Not in these figures: the notebook's "
-        "display of each piece (widgets/), which this bench does not measure.\n")
+        "providers' streams, and every stream while the user has litellm callbacks "
+        "registered (so they still see it), go through the wrapper. Not in these figures: the "
+        "notebook's display of each piece (widgets/), which this bench does not measure.\n")
 
 
 def main(argv: list[str] | None = None) -> int:

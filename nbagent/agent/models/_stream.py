@@ -4,13 +4,14 @@ read here, in one of two ways:
 - OpenAI's Chat Completions events (litellm hands back the openai SDK's own stream: OpenAI,
   Azure, the OpenAI-compatible servers litellm reaches with that SDK) are read straight
   from the response with httpx-sse — one `json.loads` per event — and assembled once.
-- Any other stream goes through litellm's stream wrapper and `stream_chunk_builder`.
+- Any other stream, or any stream while litellm has callbacks to call, goes through
+  litellm's stream wrapper and `stream_chunk_builder`.
 
 Why the first path exists: litellm's wrapper turns each event into pydantic objects of two
 libraries, queues a logging task per event and assembles the reply twice at the end;
 a ~400-event reply cost ~40× the same reply unstreamed (`bench/turn_cost.py`,
-docs/performance.md). Read directly it costs about what the unstreamed call does. The
-price: litellm's success callbacks do not see such a stream (nbagent registers none).
+docs/performance.md). Read directly it costs about what the unstreamed call does. When
+the user registered litellm callbacks, the wrapper reads every stream, so they see it.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def stream_reply(module: Any, request: dict[str, Any], on_text: Callable[[str], 
     `on_text` as it arrives, and return the whole reply."""
     stream = module.completion(**request, stream=True, stream_options={"include_usage": True})
     raw = getattr(stream, "completion_stream", None)
-    if _is_openai_stream(raw):
+    if _is_openai_stream(raw) and not _logged(module):
         return _read_events(module, stream, raw, on_text)
     chunks: list[Any] = []
     for chunk in stream:
@@ -48,6 +49,13 @@ def stream_reply(module: Any, request: dict[str, Any], on_text: Callable[[str], 
     response = module.stream_chunk_builder(chunks, messages=request["messages"])
     reported = any(getattr(c, "usage", None) is not None for c in getattr(stream, "chunks", chunks))
     return Streamed(response, reported)
+
+
+def _logged(module: Any) -> bool:
+    """Whether the user gave litellm callbacks (Langfuse, a logger of their own): they see
+    a stream only through litellm's wrapper, so the wrapper reads it then."""
+    return any(getattr(module, name, None) for name in (
+        "callbacks", "success_callback", "_async_success_callback"))
 
 
 def _is_openai_stream(raw: Any) -> bool:

@@ -159,3 +159,26 @@ def test_a_streamed_call_costs_at_most_about_twice_the_unstreamed_one(bench_stub
     assert len(pieces) == 9 * 400  # it did stream: every piece shown
     ratio = statistics.median(streamed) / statistics.median(plain)
     assert ratio <= 2.5, f"streamed / unstreamed CPU = {ratio:.1f}"
+
+
+def test_litellm_callbacks_still_see_a_stream(bench_stub: str) -> None:
+    """A user's litellm logger gets the streamed reply: the wrapper reads it then."""
+    from nbagent.agent.models._litellm import litellm
+
+    module = litellm()
+    seen: list[Any] = []
+
+    def logged(kwargs: Any, response: Any, start: Any, end: Any) -> None:
+        seen.append(response)
+
+    module.success_callback = [logged]
+    try:
+        pieces: list[str] = []
+        completion = model_at(bench_stub).send(ASK, [], on_text=pieces.append)
+        deadline = time.monotonic() + 10
+        while not seen and time.monotonic() < deadline:  # litellm logs from a thread
+            time.sleep(0.05)
+    finally:
+        module.success_callback = []
+    assert "".join(pieces) == completion.message["content"] and len(pieces) == 400
+    assert seen and seen[-1].choices[0].message.content == completion.message["content"]
