@@ -26,7 +26,7 @@ from ._settings import Settings
 from .models._llm import ChatModel, Completion, RetryPolicy, call_model, takes_notes
 from .providers._errors import classify_error, is_stop_reason_overflow
 from .providers._limits import parse_token_limits
-from .tools._tool import Tool, run_tool
+from .tools._tool import HandOver, Tool, run_tool
 
 __all__ = ["INTERRUPTED", "ChatResult", "Configured", "repair_reply", "run_chat",
            "with_context"]
@@ -35,7 +35,8 @@ MAX_OVERFLOW_RECOVERIES = 2
 LOOP_WARN_AT = 3  # the third identical call in a row gets a steering note
 INTERRUPTED = texts.INTERRUPTED
 NO_LIMITS: tuple[None, None] = (None, None)  # an overflow that states no numbers
-StopReason = str  # "done", "max_rounds", "loop", "timeout", "blocked", "overflow"
+StopReason = str  # "done", "max_rounds", "loop", "timeout", "blocked", "overflow",
+# "handed_over"
 
 
 @dataclass
@@ -305,11 +306,15 @@ class _Turn:
             output, ok, full = texts.NOT_RUN.format(count=repeats), False, 0
             stop = stop or ("loop", texts.LOOP.format(name=name, count=repeats))
         else:
-            output, ok, full = run_tool(
-                self.agent.tools, name, arguments, call_id=call["id"], store=session.store,
-                default_cap=output_cap(self.settings.tool_output_max_chars,
-                                       session.controller.thresholds().scale),
-                timeout=self.settings.tool_timeout_s)
+            try:
+                output, ok, full = run_tool(
+                    self.agent.tools, name, arguments, call_id=call["id"],
+                    store=session.store, timeout=self.settings.tool_timeout_s,
+                    default_cap=output_cap(self.settings.tool_output_max_chars,
+                                           session.controller.thresholds().scale))
+            except HandOver as handed:  # the user took the work: the turn ends here
+                output, ok, full = handed.result, True, len(handed.result)
+                stop = stop or ("handed_over", texts.HANDED_OVER)
             if repeats == LOOP_WARN_AT:
                 output += texts.STEER.format(name=name)
         session.add({"role": "tool", "tool_call_id": call["id"], "content": output})

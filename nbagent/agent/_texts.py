@@ -47,6 +47,8 @@ FRONT_CUT_RETRY = "the server dropped the front of the prompt; compacting and as
 MAX_ROUNDS = "Stopped after {rounds} rounds of tool calls (NBAGENT_MAX_TOOL_ROUNDS)."
 TIMEOUT = "Stopped after {seconds:g} s (NBAGENT_MAX_CHAT_SECONDS)."
 LOOP = "Stopped: {name} was called {count} times in a row with the same arguments."
+HANDED_OVER = ("The code is in a new cell below, for you to edit and run; the next chat "
+               "sees what it printed.")
 FAILURES = {  # what to tell the user when a model call failed for good, by error kind
     "quota": "{name}: the account's quota or credit is used up ({detail}). Add credit or "
              "choose another model; retrying will not help.",

@@ -149,9 +149,12 @@ def test_ask_cell_proposes_the_code_below_unrun(answering: Any) -> None:
     proposed: list[str] = []
     agent.events.subscribe(lambda e: proposed.append(e.code) if hasattr(e, "code") and
                            type(e).__name__ == "CellProposed" else None)
-    agent.chat("go")
+    result = agent.chat("go")
     assert proposed == ["# set z\nz = 5"] and "z" not in namespace
     assert any(m.get("content") == AS_CELL for m in agent.history.messages)
+    # the turn ends with the hand-over, whatever the model would have said next
+    assert result.stop_reason == "handed_over" and len(model.requests) == 1
+    assert "new cell below" in str(result.stop_message)
 
 
 def test_the_plain_runner_asks_on_stdin_and_nobody_there_is_a_refusal(

@@ -23,6 +23,7 @@ from ._cells import cell_piece, propose
 from ._code_ran import CodeRan
 from ._code_runner import CodeResult, code_runner
 from ._context import ToolContext
+from ._tool import HandOver
 
 TOOL_NAME = "run_code"
 OFF = ("Not run: running code is off (the user's run_code setting). Use propose_cell to "
@@ -32,8 +33,7 @@ NO_ONE = ("Not run: the user must approve code before it runs and no one can ans
 DECLINED = ("Not run: the user declined to run this code. Ask what they want instead, or "
             "propose different code.")
 AS_CELL = ("Not run by you: the user took this code as a new cell below the chat, to edit "
-           "and run themselves. End your turn now with one short sentence; when they chat "
-           "again you will see what the cell printed.")
+           "and run themselves; when they chat again you will see what the cell printed.")
 STOP_WAIT_S = 5.0  # how long a stop waits for the run to end
 INTERRUPTED_ASKING = "Not run: the user interrupted while the question waited."
 OUTPUT_RECORD_CHARS = 4_000  # one output's text in the archive record
@@ -186,7 +186,7 @@ def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
                 return NO_ONE
             if answer == "cell":
                 propose(events, code, explanation)
-                return AS_CELL
+                raise HandOver(AS_CELL)  # the turn ends: the next step is the user's
             if answer == "no":
                 return DECLINED
         result = runner.run(code, context.namespace, label, explanation)

@@ -29,6 +29,17 @@ from ._text import as_text
 # the user's interrupt only. SystemExit, GeneratorExit and any BaseException of the
 # tool's own end only the tool, as an error result the model reads.
 ENDS_THE_TURN = (KeyboardInterrupt,)
+
+
+class HandOver(Exception):  # noqa: N818 -- not an error: the work passes to the user
+    """Raised by a tool whose work passes to the user (code taken as a cell to edit and
+    run): `result` is what the model reads, and the turn ends after this round's calls,
+    whatever the model would have done next."""
+
+    def __init__(self, result: str) -> None:
+        super().__init__(result)
+        self.result = result
+
 _ARG_LINE = re.compile(r"^\s{2,}(\w+)\s*(?:\([^)]*\))?:\s*(.+)$")
 
 
@@ -221,8 +232,8 @@ def run_tool(
         pool.shutdown(wait=False)
     if failure is None:
         text = future.result()
-    elif isinstance(failure, ENDS_THE_TURN):  # the user's interrupt ends the turn
-        raise failure
+    elif isinstance(failure, (*ENDS_THE_TURN, HandOver)):  # the user's interrupt, or a
+        raise failure  # hand-over, ends the turn (the loop gives the calls their results)
     else:
         return _failure_text(name, failure), False, 0
     if chosen.paging:
