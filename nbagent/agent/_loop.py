@@ -197,7 +197,8 @@ class _Turn:
                 parts, fixed, limits.blocking, limits.window.raw_window, state.window_source))
         largest = texts.largest_message(history.messages, preamble, history.message_tokens)
         return self.result("", "blocked", texts.blocked_conversation(
-            state.tokens, limits.effective_window, largest, history.messages))
+            state.tokens, limits.effective_window, largest, history.messages,
+            automatic=limits.auto_compact_enabled))
 
     def _window_ran_out(self, completion: Completion) -> bool:
         """A successful reply whose stop reason (or usage) says the window was exhausted."""

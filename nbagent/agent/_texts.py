@@ -120,8 +120,12 @@ def largest_message(messages: Sequence[dict[str, Any]], start: int,
 _PARTS = {"tool": "a tool output", "assistant": "an assistant message", "user": "a user message"}
 
 
+SHRINK = {True: "automatic compaction could not shrink it",
+          False: "automatic compaction is off (NBAGENT_DISABLE_COMPACT)"}
+
+
 def blocked_conversation(tokens: int, effective: int, largest: tuple[int, int] | None,
-                         messages: Sequence[dict[str, Any]]) -> str:
+                         messages: Sequence[dict[str, Any]], *, automatic: bool = True) -> str:
     cause = ""
     if largest is not None and largest[1] * 3 >= tokens:
         index, size = largest
@@ -129,8 +133,7 @@ def blocked_conversation(tokens: int, effective: int, largest: tuple[int, int] |
         what = _PARTS.get(str(role), f"a {role} message")
         cause = f" The largest part is {what} (message {index}, about {size:,} tokens)."
     return (f"Not sent: the conversation fills {tokens:,} of the {effective:,} tokens this "
-            f"model can take (its effective window), and automatic compaction could not "
-            f"shrink it.{cause} Run "
+            f"model can take (its effective window), and {SHRINK[automatic]}.{cause} Run "
             f"agent.compact() (add what must be kept), {WINDOW_FIX}, or "
             "agent.undo_compaction() to take the last compaction back.")
 

@@ -23,3 +23,20 @@ def test_a_blocked_chat_names_its_largest_part_with_the_right_article() -> None:
     assert not VOWEL_SLIP.search(stop), stop
     assert len(model.requests) == 1  # the second chat was never sent
 
+
+
+def test_a_blocked_chat_says_why_compaction_did_not_help() -> None:
+    """With automatic compaction off, the message says so instead of claiming it failed;
+    with it on, a latest ask too large to shrink (it is always kept whole) is what failed."""
+    stops = {}
+    for off, ask in ((True, "again"), (False, "again and " * 1_200)):
+        model = ScriptedModel([reply("alpha beta gamma " * 600), reply("never sent")])
+        agent = nbagent.new_session(model=model, builtin_tools=False, settings=nbagent.Settings(
+            max_context_tokens=2_048, disable_compact=off))
+        agent.chat("hi")
+        result = agent.chat(ask)
+        assert result.stop_reason == "blocked" and result.text == ""  # never sent
+        stops[off] = result.stop_message or ""
+    assert "automatic compaction is off (NBAGENT_DISABLE_COMPACT)" in stops[True]
+    assert "could not shrink" not in stops[True]
+    assert "automatic compaction could not shrink it" in stops[False]
