@@ -83,7 +83,8 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
     ) -> None:
         self._configuration = Configuration(settings)
         current = self.settings()
-        self.model: ChatModel = self._announced(chat_model(model, current))
+        self.model: ChatModel = self._announced(chat_model(model, current,
+                                                           on_status=self._status_line))
         self.notice: str | None = (NOTICE if model is None and current.model is None
                                    and not current.local_model_path else None)
         self.system = system
@@ -145,14 +146,21 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         """Chat with `model` from now on, in the same session (`"local"`: the embedded one).
         A command: it returns nothing, so a notebook cell ending with it shows no object
         repr (`agent.model` is the model in use)."""
-        self.model = self._announced(chat_model(model, self.settings()))
+        self.model = self._announced(chat_model(model, self.settings(),
+                                                on_status=self._status_line))
         self._answers.model_changed()
         self.session.model_changed()
 
+    def _status_line(self, text: str) -> None:
+        """A model's status line (its server starting, restarted) as an event."""
+        self.events.emit(Status(text))
+
     def _announced(self, model: ChatModel) -> ChatModel:
-        """The embedded model's status lines (its server starting, restarted) go to events."""
-        if isinstance(model, EmbeddedModel):
-            model.on_status = lambda text: self.events.emit(Status(text))
+        """An embedded model built elsewhere (a found GGUF's `model()`, another agent's)
+        gets this agent's status hook: the one place a hook is still assigned, as the
+        caller built it before this agent existed (`chat_model` builds ours with it)."""
+        if isinstance(model, EmbeddedModel) and model.on_status != self._status_line:
+            model.on_status = self._status_line
         return model
 
     @property

@@ -26,16 +26,17 @@ logger = logging.getLogger("nbagent")
 class EmbeddedModel:
     """The embedded model, started on first use or warmed in the background.
 
-    The hook the agent sets: `on_status(text)` receives every status line (the starting
+    `on_status(text)`, given when it is built, receives every status line (the starting
     line with its seconds, renewed about every second; a restart of a server that died).
     """
 
-    def __init__(self, n_ctx: int, max_tokens: int, *, path: str | None = None) -> None:
+    def __init__(self, n_ctx: int, max_tokens: int, *, path: str | None = None,
+                 on_status: Callable[[str], None] | None = None) -> None:
         self.name = LOCAL_MODEL
         self.path = path  # a GGUF of the user's (NBAGENT_LOCAL_MODEL_PATH), else SmolLM2
         self.context_window: int | None = n_ctx
         self.max_output: int | None = max_tokens
-        self.on_status: Callable[[str], None] | None = None  # set by the agent
+        self.on_status = on_status
         self._model: ChatModel | None = None
         self._lock = threading.Lock()
         self._loading: threading.Thread | None = None
@@ -77,9 +78,8 @@ class EmbeddedModel:
         from ._local_server import local_model
 
         assert self.context_window is not None and self.max_output is not None
-        model = local_model(self.context_window, self.max_output, self.path)
-        model.on_status = self._status
-        return model
+        return local_model(self.context_window, self.max_output, self.path,
+                           on_status=self._status)
 
     def _load(self) -> None:
         try:

@@ -236,7 +236,8 @@ class LocalServer:
             except OSError:
                 pass
 
-    def model(self, max_tokens: int = REPLY_TOKENS) -> LocalModel:
+    def model(self, max_tokens: int = REPLY_TOKENS, *,
+              on_status: StatusCallback | None = None) -> LocalModel:
         """The served model as a chat model whose replies stop at `max_tokens` tokens
         (`finish_reason == "length"` says a reply was cut there). Before each request it
         checks this server is alive and restarts it if it died."""
@@ -245,6 +246,7 @@ class LocalServer:
             options={"max_tokens": max_tokens, "timeout": 300, "temperature": 0.0, "seed": 7},
             context_window=self.n_ctx, max_output=max_tokens, counter=self.counter,
             tool_rounds=TOOL_ROUNDS_SMALL if self.bundled else TOOL_ROUNDS, server=self,
+            on_status=on_status,
             skips=SMALL_MODEL_SKIPS if self.bundled else frozenset(),
         )
 
@@ -273,6 +275,8 @@ def server(n_ctx: int = 8192, path: str | Path | None = None) -> LocalServer:
 
 
 def local_model(n_ctx: int = 8192, max_tokens: int = REPLY_TOKENS,
-                path: str | Path | None = None) -> LocalModel:
-    """The embedded model as a chat model, its server started if need be."""
-    return server(n_ctx, path).model(max_tokens)
+                path: str | Path | None = None, *,
+                on_status: StatusCallback | None = None) -> LocalModel:
+    """The embedded model as a chat model, its server started if need be; `on_status`
+    receives its status lines (the server restarted, the prompt being read)."""
+    return server(n_ctx, path).model(max_tokens, on_status=on_status)

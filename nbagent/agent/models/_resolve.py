@@ -22,12 +22,14 @@ def is_local(name: str | None) -> bool:
     return name is None or name in LOCAL_NAMES
 
 
-def chat_model(spec: str | ChatModel | None, settings: Settings) -> ChatModel:
-    """The model object for `spec` (default: `NBAGENT_MODEL`, else the embedded model)."""
+def chat_model(spec: str | ChatModel | None, settings: Settings, *,
+               on_status: Callable[[str], None] | None = None) -> ChatModel:
+    """The model object for `spec` (default: `NBAGENT_MODEL`, else the embedded model,
+    built with `on_status` for its status lines)."""
     chosen = spec if spec is not None else settings.model
     if chosen is None or isinstance(chosen, str) and is_local(chosen):
         return EmbeddedModel(settings.local_n_ctx, settings.local_max_tokens,
-                             path=settings.local_model_path)
+                             path=settings.local_model_path, on_status=on_status)
     return LiteLLMModel(chosen) if isinstance(chosen, str) else chosen
 
 
