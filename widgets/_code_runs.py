@@ -3,7 +3,9 @@
 user's namespace and shows its outputs as the notebook does — printed text (one output,
 head and tail, updated in place while it runs), displayed values (DataFrame tables),
 figures (the inline backend's PNG), errors with their traceback — as ordinary outputs with
-display ids, so a saved notebook keeps them. The model gets the bounded text form.
+display ids, so a saved notebook keeps them. The model gets the bounded text form. Where
+outputs cannot be redrawn (a terminal, a console: `_frontend.updates_in_place`) each thing
+is printed once, and every text/plain shown is control-free (`_bundles.terminal_text`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from nbagent.code import (
     text_form,
 )
 
-from ._bundles import Bundle, terminal_text
+from ._bundles import Bundle, inert, plain_line, terminal_text
+from ._frontend import updates_in_place
 
 REDRAW_EVERY_S = 0.25  # printed text is redrawn at most this often while the code runs
 _NOTES = {"run": "running…", "cell": "not run: it is in a new cell below, for you to run",
@@ -57,8 +60,29 @@ def error_bundle(text: str) -> Bundle:
                          f'white-space:pre-wrap">{html.escape(terminal_text(text))}</pre>'}
 
 
+class _CodeHeader:
+    """The code's output, whose note says what happened to it: redrawn in place where the
+    front end can; elsewhere the code is printed once and each later note is a line of
+    its own (reprinting the code at every change would show it three times)."""
+
+    def __init__(self, code: str, explanation: str, label: str, note: str,
+                 in_place: bool) -> None:
+        self.code, self.explanation, self.label = code, explanation, label
+        self.in_place = in_place
+        self._handle = display(code_bundle(code, explanation, label, note), raw=True,
+                               display_id=in_place or None)
+
+    def update(self, note: str) -> None:
+        if self.in_place:
+            self._handle.update(code_bundle(self.code, self.explanation, self.label, note),
+                                raw=True)
+        else:
+            display(plain_line("nbagent-run-note", f"{self.label} · {note}"), raw=True)
+
+
 class _LivePrinted(BoundedText):
-    """What the code prints, bounded, shown as one output redrawn in place."""
+    """What the code prints, bounded, shown as one output redrawn in place (or, where
+    outputs cannot be redrawn, once at the end); never a control sequence of its own."""
 
     def __init__(self, live: bool = True) -> None:
         super().__init__()
@@ -80,7 +104,7 @@ class _LivePrinted(BoundedText):
     def draw(self, now: float | None = None) -> None:
         if not self.total:
             return
-        bundle = {"text/plain": self.text()}
+        bundle = {"text/plain": terminal_text(self.text())}
         self._drawn_at = time.monotonic() if now is None else now
         self._drawing = True
         try:
@@ -97,48 +121,47 @@ class NotebookRunner:
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell
-        self._asked: dict[str, Any] = {}  # label -> the code's display, shown by `ask`
+        self._asked: dict[str, _CodeHeader] = {}  # label -> the code shown by `ask`
 
     def ask(self, code: str, explanation: str, label: str) -> Answer | None:
-        handle = display(code_bundle(code, explanation, label, "waiting for your answer "
-                                     "below"), raw=True, display_id=True)
+        header = _CodeHeader(code, explanation, label, "waiting for your answer below",
+                             updates_in_place(self.shell))
         try:
             answer = ask_on_stdin()
         except KeyboardInterrupt:  # interrupted while it waited: say so, nothing runs
-            handle.update(code_bundle(code, explanation, label, "not run: interrupted"),
-                          raw=True)
+            header.update("not run: interrupted")
             raise
-        handle.update(code_bundle(code, explanation, label, _NOTES[answer]), raw=True)
+        header.update(_NOTES[answer])
         if answer == "run":
-            self._asked[label] = (handle, explanation)  # run() updates the same output
+            self._asked[label] = header  # run() updates the same output
         return answer
 
     def run(self, code: str, namespace: dict[str, Any], label: str,
             explanation: str = "") -> CodeResult:
-        handle, _ = self._asked.pop(label, (None, ""))
-        if handle is None:
-            handle = display(code_bundle(code, explanation, label, "running…"), raw=True,
-                             display_id=True)
-        # a terminal shell prints each display: there the printed text is shown once
-        printed = _LivePrinted(live=getattr(self.shell, "kernel", None) is not None)
+        in_place = updates_in_place(self.shell)
+        header = self._asked.pop(label, None) or _CodeHeader(code, explanation, label,
+                                                             "running…", in_place)
+        # a terminal or a console prints each display anew: there the printed text is
+        # shown once, at the end
+        printed = _LivePrinted(live=in_place)
         outputs: list[Bundle] = []
         shown: list[str] = []
         before = _figure_numbers()
         started = time.monotonic()
-        with _Recorder(self.shell, outputs, shown) as recorder, \
+        with _Recorder(self.shell, outputs, shown), \
                 contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
             executed = execute(code, namespace, f"<{label}>")
-            recorder.own = True
-            if executed.has_value:
-                self._show(executed.value, outputs, shown)
-            for figure in _new_figures(before):
-                self._show(figure, outputs, shown, describe_figure(figure))
         printed.draw()
+        # the value and the figures are shown after the redirect: a terminal shell prints
+        # a display to stdout, which would land in the printed text (twice to the model)
+        if executed.has_value:
+            self._show(executed.value, outputs, shown)
+        for figure in _new_figures(before):
+            self._show(figure, outputs, shown, describe_figure(figure))
         seconds = time.monotonic() - started
         if executed.error:
             display(error_bundle(executed.error), raw=True)
-        handle.update(code_bundle(code, explanation, label,
-                                  _OUTCOME[executed.status].format(s=seconds)), raw=True)
+        header.update(_OUTCOME[executed.status].format(s=seconds))
         if printed.total:
             outputs.insert(0, {"text/plain": printed.text()})
         return CodeResult(code, executed.status,
@@ -155,7 +178,7 @@ class NotebookRunner:
                                             f"shown: {type(error).__name__})"}, {}
         if not data:
             return
-        display(data, metadata=metadata, raw=True)
+        display(inert(data), metadata=metadata, raw=True)
         outputs.append(data)
         shown.append(described or str(data.get("text/plain", f"({', '.join(data)})")))
         if described is not None:
@@ -165,16 +188,15 @@ class NotebookRunner:
 class _Recorder:
     """Keeps the text of what the code itself displays (`display(df)`, `plt.show()`) while
     it runs, through a display hook of this thread only (ipykernel keeps hooks per
-    thread); our own outputs (`own` set, or with a display id) pass unrecorded."""
+    thread); our own outputs (with a display id) pass unrecorded."""
 
     def __init__(self, shell: Any, outputs: list[Bundle], shown: list[str]) -> None:
         self.publisher: Any = getattr(shell, "display_pub", None)
         self.outputs, self.shown = outputs, shown
-        self.own = False
 
     def __call__(self, message: dict[str, Any]) -> dict[str, Any]:
         content = message.get("content", {})
-        if not self.own and message.get("msg_type") == "display_data" and not \
+        if message.get("msg_type") == "display_data" and not \
                 content.get("transient", {}).get("display_id"):
             data = dict(content.get("data", {}))
             self.outputs.append(data)

@@ -49,14 +49,29 @@ SETUP = textwrap.dedent("""\
 """)
 
 
+def send(client: Any, code: str, allow_stdin: bool, cell_id: str | None) -> str:
+    """Send an execute request as JupyterLab does, naming the cell it runs in its
+    metadata (`cellId`: the kernel takes it for a notebook, whose outputs are redrawn in
+    place); with no `cell_id`, as jupyter console does. Returns its message id."""
+    content = {"code": code, "silent": False, "store_history": True,
+               "user_expressions": {}, "allow_stdin": allow_stdin, "stop_on_error": True}
+    message = client.session.msg("execute_request", content,
+                                 metadata={"cellId": cell_id} if cell_id else {})
+    client.shell_channel.send(message)
+    return str(message["header"]["msg_id"])
+
+
 def run(client: Any, code: str, *, answer: str | None = None, interrupt: Any = None,
-        on_input: Any = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Run `code`: the execute reply's content and every iopub message of the cell.
-    `answer` is typed into the input box when the kernel asks (or `on_input()` is called
-    instead); `interrupt(messages)` is called as messages arrive and may interrupt."""
+        on_input: Any = None, cell_id: str | None = "cell-1"
+        ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Run `code` in a notebook cell (`cell_id`; None: from a console): the execute
+    reply's content and every iopub message of the cell. `answer` is typed into the input
+    box when the kernel asks (or `on_input()` is called instead); `interrupt(messages)` is
+    called as messages arrive and may interrupt."""
     if on_input is not None:
         answer = ""
-    msg_id = client.execute(code, allow_stdin=answer is not None)
+    # a console always offers its input box; a notebook does when the cell may ask
+    msg_id = send(client, code, answer is not None or cell_id is None, cell_id)
     messages: list[dict[str, Any]] = []
     deadline = time.monotonic() + WAIT_S
     while True:
@@ -253,3 +268,49 @@ def test_the_interrupt_while_the_question_waits_runs_nothing_and_the_session_goe
     reply, _ = run(client, "%%chat\nstill there?")
     assert reply["status"] == "ok"
     assert value(client, "agent.history.messages[-1]['content']") == "after"
+
+
+COLOURED = textwrap.dedent("""\
+    import time
+    class Shade:
+        def __repr__(self):
+            return "\\x1b[31mred\\x1b[0m shade \\x1b]0;pwned\\x07"
+    for i in range(3):
+        print(f"\\x1b[1mtick\\x1b[0m {i} \\x1b]8;;http://x.test\\x07link\\x1b]8;;\\x07")
+        time.sleep(0.3)
+    Shade()
+""")
+
+
+@pytest.mark.parametrize("cell_id", ["cell-1", None], ids=["notebook", "console"])
+def test_printed_text_is_control_free_and_a_console_gets_each_thing_once(
+        kernel: tuple[Any, Any], cell_id: str | None) -> None:
+    _, client = kernel
+    setup(client, "auto")
+    run(client, f"model, agent = scripted(calls(('run_code', {{'code': {COLOURED!r}}})), "
+                "reply('Done.'))")
+    reply, messages = run(client, "%%chat\ntick", cell_id=cell_id)
+    assert reply["status"] == "ok"
+    outputs = shown(messages)
+    plains = [str(o.get("text/plain", "")) for o in outputs]
+    assert not any("\x1b" in text or "\x07" in text for text in plains), plains
+    assert "red shade " in plains
+    (printed,) = [text for text in plains if text.startswith("tick 0")]
+    assert printed == "tick 0 link\ntick 1 link\ntick 2 link\n"
+    updates = [m for m in messages if m["msg_type"] == "update_display_data"]
+    codes = [m for m in messages if m["msg_type"] == "display_data"
+             and "Shade" in m["content"]["data"].get("text/markdown", "")]
+    assert len(codes) == 1  # the code is shown once either way
+    if cell_id is None:  # a console prints each display and drops updates: none sent
+        # to this cell's outputs (the meter line of an earlier notebook cell is its own)
+        ours = {m["content"].get("transient", {}).get("display_id") for m in messages
+                if m["msg_type"] == "display_data"} - {None}
+        assert not [str(m["content"]["data"])[:200] for m in updates
+                    if m["content"]["transient"]["display_id"] in ours]
+        assert [p for p in plains if p.startswith("agent run 1 · ran in")]
+        assert sum(p.startswith("tick 0") for p in plains) == 1
+    else:  # the notebook redraws the printed text while it runs, and the code's note
+        assert any(m["content"]["data"].get("text/plain", "").startswith("tick 0")
+                   for m in updates)
+        assert "ran in" in codes[0]["content"]["data"]["text/markdown"] or any(
+            "ran in" in m["content"]["data"].get("text/markdown", "") for m in updates)

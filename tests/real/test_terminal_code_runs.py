@@ -1,0 +1,52 @@
+"""Code the model runs, in a real terminal IPython driven through a pty (pexpect, as a user
+types): the code is printed once, what it printed once and whole at the end of the run
+(never redrawn), the value and the run's outcome once each, and no control sequence the
+code printed or its value's repr carried reaches the terminal raw."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.real.test_terminal import spawn, typed
+
+pytestmark = pytest.mark.real
+pexpect = pytest.importorskip("pexpect")
+
+# Printed over ~1 s (several redraw intervals), with a colour, a link and a window title.
+CODE = """import time
+class Shade:
+    def __repr__(self):
+        return "\x1b[31mred\x1b[0m shade \x1b]0;pwned\x07"
+for i in range(4):
+    print(f"\x1b[1mtick\x1b[0m {i} \x1b]8;;http://x.test\x07link\x1b]8;;\x07")
+    time.sleep(0.3)
+Shade()"""
+
+
+def test_a_run_in_a_terminal_prints_each_thing_once_and_no_control_sequence(
+        tmp_path: Path) -> None:
+    child = spawn([sys.executable, "-m", "IPython", "--simple-prompt", "--no-banner",
+                   "--colors=NoColor", "--HistoryManager.enabled=False"], tmp_path)
+    try:
+        typed(child, f"code = {CODE!r}")  # one line: the escapes stay escaped
+        typed(child, "agent = nbagent.new_session(model=ScriptedModel([calls(('run_code', "
+                     "{'code': code})), reply('Done.')]), settings=nbagent.Settings("
+                     "max_context_tokens=8192, run_code='auto'))")
+        printed = typed(child, "%chat tick")
+    finally:
+        child.sendline("exit")
+        child.expect(pexpect.EOF, timeout=60)
+        child.close()
+    assert "\x1b" not in printed and "\x07" not in printed and "pwned" not in printed
+    lines = [line.strip() for line in printed.replace("\r", "").splitlines() if line.strip()]
+    assert sum(line == "for i in range(4):" for line in lines) == 1, lines  # the code once
+    for i in range(4):
+        assert lines.count(f"tick {i} link") == 1, lines  # printed once, whole
+    assert lines.count("red shade") == 1, lines  # the value once
+    outcome = [line for line in lines if line.startswith("agent run 1 · ran in")]
+    assert len(outcome) == 1, lines
+    assert lines.index("tick 3 link") < lines.index("red shade") < lines.index(outcome[0])
+    assert sum("Done." in line for line in lines) == 1, lines
