@@ -20,8 +20,11 @@
     NbagentWarning (UserWarning)
     └── ConfigWarning               an environment variable with a bad value, ignored
 
-Exceptions that never leave their module (a probe's `Unreachable`, the approval's
-`NoOneToAsk`, the scripted fake's `ProviderError`) are signals, not part of the tree.
+Signals that are not errors a caller meets are not part of the tree: a probe's
+`Unreachable`, the approval's `NoOneToAsk`, a tool's `HandOver` (the work passes to the
+user; the loop ends the turn), an MCP sign-in address refused inside the SDK
+(`SignInRefused`: the server's start fails with a line saying why), the scripted fake's
+`ProviderError`.
 """
 
 from __future__ import annotations
