@@ -117,7 +117,8 @@ def settings_changes(words: list[str]) -> dict[str, str]:
     for word in words:
         key, sep, value = word.partition("=")
         if not sep:
-            raise UsageError(f"Expected key=value, 'reset', 'meter', 'models' or 'mcp …'; "
+            raise UsageError("Expected key=value (model=…, run_code=ask|auto|off, …), "
+                             "'reset', 'meter', 'models', 'cells' or 'mcp …'; "
                              f"got {word!r}.")
         changes[key] = value
     return changes

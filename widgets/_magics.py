@@ -173,7 +173,8 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         %nbagent mcp remove NAME
 
         Settable: any NBAGENT_* setting by its lower-case name (model, compact_model,
-        window, auto_compact_window, disable_compact, enable_python, ...).
+        window, auto_compact_window, disable_compact, enable_python, run_code, see_cells,
+        ...).
         """
         first, _, rest = line.strip().partition(" ")
         if first == "mcp":

@@ -37,6 +37,18 @@ def test_nbagent_shows_and_changes_the_policy(ip: InteractiveShell) -> None:
     assert "run_code" not in agent.tools
 
 
+def test_nbagent_names_run_code_and_cells_as_things_it_takes(ip: InteractiveShell) -> None:
+    from IPython.core.error import UsageError
+
+    session(ScriptedModel())
+    with pytest.raises(UsageError) as refused:
+        ip.run_line_magic("nbagent", "runcode")
+    assert "run_code=ask|auto|off" in str(refused.value) and "'cells'" in str(refused.value)
+    help_text = ip.find_line_magic("nbagent").__doc__
+    settable = help_text[help_text.index("Settable:"):]
+    assert "run_code" in settable and "see_cells" in settable
+
+
 def test_a_run_shows_in_the_cell_and_the_runs_become_a_cell(ip: InteractiveShell) -> None:
     namespace = ip.user_ns
     agent = session(ScriptedModel([calls(("run_code", {"code": "seen = 6 * 7\nseen"})),
