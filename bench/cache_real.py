@@ -380,7 +380,10 @@ def turn_plan(t: int) -> tuple[str, list[Step]]:
     kind = t % 10
     steps: list[Step] = {
         0: [[("describe_variable", {"name": "sales", "rows": 8})], [("python", {"code": code})]],
-        1: [[("python", {"code": code})]],
+        # the model's code run in the notebook (`run_code`, auto): its printed text and
+        # its last value as the text form the model reads
+        1: [[("run_code", {"code": f"{code}\nsales.describe().round(2)",
+                           "explanation": "the summary asked for"})]],
         2: [[("read_file", {"path": "data/orders.csv", "offset": (37 * t) % 4_500,
                             "limit": 120})]],
         3: [[("list_variables", {})]],
@@ -389,8 +392,8 @@ def turn_plan(t: int) -> tuple[str, list[Step]]:
         6: [[("describe_variable", {"name": "customers", "rows": 5}),
              ("python", {"code": code})]],
         7: [[("propose_cell", {"code": code, "explanation": "the chart the user asked for"})]],
-        8: [[("python", {"code": "print(sales['revnue'].sum())"})],
-            [("python", {"code": code})]],
+        8: [[("run_code", {"code": "print(sales['revnue'].sum())"})],  # an error, then
+            [("run_code", {"code": code})]],  # its fix
         9: [[("read_file", {"path": "data/orders.csv", "offset": (91 * t) % 4_500,
                             "limit": 60})], [("python", {"code": code})]],
     }[kind]
@@ -484,7 +487,7 @@ def run_real(provider: str, turns: int, root: Path
             model=LiteLLMModel(name, api_base=stub.base_url + suffix,
                                api_key="sk-bench-not-a-real-key"),
             namespace=namespace, system=SYSTEM, retry=RetryPolicy(sleep=lambda s: None),
-            settings=Settings(max_context_tokens=WINDOW, enable_python=True,
+            settings=Settings(max_context_tokens=WINDOW, enable_python=True, run_code="auto",
                               data_dir=str(root / "nbagent-data")))
         agent.events.subscribe(
             lambda event: recorded.append(event.message)
@@ -597,7 +600,8 @@ def report(runs: list[Run]) -> str:
     turns = runs[0].turns if runs else 0
     intro = (
         f"{turns} turns of a scripted data-science session (`turn_plan`: describe, python, "
-        "paged CSV reads, listings, proposed cells, an error and its fix) through `Agent.chat` "
+        "code run in the notebook (`run_code`: printed text, a value's table, an error and "
+        "its fix), paged CSV reads, listings, proposed cells) through `Agent.chat` "
         "with the real built-in tools on real pandas frames, the notebook context, compaction "
         f"and the summarizer, on a {WINDOW:,}-token window, through litellm's own request "
         "transformations to a stub on 127.0.0.1 that bills by each provider's rules (the "
