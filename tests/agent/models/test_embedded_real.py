@@ -64,6 +64,17 @@ def test_an_answer_streams_from_its_first_token_when_tools_are_offered(
     assert not reply.message["content"].startswith("message:")  # the marker is not the answer
 
 
+def test_each_request_says_how_long_a_prompt_the_server_reads(server: LocalServer) -> None:
+    said: list[str] = []
+    model = server.model(max_tokens=8)
+    model.on_status = said.append
+    chat = [{"role": "user", "content": "north grew, south was flat. " * 60 + "Which grew?"}]
+    model.complete(chat, [], on_text=lambda _: None)
+    assert server.counter is not None
+    tokens = server.counter.count_prompt(adapt_messages(chat), [], None)
+    assert said == [f"the local model is reading the prompt ({tokens:,} tokens)…"]
+
+
 def test_the_time_bound_cuts_a_reply_in_one_line_and_the_server_serves_on() -> None:
     with LocalServer(2048, reply_seconds=1.0) as bounded:
         agent = Agent(model=bounded.model(max_tokens=2000), system=SYSTEM, tools=[],
