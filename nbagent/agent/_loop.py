@@ -19,6 +19,7 @@ from ..engine._tokens import count_tools_tokens, estimate_tokens
 from ..engine._tracker import Truncation
 from ..engine.compaction import notebook_note
 from . import _texts as texts
+from ._model_side import may_cut_silently
 from ._reply import call_signature, repair_reply
 from ._request import CacheMemory, with_context
 from ._session import Session
@@ -35,8 +36,7 @@ MAX_OVERFLOW_RECOVERIES = 2
 LOOP_WARN_AT = 3  # the third identical call in a row gets a steering note
 INTERRUPTED = texts.INTERRUPTED
 NO_LIMITS: tuple[None, None] = (None, None)  # an overflow that states no numbers
-StopReason = str  # "done", "max_rounds", "loop", "timeout", "blocked", "overflow",
-# "handed_over"
+StopReason = str  # done, max_rounds, loop, timeout, blocked, overflow, handed_over
 
 
 @dataclass
@@ -263,7 +263,8 @@ class _Turn:
         if completion.usage is not None:
             cut = session.tracker.record_usage(session.history, completion.usage,
                                                model=self.agent.model.name,
-                                               tools=self.agent.tool_schemas())
+                                               tools=self.agent.tool_schemas(),
+                                               may_cut=may_cut_silently(self.agent.model))
         session.bill(completion)
         if cut is not None and self._front_cut(cut):
             self.streamed = []

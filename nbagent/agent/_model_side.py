@@ -72,6 +72,15 @@ class SessionModel(Protocol):
     def refresh(self, messages: list[Message]) -> list[Message]: ...
 
 
+def may_cut_silently(model: ChatModel) -> bool:
+    """Whether `model`'s server may answer an over-long prompt by cutting its front (Ollama
+    past its context length: 200 OK) rather than refusing it: a local runtime, or a model
+    litellm does not know (a server of one's own). A provider litellm knows refuses with an
+    error instead, so a usage far below our count there is our estimate's error (numbers
+    and tables count differently), never a reason to drop a paid-for reply and ask again."""
+    return names_runtime(model.name) or model_info(model.name) is None
+
+
 class AgentModel:
     """The model questions, answered from an agent's configuration.
 

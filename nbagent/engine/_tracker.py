@@ -173,6 +173,7 @@ class TokenTracker:
         model: str,
         tools: Sequence[Mapping[str, Any]] = (),
         covered: int | None = None,
+        may_cut: bool = True,
     ) -> Truncation | None:
         """Record a response's real usage against the messages it covered.
 
@@ -183,6 +184,8 @@ class TokenTracker:
 
         Returns a `Truncation` when the server read well under what was sent
         (`TRUNCATED_SHARE`): that usage says nothing of our count and is not learnt from.
+        `may_cut=False` for a server that refuses an over-long prompt instead of cutting
+        it: there a low usage is our estimate's error, never a cut.
         """
         covered = len(history) if covered is None else covered
         counted = self._history_count(history, covered) + self._tools_count(tools) + REPLY_PRIMING
@@ -191,7 +194,7 @@ class TokenTracker:
             return None
         sent = round(self.ratio(model) * counted)
         least = min(sent, counted)  # a ratio learnt on other text may be too high for this
-        if counted >= _MIN_CALIBRATION_TOKENS and real < TRUNCATED_SHARE * least and (
+        if may_cut and counted >= _MIN_CALIBRATION_TOKENS and real < TRUNCATED_SHARE * least and (
                 least - real >= TRUNCATED_MIN_TOKENS):
             self.truncations += 1
             return Truncation(sent, real)

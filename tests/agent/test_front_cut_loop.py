@@ -4,7 +4,10 @@ marked when the second answer was cut too; a usage near our count is no cut."""
 
 from __future__ import annotations
 
-from nbagent import Usage
+import pytest
+
+from nbagent import LiteLLMModel, Usage
+from nbagent.agent._model_side import may_cut_silently
 from nbagent.engine._history import History
 from nbagent.engine._tracker import TRUNCATED_SHARE, TokenTracker, Truncation
 from nbagent.testing import ScriptedModel, reply
@@ -58,3 +61,21 @@ def test_a_reply_to_a_cut_prompt_is_asked_again_then_marked_if_cut_again() -> No
     assert "built on half a prompt" not in str(agent.history.messages)
     assert agent.window().raw_window == 60  # the second cut trusts only what was read
     assert agent.window().source.startswith("learned")
+
+
+def test_a_provider_that_refuses_long_prompts_is_never_taken_for_a_cut() -> None:
+    """A usage far under our count at a provider litellm knows is our estimate's error:
+    such providers refuse an over-long prompt, so the reply stands and is not asked again."""
+    tracker, h = TokenTracker(), history()
+    sent = tracker.count(h, model="m")
+    assert tracker.record_usage(h, Usage(input_tokens=int(sent * 0.3)), model="m",
+                                may_cut=False) is None
+    assert tracker.truncations == 0
+
+
+@pytest.mark.parametrize(("name", "cuts"), [
+    ("anthropic/claude-sonnet-4-5", False), ("gpt-4o", False), ("ollama_chat/llama3.1", True),
+    ("hosted_vllm/qwen", True), ("openai/my-own-finetune", True),
+], ids=["anthropic", "openai", "ollama", "vllm", "own-server"])
+def test_which_servers_may_cut_silently(name: str, cuts: bool) -> None:
+    assert may_cut_silently(LiteLLMModel(name)) is cuts
