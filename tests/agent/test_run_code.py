@@ -234,3 +234,17 @@ def test_a_secret_the_code_prints_is_redacted_before_the_model_reads_it(
     monkeypatch.setenv("OPENAI_API_KEY", key)
     _, text = turn("import os\nprint(os.environ['OPENAI_API_KEY'])")
     assert key not in text and "[redacted]" in text
+
+
+def test_a_chained_error_reads_as_the_codes_traceback_and_one_line_per_cause() -> None:
+    code = ("def lookup(table, key):\n"
+            "    try:\n"
+            "        return table[key]\n"
+            "    except KeyError as missing:\n"
+            "        raise ValueError(f'no column {key!r}') from missing\n"
+            "lookup({}, 'revnue')")
+    ran = execute(code, {}, "<agent run 1>")
+    assert ran.status == "error" and ran.error_name == "ValueError"
+    assert ran.error.count("Traceback (most recent call last)") == 1  # the cause's is not
+    assert '<agent run 1>", line 6' in ran.error and "ValueError: no column 'revnue'" in ran.error
+    assert ran.error.endswith("(raised while handling KeyError: 'revnue')")

@@ -117,11 +117,27 @@ def _traceback_text(error: BaseException, filename: str) -> str:
     tb = error.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != filename:
         tb = tb.tb_next
-    text = "".join(traceback.format_exception(type(error), error, tb))
+    text = "".join(traceback.format_exception(type(error), error, tb, chain=False))
+    # A chained error's own traceback runs inside the library that raised it (pandas'
+    # KeyError under its own KeyError: thousands of characters of its internals), so the
+    # model reads what each one was, in a line, under the traceback of the code's error.
+    seen, link = {id(error)}, _chained(error)
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        what = "".join(traceback.format_exception_only(type(link), link)).strip()
+        text += f"\n(raised while handling {what})"
+        link = _chained(link)
     if len(text) > TRACEBACK_CHARS:
         half = TRACEBACK_CHARS // 2
         text = f"{text[:half]}\n[… traceback cut …]\n{text[-half:]}"
     return text.rstrip()
+
+
+def _chained(error: BaseException) -> BaseException | None:
+    """The error `error` was raised from or while handling, as Python would show it."""
+    if error.__cause__ is not None:
+        return error.__cause__
+    return None if error.__suppress_context__ else error.__context__
 
 
 def describe_figure(figure: Any) -> str:
