@@ -54,8 +54,8 @@ AUTO_STEPS = (f"calls(('run_code', {{'code': {ANALYSIS!r}, 'explanation': 'reven
               "'sales.groupby(\"country\").revenue.sum()'})), reply('North leads with 120. "
               "There is no country column; I grouped by region instead.')")
 ASK_CODE = "total = 40 + 2\nprint('the total is', total)"
-ASK_STEPS = (f"calls(('run_code', {{'code': {ASK_CODE!r}}})), reply('Run the cell below.'), "
-             "reply('It printed 42.')")
+# `c` hands the code over and ends the turn: no reply is asked for until the next chat
+ASK_STEPS = f"calls(('run_code', {{'code': {ASK_CODE!r}}})), reply('It printed 42.')"
 
 
 def session(policy: str, steps: str) -> str:
@@ -130,7 +130,8 @@ def test_ask_puts_the_code_in_a_cell_the_user_runs_and_the_next_chat_sees_its_ou
     chat = run_cell(page, 2, wait=False)
     box = chat.locator(".jp-Stdin-input")
     box.wait_for(timeout=WAIT_MS)
-    assert "waiting for your answer" in chat.inner_text()
+    # the input box can show before the code's header line is drawn
+    chat.get_by_text("waiting for your answer").first.wait_for(timeout=WAIT_MS)
     assert "total = 40 + 2" in chat.inner_text()
     box.fill("c")
     box.press("Enter")
@@ -139,6 +140,7 @@ def test_ask_puts_the_code_in_a_cell_the_user_runs_and_the_next_chat_sees_its_ou
                            "=== 6", timeout=WAIT_MS)
     idle(page)
     assert "it is in a new cell below" in chat.inner_text()
+    assert "The code is in a new cell below, for you to edit and run" in chat.inner_text()
     proposed = cells.nth(3)
     assert "total = 40 + 2" in proposed.locator(".jp-InputArea-editor").inner_text()
     run_cell(page, 3)
