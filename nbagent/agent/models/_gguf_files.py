@@ -33,7 +33,7 @@ _STRING, _ARRAY = 8, 9
 @dataclass(frozen=True)
 class GgufFile:
     """One GGUF on disk: its trained context length and whether it is served with real
-    tool calls (a ChatML template: llama-cpp-python's chatml-function-calling)."""
+    tool calls (a ChatML template, served with nbagent's own "nbagent-chatml" handler)."""
 
     path: Path
     size_bytes: int
