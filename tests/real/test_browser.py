@@ -221,10 +221,20 @@ PROMPT_JS = ("(index) => document.querySelectorAll('.jp-Notebook .jp-Cell')[inde
 def run_cell(page: Any, index: int, *, wait: bool = True) -> Any:
     """Run one cell (Ctrl+Enter, again if the key was lost) and, with `wait`, until its
     prompt shows a new execution count."""
+    from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
-    cell.scroll_into_view_if_needed()
+    # A notebook just opened may redraw a cell while it is scrolled to ("not attached to
+    # the DOM"); a scroll, unlike a second Ctrl+Enter, is safe to try again.
+    for attempt in range(3):
+        try:
+            cell.scroll_into_view_if_needed(timeout=15_000)
+            break
+        except PlaywrightError:
+            if attempt == 2:
+                raise
+            page.wait_for_timeout(500)
     before = page.evaluate(PROMPT_JS, index)
     started = f"(index) => {{ const p = ({PROMPT_JS})(index); return p !== {json.dumps(before)}" \
               " && /\\[(\\d+|\\*)\\]/.test(p); }"

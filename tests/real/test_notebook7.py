@@ -120,19 +120,7 @@ def notebook7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Notebook7]:
 
 
 def run(page: Any, index: int, *, wait: bool = True) -> Any:
-    """test_browser's run_cell, after scrolling the cell into view first: once in six runs
-    Notebook 7 redrew a cell while run_cell scrolled to it ("not attached to the DOM"), and
-    a scroll, unlike a second Ctrl+Enter, is safe to try again."""
-    from playwright.sync_api import Error as PlaywrightError
-
-    for attempt in range(3):
-        try:
-            page.locator(CELL).nth(index).scroll_into_view_if_needed(timeout=15_000)
-            break
-        except PlaywrightError:
-            if attempt == 2:
-                raise
-            page.wait_for_timeout(500)
+    """test_browser's run_cell (which retries the scroll Notebook 7's redraws can break)."""
     return run_cell(page, index, wait=wait)
 
 
