@@ -31,7 +31,7 @@ from ._text import as_text
 ENDS_THE_TURN = (KeyboardInterrupt,)
 
 
-class HandOver(Exception):  # noqa: N818 -- not an error: the work passes to the user
+class HandOver(Exception):  # not an error: the work passes to the user
     """Raised by a tool whose work passes to the user (code taken as a cell to edit and
     run): `result` is what the model reads, and the turn ends after this round's calls,
     whatever the model would have done next."""
