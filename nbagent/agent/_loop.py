@@ -1,7 +1,8 @@
 """The chat loop, as plain functions over an agent's configuration and its session:
 compact at the turn boundary → call the model (recovering from "prompt too long") →
-run the tools → compact mid-loop → repeat until the model answers without tool calls
-or a limit stops it. Whatever ends a turn early leaves a valid history.
+run the tools (one round: `_tool_round`) → compact mid-loop → repeat until the model
+answers without tool calls or a limit stops it. Whatever ends a turn early leaves a
+valid history.
 """
 
 from __future__ import annotations
@@ -12,28 +13,27 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..engine._decision import Decision
-from ..engine._events import Retrying, Status, ToolFinished, ToolStarted
+from ..engine._events import Retrying, Status
 from ..engine._exceptions import ModelCallError, NbagentError
-from ..engine._output import output_cap
 from ..engine._tokens import count_tools_tokens, estimate_tokens
 from ..engine._tracker import Truncation
 from ..engine.compaction import notebook_note
 from . import _texts as texts
 from ._model_side import may_cut_silently
-from ._reply import call_signature, repair_reply
+from ._reply import repair_reply
 from ._request import CacheMemory, with_context
 from ._session import Session
 from ._settings import Settings
+from ._tool_round import Repeats, run_round
 from .models._llm import ChatModel, Completion, RetryPolicy, call_model, takes_notes
 from .providers._errors import classify_error, is_stop_reason_overflow
 from .providers._limits import parse_token_limits
-from .tools._tool import HandOver, Tool, run_tool
+from .tools._tool import Tool
 
 __all__ = ["INTERRUPTED", "ChatResult", "Configured", "repair_reply", "run_chat",
            "with_context"]
 
 MAX_OVERFLOW_RECOVERIES = 2
-LOOP_WARN_AT = 3  # the third identical call in a row gets a steering note
 INTERRUPTED = texts.INTERRUPTED
 NO_LIMITS: tuple[None, None] = (None, None)  # an overflow that states no numbers
 StopReason = str  # done, max_rounds, loop, timeout, blocked, overflow, handed_over
@@ -129,7 +129,7 @@ class _Turn:
     def run(self, text: str, tool_choice: str | None, exchange: str | None) -> ChatResult:
         session, controller = self.session, self.session.controller
         self.replaced = bool(session.open_exchange(exchange, text))
-        last_signature, repeats = "", 0
+        repeats = Repeats()  # identical calls in a row, counted across the turn's rounds
         while True:
             self._note(controller.maybe_compact(session.history))
             self._add_notebook_note()
@@ -148,12 +148,7 @@ class _Turn:
             if not calls:
                 return self.result(reply, truncated=completion.finish_reason == "length")
             self.rounds += 1
-            stop: tuple[str, str] | None = None
-            for call in calls:
-                signature = call_signature(call)
-                repeats = repeats + 1 if signature == last_signature else 1
-                last_signature = signature
-                stop = self.run_call(call, repeats, stop)
+            stop = run_round(self.agent.tools, session, self.settings, calls, repeats)
             self._note(controller.on_tool_result(session.history))
             session.announce_state()
             if stop is not None:
@@ -297,32 +292,6 @@ class _Turn:
         # the same event as a retried stream: a display clears what streamed so far
         session.events.emit(Retrying(1, 0.0, texts.FRONT_CUT_RETRY))
         return True
-
-    def run_call(self, call: dict[str, Any], repeats: int,
-                 stop: tuple[str, str] | None) -> tuple[str, str] | None:
-        """Run one tool call (or refuse a runaway loop); its result always joins the history."""
-        name, arguments = call["function"]["name"], call["function"]["arguments"]
-        session = self.session
-        session.events.emit(ToolStarted(call["id"], name, arguments))
-        if repeats > LOOP_WARN_AT or stop is not None:
-            output, ok, full = texts.NOT_RUN.format(count=repeats), False, 0
-            stop = stop or ("loop", texts.LOOP.format(name=name, count=repeats))
-        else:
-            try:
-                output, ok, full = run_tool(
-                    self.agent.tools, name, arguments, call_id=call["id"],
-                    store=session.store, timeout=self.settings.tool_timeout_s,
-                    default_cap=output_cap(self.settings.tool_output_max_chars,
-                                           session.controller.thresholds().scale))
-            except HandOver as handed:  # the user took the work: the turn ends here
-                output, ok, full = handed.result, True, len(handed.result)
-                stop = stop or ("handed_over", texts.HANDED_OVER)
-            if repeats == LOOP_WARN_AT:
-                output += texts.STEER.format(name=name)
-        session.add({"role": "tool", "tool_call_id": call["id"], "content": output})
-        session.events.emit(ToolFinished(call["id"], name, ok, len(output),
-                                         max(full, len(output)), output[:1_000]))
-        return stop
 
     def close(self, stop: BaseException) -> None:
         """After an early end: keep what streamed, answer every open tool call."""

@@ -1,0 +1,72 @@
+"""One tool round of the chat loop: the model's calls run one at a time, each result joins
+the history right after its call's turn (a call is never left without one), a runaway
+loop of identical calls is steered then refused, and a tool that hands the work to the
+user ends the turn after the round. The loop itself (`_loop`) decides what happens next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..engine._events import ToolFinished, ToolStarted
+from ..engine._output import output_cap
+from . import _texts as texts
+from ._reply import call_signature
+from ._session import Session
+from ._settings import Settings
+from .tools._tool import HandOver, Tool, run_tool
+
+LOOP_WARN_AT = 3  # the third identical call in a row gets a steering note
+Stop = tuple[str, str]  # (stop reason, the message said with the result)
+
+
+@dataclass
+class Repeats:
+    """How often the latest call was made in a row, across the rounds of one turn."""
+
+    last: str = ""
+    count: int = 0
+
+    def see(self, call: dict[str, Any]) -> int:
+        signature = call_signature(call)
+        self.count = self.count + 1 if signature == self.last else 1
+        self.last = signature
+        return self.count
+
+
+def run_round(tools: dict[str, Tool], session: Session, settings: Settings,
+              calls: list[dict[str, Any]], repeats: Repeats) -> Stop | None:
+    """Run one reply's tool calls in order; returns why the turn stops after this round
+    (a runaway loop, a hand-over), or None to go on. Once a stop is known, the remaining
+    calls are answered "not run" rather than run."""
+    stop: Stop | None = None
+    for call in calls:
+        stop = run_call(tools, session, settings, call, repeats.see(call), stop)
+    return stop
+
+
+def run_call(tools: dict[str, Tool], session: Session, settings: Settings,
+             call: dict[str, Any], repeats: int, stop: Stop | None) -> Stop | None:
+    """Run one tool call (or refuse a runaway loop); its result always joins the history."""
+    name, arguments = call["function"]["name"], call["function"]["arguments"]
+    session.events.emit(ToolStarted(call["id"], name, arguments))
+    if repeats > LOOP_WARN_AT or stop is not None:
+        output, ok, full = texts.NOT_RUN.format(count=repeats), False, 0
+        stop = stop or ("loop", texts.LOOP.format(name=name, count=repeats))
+    else:
+        try:
+            output, ok, full = run_tool(
+                tools, name, arguments, call_id=call["id"],
+                store=session.store, timeout=settings.tool_timeout_s,
+                default_cap=output_cap(settings.tool_output_max_chars,
+                                       session.controller.thresholds().scale))
+        except HandOver as handed:  # the user took the work: the turn ends here
+            output, ok, full = handed.result, True, len(handed.result)
+            stop = stop or ("handed_over", texts.HANDED_OVER)
+        if repeats == LOOP_WARN_AT:
+            output += texts.STEER.format(name=name)
+    session.add({"role": "tool", "tool_call_id": call["id"], "content": output})
+    session.events.emit(ToolFinished(call["id"], name, ok, len(output),
+                                     max(full, len(output)), output[:1_000]))
+    return stop
