@@ -81,6 +81,17 @@ def may_cut_silently(model: ChatModel) -> bool:
     return names_runtime(model.name) or model_info(model.name) is None
 
 
+def sees_images(model: ChatModel) -> bool:
+    """Whether `model` reads images in its messages: what the model object says of itself
+    (an `accepts_images` flag), else what litellm's model map says (`supports_vision`). A
+    model litellm does not know (the embedded one, a server of one's own) reads none."""
+    declared = getattr(model, "accepts_images", None)
+    if isinstance(declared, bool):
+        return declared
+    info = model_info(model.name)
+    return bool(info and info.get("supports_vision"))
+
+
 class AgentModel:
     """The model questions, answered from an agent's configuration.
 
