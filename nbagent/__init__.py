@@ -47,9 +47,12 @@ __version__ = "0.1.0"
 
 
 def load_ipython_extension(shell: object) -> None:
-    """`%load_ext nbagent`: register %%chat, %chat, %compact, %context, %pin and %nbagent."""
+    """`%load_ext nbagent`: register %%chat, %chat, %compact, %context, %pin and %nbagent,
+    and start importing litellm in the background, so the first chat does not wait for it."""
+    from .agent.models._litellm import import_in_background
     from .widgets._magics import load
 
+    import_in_background()  # first: it takes seconds, and the load need not wait for it
     load(shell)
 
 

@@ -1,5 +1,6 @@
 """The one door to litellm: imported on first use, offline-safe. Every module that needs
-litellm (the model seam, the error classifier, the tokenizers) asks here.
+litellm (the model seam, the error classifier, the tokenizers) asks here. `%load_ext`
+starts the import early, in the background (`import_in_background`).
 
 `LITELLM_LOCAL_MODEL_COST_MAP=True` is set before the import: otherwise litellm fetches
 its price map from the network at import and stalls on a machine without it.
@@ -7,10 +8,17 @@ its price map from the network at import and stalls on a machine without it.
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
+import threading
 import warnings
 from types import ModuleType
 from typing import cast
+
+logger = logging.getLogger("nbagent")
+_importing: threading.Thread | None = None
+_starting = threading.Lock()
 
 
 def litellm() -> ModuleType:
@@ -22,3 +30,33 @@ def litellm() -> ModuleType:
 
     module.suppress_debug_info = True
     return cast(ModuleType, module)
+
+
+def _import_quietly() -> None:
+    try:
+        litellm()
+    except Exception:  # the chat that needs it imports it again and reports the failure
+        logger.debug("litellm's background import failed", exc_info=True)
+
+
+def import_in_background() -> threading.Thread | None:
+    """Start litellm's import (4-9 s on a 2-core machine, more when it is busy) in a daemon
+    thread and return at once, so the first chat finds it done; None when it is imported or
+    under way already. Never raises: a thread that cannot start leaves the import to the chat.
+
+    A chat that starts before the import finished needs no coordination: Python's import
+    system locks each module while it initialises, so the chat's own `import litellm` waits
+    for this one to finish and then gets the whole module, never a half-made one.
+    """
+    global _importing
+    with _starting:
+        if "litellm" in sys.modules or (_importing is not None and _importing.is_alive()):
+            return None
+        thread = threading.Thread(target=_import_quietly, name="nbagent-import-litellm",
+                                  daemon=True)  # never keeps a closing kernel waiting
+        try:
+            thread.start()
+        except RuntimeError:  # no thread to be had (a process at its limit): import later
+            return None
+        _importing = thread
+        return thread

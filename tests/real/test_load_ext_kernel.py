@@ -1,0 +1,148 @@
+"""`%load_ext nbagent` in a real python3 kernel (jupyter_client, ipykernel): the embedded
+model's server starts only for a session that will use it — a session on another model
+starts no llama.cpp process at the load nor at a chat — and litellm's import runs in the
+background from the load, finished before any chat asked for it."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import psutil  # ipykernel depends on it
+import pytest
+
+from tests.openai_stub import StubServer
+
+pytestmark = pytest.mark.real
+jupyter_client = pytest.importorskip("jupyter_client")
+
+WAIT_S = 180
+SERVER_CHILD = "_server_child.py"  # the embedded server's process runs this script
+STATE = ("import json, sys, nbagent\n"
+         "print(json.dumps({'litellm': 'litellm' in sys.modules,\n"
+         "                  'llama_cpp': 'llama_cpp' in sys.modules}))")
+
+
+def run(client: Any, code: str) -> tuple[dict[str, Any], str]:
+    """Run `code`: the execute reply's content and everything the cell printed."""
+    msg_id = client.execute(code, allow_stdin=False)
+    printed: list[str] = []
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        assert time.monotonic() < deadline, f"the cell did not finish: {printed}"
+        try:
+            message = client.get_iopub_msg(timeout=1)
+        except queue.Empty:
+            continue
+        if message["parent_header"].get("msg_id") != msg_id:
+            continue
+        content = message["content"]
+        if message["msg_type"] == "status" and content["execution_state"] == "idle":
+            break
+        if message["msg_type"] == "stream":
+            printed.append(content["text"])
+        elif message["msg_type"] == "error":
+            printed.append("\n".join(content["traceback"]))
+    while True:
+        reply = client.get_shell_msg(timeout=WAIT_S)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply["content"], "".join(printed)
+
+
+def state(client: Any) -> dict[str, bool]:
+    reply, printed = run(client, STATE)
+    assert reply["status"] == "ok", printed
+    return dict(json.loads(printed.strip().splitlines()[-1]))
+
+
+def servers(kernel_pid: int) -> list[psutil.Process]:
+    """The embedded model's server processes the kernel started (none for another model)."""
+    found = []
+    for child in psutil.Process(kernel_pid).children(recursive=True):
+        try:
+            if any(part.endswith(SERVER_CHILD) for part in child.cmdline()):
+                found.append(child)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def poll(check: Any, what: str) -> Any:
+    deadline = time.monotonic() + WAIT_S
+    while not (result := check()):
+        assert time.monotonic() < deadline, f"never happened: {what}"
+        time.sleep(0.5)
+    return result
+
+
+@contextmanager
+def started_kernel(tmp_path: Path, **env: str) -> Iterator[tuple[Any, int]]:
+    """A fresh kernel (its client and pid) with nbagent's and OpenAI's settings from `env`
+    only (none from the shell that runs the tests)."""
+    from jupyter_client.manager import KernelManager
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("NBAGENT_", "OPENAI_"))}
+    manager = KernelManager(kernel_name="python3")
+    manager.start_kernel(env={**clean, "NBAGENT_DATA_DIR": str(tmp_path / "data"), **env},
+                         cwd=str(tmp_path))
+    client = manager.client()
+    try:
+        client.start_channels()
+        client.wait_for_ready(timeout=WAIT_S)
+        reply, printed = run(client, "import os; print(os.getpid())")
+        assert reply["status"] == "ok", printed
+        yield client, int(printed.strip())
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+@pytest.fixture
+def stub() -> Iterator[StubServer]:
+    with StubServer(context=100_000) as server:
+        yield server
+
+
+def test_the_embedded_default_starts_its_server_in_the_background_at_the_load(
+        tmp_path: Path) -> None:
+    with started_kernel(tmp_path) as (client, pid):
+        assert servers(pid) == []
+        reply, printed = run(client, "%load_ext nbagent\n"
+                                     "import nbagent\n"
+                                     "model = nbagent.current().model\n"
+                                     "print(model.loading or model.running is not None)")
+        assert reply["status"] == "ok", printed
+        assert printed.strip() == "True"  # a start began at the load, and the load returned
+        (server,) = poll(lambda: servers(pid), "the embedded server's process started")
+        reply, printed = run(client, "import time\n"
+                                     "while model.loading: time.sleep(0.2)\n"
+                                     "print(model.running is not None)")
+        assert printed.strip() == "True", printed
+        psutil.Process(pid).kill()  # as a crashed kernel: the server ends with its parent
+        server.wait(timeout=WAIT_S)
+
+
+def test_a_session_on_another_model_never_starts_the_embedded_server(
+        stub: StubServer, tmp_path: Path) -> None:
+    # litellm sends an openai/ model to OPENAI_BASE_URL: the stub on 127.0.0.1
+    with started_kernel(tmp_path, NBAGENT_MODEL="openai/gpt-4o-mini",
+                        OPENAI_BASE_URL=stub.base_url,
+                        OPENAI_API_KEY="sk-test-not-real") as (client, pid):
+        assert state(client) == {"litellm": False, "llama_cpp": False}
+        reply, printed = run(client, "%load_ext nbagent")
+        assert reply["status"] == "ok" and printed == ""
+        # litellm arrives in the background, with no chat having run
+        poll(lambda: state(client)["litellm"], "litellm imported after the load")
+        assert stub.requests == [] and servers(pid) == []
+        reply, printed = run(client, "%%chat\nwhich columns does sales have?")
+        assert reply["status"] == "ok", printed
+        assert stub.requests != []
+        assert {body["model"] for body in stub.requests} == {"gpt-4o-mini"}
+        assert servers(pid) == []
+        assert state(client) == {"litellm": True, "llama_cpp": False}
