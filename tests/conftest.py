@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from nbagent.engine._settings import ENV_PREFIX
+from nbagent.engine import ENV_PREFIX
 
 # Shared, noisy machines: never fail a property test on how long it took.
 settings.register_profile("nbagent", deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,0 +1,111 @@
+"""The engine room's door: what a user of the engine on its own (and a test) works with —
+the history and its spans, token counting and the tracker, which window a model has and
+the thresholds read from it, the engine's settings, the ladder's context, the fixed
+texts compaction writes into a history and how to recognise them, what left the view, and
+what fills the window. The compaction levels are `nbagent.engine.compaction`'s (public as
+`nbagent.compaction`); the events and exceptions are public as `nbagent.events` and the
+package root. The machinery (the runner, attempts, plans, texts) stays in its modules.
+"""
+
+from __future__ import annotations
+
+from ._breakdown import Breakdown, context_breakdown
+from ._decision import MAX_FAILURES, Decision
+from ._history import History, Span, validate_messages
+from ._level_context import LadderContext
+from ._markers import (
+    MEMORY_HEADER,
+    NOTE_CLEARED,
+    NOTE_HEADER,
+    PINS_HEADER,
+    RESULTS_HEADING,
+    SHORTENED,
+    STATE_HEADER,
+    SUMMARY_HEADER,
+    is_cleared,
+    is_memory,
+    is_note,
+    is_notebook_state,
+    is_pins,
+    is_plain_user,
+    is_snipped,
+    is_summary,
+    snip_placeholder,
+)
+from ._settings import ENV_PREFIX, EngineSettings
+from ._thresholds import (
+    METER_LEVELS,
+    ContextState,
+    MeterLevel,
+    Thresholds,
+    context_state,
+    threshold_rows,
+    thresholds,
+)
+from ._tokens import (
+    IMAGE_TOKENS,
+    MESSAGE_OVERHEAD,
+    REPLY_PRIMING,
+    count_message_tokens,
+    count_tools_tokens,
+    estimate_message_tokens,
+    estimate_tokens,
+)
+from ._tracker import TokenTracker, Truncation
+from ._usage import Usage
+from ._view import ViewChange, view_change
+from ._window import SMALL_MODELS, WindowInfo, resolve_window, small_model_for, table_lookup
+
+__all__ = [
+    "ENV_PREFIX",
+    "IMAGE_TOKENS",
+    "MAX_FAILURES",
+    "MEMORY_HEADER",
+    "MESSAGE_OVERHEAD",
+    "METER_LEVELS",
+    "NOTE_CLEARED",
+    "NOTE_HEADER",
+    "PINS_HEADER",
+    "REPLY_PRIMING",
+    "RESULTS_HEADING",
+    "SHORTENED",
+    "SMALL_MODELS",
+    "STATE_HEADER",
+    "SUMMARY_HEADER",
+    "Breakdown",
+    "ContextState",
+    "Decision",
+    "EngineSettings",
+    "History",
+    "LadderContext",
+    "MeterLevel",
+    "Span",
+    "Thresholds",
+    "TokenTracker",
+    "Truncation",
+    "Usage",
+    "ViewChange",
+    "WindowInfo",
+    "context_breakdown",
+    "context_state",
+    "count_message_tokens",
+    "count_tools_tokens",
+    "estimate_message_tokens",
+    "estimate_tokens",
+    "is_cleared",
+    "is_memory",
+    "is_note",
+    "is_notebook_state",
+    "is_pins",
+    "is_plain_user",
+    "is_snipped",
+    "is_summary",
+    "resolve_window",
+    "small_model_for",
+    "snip_placeholder",
+    "table_lookup",
+    "threshold_rows",
+    "thresholds",
+    "validate_messages",
+    "view_change",
+]

@@ -8,9 +8,13 @@ from typing import Any
 import pytest
 
 from nbagent import CompactionController, History, Settings, Usage, context_state
-from nbagent.engine._breakdown import context_breakdown
-from nbagent.engine._tokens import count_message_tokens, count_tools_tokens, estimate_tokens
-from nbagent.engine._tracker import TokenTracker
+from nbagent.engine import (
+    TokenTracker,
+    context_breakdown,
+    count_message_tokens,
+    count_tools_tokens,
+    estimate_tokens,
+)
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import session
 

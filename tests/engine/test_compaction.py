@@ -18,7 +18,7 @@ from nbagent.compaction import (
     snip_old_tools,
     validate_summary,
 )
-from nbagent.engine._markers import (
+from nbagent.engine import (
     MEMORY_HEADER,
     SUMMARY_HEADER,
     is_memory,
@@ -26,11 +26,9 @@ from nbagent.engine._markers import (
     is_snipped,
     snip_placeholder,
 )
-from nbagent.engine.compaction._common import tokens
-from nbagent.engine.compaction._floor import parse_floor
 from nbagent.providers import parse_token_limits
-from nbagent.testing import ScriptedSummarizer
-from tests.helpers import SYSTEM, nine_sections, session, tool_round
+from nbagent.testing import ScriptedSummarizer, parse_floor
+from tests.helpers import SYSTEM, nine_sections, session, tokens, tool_round
 
 # -- L1 ----------------------------------------------------------------------------------
 

@@ -16,19 +16,18 @@ from hypothesis import strategies as st
 
 from nbagent import CompactionController, History, Settings, thresholds, validate_messages
 from nbagent.compaction import (
+    LADDER,
     LevelResult,
+    Rung,
     context_collapse,
     ptl_fallback,
     session_memory_compact,
     with_notebook_state,
     with_pins,
 )
-from nbagent.engine._events import Status
-from nbagent.engine._ladder import LADDER, Rung
-from nbagent.engine._level_context import LadderContext
-from nbagent.engine._markers import is_notebook_state, is_pins
-from nbagent.engine.compaction._common import tokens
-from tests.helpers import nine_sections
+from nbagent.engine import LadderContext, is_notebook_state, is_pins
+from nbagent.events import Status
+from tests.helpers import nine_sections, tokens
 from tests.strategies import histories
 
 Messages = list[dict[str, Any]]

@@ -9,15 +9,14 @@ import pytest
 
 from nbagent import CompactionController, Decision, History, Settings, WindowInfo
 from nbagent.compaction import SummaryReply
-from nbagent.engine._events import Status
-from nbagent.engine._questions import Standalone
-from nbagent.events import Compacted, CompactionStarted, Rewriting
+from nbagent.events import Compacted, CompactionStarted, Rewriting, Status
 from nbagent.providers import parse_token_limits
 from nbagent.testing import (
     MEMORY_HEADER,
     STATE_HEADER,
     SUMMARY_HEADER,
     ScriptedSummarizer,
+    Standalone,
     is_snipped,
 )
 from tests.helpers import nine_sections, session, tool_round

@@ -10,11 +10,15 @@ from pathlib import Path
 import pytest
 
 from nbagent import Settings, context_state, thresholds
-from nbagent.engine import _texts
-from nbagent.engine._decision import MAX_FAILURES
-from nbagent.engine._ladder import describe_ladder
-from nbagent.engine._settings import ENV_PREFIX, EngineSettings
-from nbagent.engine._thresholds import METER_LEVELS, threshold_rows
+from nbagent.compaction import describe_ladder
+from nbagent.engine import (
+    ENV_PREFIX,
+    MAX_FAILURES,
+    METER_LEVELS,
+    EngineSettings,
+    _texts,
+    threshold_rows,
+)
 
 ROOT = Path(__file__).parents[2]
 ENGINE = ROOT / "nbagent" / "engine"

@@ -8,7 +8,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from nbagent import History, HistoryError, validate_messages
-from nbagent.engine._history import Span
+from nbagent.engine import Span
 from tests.strategies import histories
 
 SYSTEM = {"role": "system", "content": "You are terse."}

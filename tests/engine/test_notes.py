@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nbagent.engine._markers import NOTE_CLEARED, is_cleared, is_note, is_plain_user
+from nbagent.engine import NOTE_CLEARED, is_cleared, is_note, is_plain_user, view_change
 from nbagent.engine.compaction import extract_floor, notebook_note, snip_old_tools
 from nbagent.engine.compaction._common import Layout
 from nbagent.engine.compaction._render import render_transcript
@@ -83,8 +83,6 @@ def test_no_summarizer_is_shown_a_note() -> None:
 
 
 def test_the_preview_and_the_view_count_superseded_notes() -> None:
-    from nbagent.engine._view import view_change
-
     history = [{"role": "system", "content": "s"}]
     for n in range(6):
         history += turn(n, f"model_{n}: list = [{', '.join(['1'] * 200)}]")

@@ -3,8 +3,7 @@ from __future__ import annotations
 from collections import Counter
 
 from nbagent import History, Usage, estimate_message_tokens
-from nbagent.engine._tokens import REPLY_PRIMING, count_message_tokens, count_tools_tokens
-from nbagent.engine._tracker import TokenTracker
+from nbagent.engine import REPLY_PRIMING, TokenTracker, count_message_tokens, count_tools_tokens
 
 MODEL = "openai/gpt-4o"
 TOOLS = [{"type": "function", "function": {"name": "describe", "parameters": {"type": "object"}}}]
