@@ -5,13 +5,15 @@ Fakes: `ScriptedModel` and `ScriptedSummarizer` replay a script and record every
 answers about its model (a window, settings, a summarizer).
 Readers, to assert on what nbagent wrote: what a compaction left in a history (a summary,
 a session-memory block, the notebook-state block, a snipped tool result, a plain user
-message, the floor a block carries) and what a session archive holds (where a session's
-file is, its records, the session it replays to, recall over it). Re-exported from the
-rooms where each lives.
+message, the floor a block carries, `INTERRUPTED`: the result of a tool call a stopped
+turn left unanswered) and what a session archive holds (where a session's file is, its
+records, the session it replays to, recall over it). Re-exported from the rooms where
+each lives.
 """
 
 from __future__ import annotations
 
+from .agent._texts import INTERRUPTED
 from .agent.archive._archive import Archive, read_records, recall, replay, session_path
 from .agent.models._scripted import (
     ModelStep,
@@ -37,6 +39,7 @@ from .engine._questions import Standalone
 from .engine.compaction._floor import kept_floor, parse_floor
 
 __all__ = [
+    "INTERRUPTED",
     "MEMORY_HEADER",
     "STATE_HEADER",
     "SUMMARY_HEADER",

@@ -16,8 +16,15 @@ from typing import Any
 
 import pytest
 
-from nbagent import Agent, ArchiveError, NbagentError, Settings, tool, validate_messages
-from nbagent.engine._exceptions import NbagentWarning
+from nbagent import (
+    Agent,
+    ArchiveError,
+    NbagentError,
+    NbagentWarning,
+    Settings,
+    tool,
+    validate_messages,
+)
 from nbagent.testing import (
     Archive,
     ScriptedModel,
@@ -409,7 +416,7 @@ def test_two_agents_on_one_session_id_do_not_interleave() -> None:
 
 
 def test_another_process_cannot_take_a_session_this_one_holds(opened: Archive, data: Path) -> None:
-    script = ("from nbagent.agent.archive._archive import Archive, ArchiveError\n"
+    script = ("from nbagent import ArchiveError\nfrom nbagent.testing import Archive\n"
               "try:\n    Archive('s1')\nexcept ArchiveError as error:\n    print(error)\n")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             env={**os.environ, "NBAGENT_DATA_DIR": str(data),

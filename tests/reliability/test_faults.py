@@ -17,18 +17,28 @@ from typing import Any
 
 import pytest
 
-from nbagent import Agent, ModelCallError, RetryPolicy, Settings, tool, validate_messages
-from nbagent.agent._loop import INTERRUPTED
-from nbagent.agent.archive._archive import Archive, read_records, replay
-from nbagent.engine._exceptions import NbagentWarning
-from nbagent.engine._markers import is_memory, is_summary
+from nbagent import (
+    Agent,
+    ModelCallError,
+    NbagentWarning,
+    RetryPolicy,
+    Settings,
+    tool,
+    validate_messages,
+)
 from nbagent.events import Event, ToolStarted
 from nbagent.testing import (
+    INTERRUPTED,
+    Archive,
     ScriptedModel,
     ScriptedSummarizer,
     Step,
     calls,
+    is_memory,
+    is_summary,
     provider_error,
+    read_records,
+    replay,
     reply,
 )
 from tests.helpers import nine_sections
