@@ -1,0 +1,65 @@
+"""The agent room: what the user configured (`Agent`, its `Settings`, its `Toolbox`, the
+`DEFAULT_SYSTEM` prompt), the kernel's current agent (`current`, `new_session`, `reset`,
+`set_current`) and which conversation a notebook continues (`notebook_path`,
+`notebook_key`, `linked_session`), what a turn returns and was billed (`ChatResult`,
+`Billing`), and the request path's parts (`with_context`, `CacheMemory`,
+`may_cut_silently`). Its folders have their own doors: `models`, `providers`, `tools`,
+`archive`, `mcp`. The package root `nbagent` re-exports what a user works with.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._agent import Agent
+    from ._billing import Billing
+    from ._current import current, new_session, reset, set_current
+    from ._loop import ChatResult
+    from ._model_side import may_cut_silently
+    from ._notebook_link import linked_session, notebook_key, notebook_path
+    from ._request import CacheMemory, with_context
+    from ._settings import Settings
+    from ._texts import DEFAULT_SYSTEM
+    from ._toolbox import Toolbox
+
+# The names load on first use, not here, like every folder's door: the root `nbagent`
+# enters this package first, and nothing here should run before the modules it names.
+_PARTS = ("._agent", "._billing", "._current", "._loop", "._model_side", "._notebook_link",
+          "._request", "._settings", "._texts", "._toolbox")
+
+__all__ = [
+    "DEFAULT_SYSTEM",
+    "Agent",
+    "Billing",
+    "CacheMemory",
+    "ChatResult",
+    "Settings",
+    "Toolbox",
+    "current",
+    "linked_session",
+    "may_cut_silently",
+    "new_session",
+    "notebook_key",
+    "notebook_path",
+    "reset",
+    "set_current",
+    "with_context",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """A name of `__all__`, imported from its part on first use (see above)."""
+    if name in __all__:
+        for part in _PARTS:
+            module = importlib.import_module(part, __name__)
+            if name in vars(module):
+                value = vars(module)[name]
+                globals()[name] = value
+                return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

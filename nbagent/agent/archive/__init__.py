@@ -1,0 +1,86 @@
+"""The transcript archive, the agent room's door to it: one append-only JSON Lines file
+per session (`Archive`), its record kinds as one table (`KINDS`, `RecordKind`, `BY_KIND`,
+and the `ReplayState` a row's replay step fills), reading it back (`replay`,
+`read_records`, `read_lines`, `ArchivedOutputs`), search (`recall`), where files live
+(`data_dir`, `session_path`, `latest_session`) and redaction at rest (`redact`,
+`redact_value`, `find_secrets`, `looks_secret`, `secret_env_values`, the `SHAPES` table).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._archive import (
+        KINDS,
+        REDACTED,
+        Archive,
+        ArchiveError,
+        RecordKind,
+        Replay,
+        check_session_id,
+        data_dir,
+        latest_session,
+        new_session_id,
+        read_records,
+        recall,
+        redact,
+        replay,
+        session_path,
+        table,
+    )
+    from ._kinds import BY_KIND, ReplayState
+    from ._records import read_lines
+    from ._redact import find_secrets, looks_secret, redact_value, secret_env_values
+    from ._replay import ArchivedOutputs
+    from ._shapes import SHAPES
+
+# The names load on first use, not here: the record kinds import the tools folder's
+# `_code_ran` while the built-in tools import the archive, so importing them here would
+# turn that into a circle between the two packages, whichever is entered first.
+_PARTS = ("._archive", "._kinds", "._records", "._redact", "._replay", "._shapes")
+
+__all__ = [
+    "BY_KIND",
+    "KINDS",
+    "REDACTED",
+    "SHAPES",
+    "Archive",
+    "ArchiveError",
+    "ArchivedOutputs",
+    "RecordKind",
+    "Replay",
+    "ReplayState",
+    "check_session_id",
+    "data_dir",
+    "find_secrets",
+    "latest_session",
+    "looks_secret",
+    "new_session_id",
+    "read_lines",
+    "read_records",
+    "recall",
+    "redact",
+    "redact_value",
+    "replay",
+    "secret_env_values",
+    "session_path",
+    "table",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """A name of `__all__`, imported from its part on first use (see above)."""
+    if name in __all__:
+        for part in _PARTS:
+            module = importlib.import_module(part, __name__)
+            if name in vars(module):
+                value = vars(module)[name]
+                globals()[name] = value
+                return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

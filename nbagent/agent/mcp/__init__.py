@@ -1,3 +1,58 @@
 """MCP servers as tool sources: specs and the config file (`_config`), one session per
 server on a loop of our own (`_connection`, `_loop_thread`), their tools as `Tool`s
-(`_tools`, `_content`), and `McpServers`, which a session uses (`_servers`)."""
+(`_tools`, `_content`), and `McpServers`, which a session uses (`_servers`).
+
+The door for the agent room: the config API (`read_mcp_config`, `load_mcp_config`,
+`server_spec`, `server_specs`, `StdioServer`, `HttpServer`, `McpConfig`), `McpServers`
+and `McpTool`. `nbagent.mcp` is the user's door.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._config import (
+        HttpServer,
+        McpConfig,
+        StdioServer,
+        load_mcp_config,
+        read_mcp_config,
+        server_spec,
+        server_specs,
+    )
+    from ._servers import McpServers
+    from ._tools import McpTool
+
+# The names load on first use, not here: `McpServers` brings in the MCP SDK, which a
+# session that reads only a config file (or a tool's definition) has no need to import.
+_PARTS = ("._config", "._tools", "._servers")
+
+__all__ = [
+    "HttpServer",
+    "McpConfig",
+    "McpServers",
+    "McpTool",
+    "StdioServer",
+    "load_mcp_config",
+    "read_mcp_config",
+    "server_spec",
+    "server_specs",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """A name of `__all__`, imported from its part on first use (see above)."""
+    if name in __all__:
+        for part in _PARTS:
+            module = importlib.import_module(part, __name__)
+            if name in vars(module):
+                value = vars(module)[name]
+                globals()[name] = value
+                return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

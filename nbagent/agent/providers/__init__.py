@@ -1,0 +1,67 @@
+"""What a provider's error means and where it wants cache marks: the agent room's door to
+its provider rules (`nbagent.providers` is the user's short facade of the first part).
+
+    _errors       what kind of failure an error is, whether to retry, after how long
+    _limits       the phrasings table: the size and limit a "too long" error states
+    _credentials  which variable a missing or rejected key is
+    _caching      the cache families and the breakpoints a request carries
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._caching import (
+        CachePlan,
+        apply_cache_plan,
+        breakpoints,
+        cache_family,
+        minimum_cacheable,
+    )
+    from ._credentials import auth_hint
+    from ._errors import (
+        classify_error,
+        is_context_overflow,
+        is_stop_reason_overflow,
+        retry_after_seconds,
+        should_retry,
+    )
+    from ._limits import parse_token_limits
+
+# The names load on first use, not here: `_credentials` asks the models folder's litellm
+# door while the models folder's `_llm` imports `_caching`, so importing them here would
+# turn that into a circle between the two packages, whichever is entered first.
+_PARTS = ("._errors", "._limits", "._credentials", "._caching")
+
+__all__ = [
+    "CachePlan",
+    "apply_cache_plan",
+    "auth_hint",
+    "breakpoints",
+    "cache_family",
+    "classify_error",
+    "is_context_overflow",
+    "is_stop_reason_overflow",
+    "minimum_cacheable",
+    "parse_token_limits",
+    "retry_after_seconds",
+    "should_retry",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """A name of `__all__`, imported from its part on first use (see above)."""
+    if name in __all__:
+        for part in _PARTS:
+            module = importlib.import_module(part, __name__)
+            if name in vars(module):
+                value = vars(module)[name]
+                globals()[name] = value
+                return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,71 @@
+"""Tools, the agent room's door to them: tools from plain functions (`Tool`, `tool`,
+`run_tool`, the `OutputStore` of full results), the built-in tools as one table
+(`BUILTIN_TOOLS`, `BuiltinTool`, the `ToolContext` they take, `notebook_tools`), pages
+bounded in characters and bytes (`PageBounds`), what the notebook shows the model (its
+`notebook_state` listing, one value's `describe_value`, `{name}`/`In[n]`/`Out[n]`
+references expanded) and the `run_code` tool's runs and answers (`code_runs`,
+`runs_as_cells`, the texts the model reads when code did not run). `nbagent.code` is the
+user's door to running code.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._builtin import BUILTIN_TOOLS, BuiltinTool, builtin_names, notebook_tools
+    from ._context import ToolContext
+    from ._namespace import notebook_state
+    from ._paging import PageBounds
+    from ._references import REFERENCE_CHARS, expand_cell_references
+    from ._run_code import AS_CELL, DECLINED, NO_ONE, OFF, code_runs, runs_as_cells
+    from ._tool import HandOver, OutputStore, Tool, as_tool, run_tool, tool
+    from ._values import describe_value
+
+# The names load on first use, not here: the archive's record kinds import `_code_ran` from
+# this folder while `_builtin` imports the archive, so importing them here would turn that
+# into a circle between the two packages, whichever is entered first.
+_PARTS = ("._tool", "._builtin", "._context", "._namespace", "._paging", "._references",
+          "._run_code", "._values")
+
+__all__ = [
+    "AS_CELL",
+    "BUILTIN_TOOLS",
+    "DECLINED",
+    "NO_ONE",
+    "OFF",
+    "REFERENCE_CHARS",
+    "BuiltinTool",
+    "HandOver",
+    "OutputStore",
+    "PageBounds",
+    "Tool",
+    "ToolContext",
+    "as_tool",
+    "builtin_names",
+    "code_runs",
+    "describe_value",
+    "expand_cell_references",
+    "notebook_state",
+    "notebook_tools",
+    "run_tool",
+    "runs_as_cells",
+    "tool",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """A name of `__all__`, imported from its part on first use (see above)."""
+    if name in __all__:
+        for part in _PARTS:
+            module = importlib.import_module(part, __name__)
+            if name in vars(module):
+                value = vars(module)[name]
+                globals()[name] = value
+                return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
