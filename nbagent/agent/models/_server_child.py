@@ -10,22 +10,25 @@ Ours (the rest are llama_cpp.server's options): `--no-extra-buffers` turns off l
 extra weight buffers (the AMX and repacked layouts): on a CPU that advertises AMX in a
 VM that does not really enable it, the first multi-token decode dies of a protection
 fault (SIGSEGV) in `ldtilecfg`. `--reply-seconds` bounds each generation in time. The
-chat format "nbagent-chatml" is registered from `_chat_handler.py`, loaded by its path.
+chat format "nbagent-chatml" is registered from `_chat_handler.py`, loaded from this folder
+as a package of its own (so its relative import of `_tool_prompt` works) — never nbagent's.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import os
 import runpy
 import stat
 import sys
 import threading
+import types
 from typing import Any
 
 NO_EXTRA_BUFFERS = "--no-extra-buffers"
 REPLY_SECONDS = "--reply-seconds"
-HANDLER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_chat_handler.py")
+HERE = os.path.dirname(os.path.abspath(__file__))
+PACKAGE = "nbagent_local_handler"  # this folder, as a package whose __init__ never runs
 
 
 def _end_with_parent() -> None:
@@ -55,10 +58,10 @@ def _without_extra_buffers() -> None:
 
 
 def _register_handler(reply_seconds: float | None) -> None:
-    spec = importlib.util.spec_from_file_location("nbagent_chat_handler", HANDLER)
-    assert spec is not None and spec.loader is not None
-    handler = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(handler)
+    package = types.ModuleType(PACKAGE)
+    package.__path__ = [HERE]  # its modules are found here: `_chat_handler`, `_tool_prompt`
+    sys.modules[PACKAGE] = package
+    handler = importlib.import_module(f"{PACKAGE}._chat_handler")
     if reply_seconds is not None:
         setattr(handler, "reply_seconds", reply_seconds)  # noqa: B010 (a module by path)
     handler.register()
