@@ -1,0 +1,118 @@
+"""litellm's import starts at `%load_ext nbagent` in the background: the load itself never
+imports it (nor waits for it), a chat needing it meanwhile gets the whole module, and an
+import that fails fails nothing. Each case runs in a fresh interpreter, where litellm is
+not imported yet."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SHELL = textwrap.dedent("""
+    import json, sys, threading
+    from IPython.core.interactiveshell import InteractiveShell
+    import nbagent.agent.models._litellm as door
+    shell = InteractiveShell.instance()
+""")
+
+
+def python(code: str, tmp_path: Path) -> tuple[dict[str, Any], str]:
+    """Run `code` in a fresh interpreter on a hosted model's session: what its last line
+    printed (JSON) and its stderr."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NBAGENT_")}
+    env.update({"NBAGENT_MODEL": "openai/gpt-4o-mini", "NBAGENT_DATA_DIR": str(tmp_path),
+                "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    out = subprocess.run([sys.executable, "-c", SHELL + textwrap.dedent(code)], env=env,
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
+
+
+def test_the_load_starts_the_import_and_does_not_import_litellm_itself(tmp_path: Path) -> None:
+    result, _ = python("""
+        started = []
+        door.import_in_background = lambda: started.append(True)  # records, imports nothing
+        shell.run_line_magic("load_ext", "nbagent")
+        print(json.dumps({"started": started, "litellm": "litellm" in sys.modules,
+                          "chat": "chat" in shell.magics_manager.magics["cell"]}))
+    """, tmp_path)
+    assert result == {"started": [True], "litellm": False, "chat": True}
+
+
+def test_litellm_arrives_after_the_load_with_no_chat(tmp_path: Path) -> None:
+    result, stderr = python("""
+        import time
+        shell.run_line_magic("load_ext", "nbagent")
+        importing = [t for t in threading.enumerate() if t.name == "nbagent-import-litellm"]
+        for thread in importing:
+            thread.join()
+        print(json.dumps({"threads": len(importing), "daemon": all(t.daemon for t in importing),
+                          "litellm": "litellm" in sys.modules,
+                          "again": door.import_in_background() is None}))
+    """, tmp_path)
+    # the thread may have finished before enumerate() ran; if it had, litellm is imported
+    assert result["litellm"] is True and result["threads"] in (0, 1)
+    assert result["daemon"] is True  # a closing kernel never waits for it
+    assert result["again"] is True  # imported: a second load starts no second import
+    assert stderr == ""
+
+
+def test_a_chat_that_needs_litellm_during_the_import_gets_the_whole_module(
+        tmp_path: Path) -> None:
+    result, _ = python("""
+        shell.run_line_magic("load_ext", "nbagent")
+        module = door.litellm()  # as a chat's first request would, with the import under way
+        print(json.dumps({"completion": callable(getattr(module, "completion", None)),
+                          "quiet": module.suppress_debug_info}))
+    """, tmp_path)
+    assert result == {"completion": True, "quiet": True}
+
+
+def test_an_import_that_fails_fails_neither_the_load_nor_anything_after_it(
+        tmp_path: Path) -> None:
+    result, stderr = python("""
+        import builtins
+        real_import = builtins.__import__
+
+        def refusing(name, *args, **kwargs):
+            if name == "litellm":
+                raise ImportError("no litellm here")
+            return real_import(name, *args, **kwargs)
+
+        def join_imports():
+            for thread in threading.enumerate():
+                if thread.name == "nbagent-import-litellm":
+                    thread.join()
+
+        builtins.__import__ = refusing  # as if litellm could not be imported
+        shell.run_line_magic("load_ext", "nbagent")
+        join_imports()
+        retry = door.import_in_background()  # nothing imported, nothing under way: again
+        join_imports()
+        builtins.__import__ = real_import
+        print(json.dumps({"loaded": "chat" in shell.magics_manager.magics["cell"],
+                          "litellm": "litellm" in sys.modules, "retry": retry is not None}))
+    """, tmp_path)
+    assert result == {"loaded": True, "litellm": False, "retry": True}
+    assert "Traceback" not in stderr and "Exception in thread" not in stderr
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-4o-mini", "local"], ids=["hosted", "embedded"])
+def test_litellm_is_not_imported_by_building_the_session(model: str, tmp_path: Path) -> None:
+    """What the background import saves is not paid anyway by the load: building the
+    session (what `warm_start` does) leaves litellm unimported, whichever the model."""
+    result, _ = python(f"""
+        import os
+        os.environ["NBAGENT_MODEL"] = {model!r}
+        import nbagent
+        agent = nbagent.current()
+        print(json.dumps({{"litellm": "litellm" in sys.modules}}))
+    """, tmp_path)
+    assert result == {"litellm": False}
