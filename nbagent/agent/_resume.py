@@ -53,7 +53,9 @@ def resume(build: Callable[..., A], session: str | Path, options: dict[str, Any]
         if replay.model is not None and "model" not in options:
             options["model"] = LOCAL_MODEL if is_local(replay.model) else replay.model
         options.setdefault("system", replay.messages[0]["content"])
-        agent = build(session_id=replay.session_id or archive.path.stem, archive=False,
+        # built to keep an archive (so its output store reads outputs back from one), then
+        # handed the one it continues before anything is recorded
+        agent = build(session_id=replay.session_id or archive.path.stem, archive=True,
                       **options)
     except BaseException:
         archive.close()

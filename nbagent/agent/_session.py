@@ -67,7 +67,10 @@ class Session:
         self.tracker = TokenTracker(model.count_text())
         self.history = History([{"role": "system", "content": system}],
                                count_message=self.tracker.count_message)
-        self.store = OutputStore(events=self.events)
+        # given its loader now: outputs leave memory only for a session that keeps an
+        # archive (a session built without one keeps them all: nothing could read them back)
+        self.store = OutputStore(events=self.events,
+                                 loader=self._archived_output if archive else None)
         self.cost = 0.0
         self.billing = Billing()  # what its chat requests were billed
         self.cache_marks: dict[int, str] = {}  # breakpoints sent: index → prefix digest
@@ -79,6 +82,8 @@ class Session:
         self.controller = CompactionController(self, tracker=self.tracker, events=self.events)
         self.events.subscribe(self._on_compacted)
         self.archive: Archive | None = None
+        self._opener: Callable[[], Archive] | None = None  # opens it at the first record
+        self._pending: list[Message] = []  # what a lazily opened archive starts with
         if archive:
             self.attach_archive(lambda: Archive(self.id, data_dir))
         self._turn = threading.Lock()
@@ -110,32 +115,41 @@ class Session:
         one already open (a resumed session's), or the one `open_archive` opens on the
         first record, so a session that never chats writes nothing. Opening fails
         (`ArchiveError`) if another agent is writing that session. Which event becomes
-        which record is the archive's table (`archive._kinds.KINDS`)."""
-        pending = self.history.messages if include_current else []
-        opener = open_archive if not isinstance(open_archive, Archive) else None
+        which record is the archive's table (`archive._kinds.KINDS`). Called again, the
+        records go to the new archive from then on. A session built without an archive
+        keeps every output in memory (its store was built with nothing to read back from)."""
+        if self._record not in self.events:
+            self.events.subscribe(self._record, critical=True)
         if isinstance(open_archive, Archive):
+            self._opener, self._pending = None, []
             self._use_archive(open_archive)
+        else:
+            self.archive, self._opener = None, open_archive
+            self._pending = self.history.messages if include_current else []
 
-        def record(event: Event) -> None:
-            row = BY_EVENT.get(type(event))
-            if row is None or row.write is None:
+    def _record(self, event: Event) -> None:
+        row = BY_EVENT.get(type(event))
+        if row is None or row.write is None:
+            return
+        archive = self.archive
+        if archive is None:
+            if self._opener is None:
                 return
-            archive = self.archive
-            if archive is None:
-                assert opener is not None
-                archive = self._use_archive(opener())
-                for message in pending:
-                    archive.write_message(message)
-            row.write(archive, event)
-
-        self.events.subscribe(record, critical=True)
+            archive = self._use_archive(self._opener())
+            for message in self._pending:
+                archive.write_message(message)
+            self._pending = []
+        row.write(archive, event)
 
     def _use_archive(self, archive: Archive) -> Archive:
         self.archive = archive
-        self.store.loader = archive.output
         archive.snapshot = self.snapshot
         archive.write_session(self.answers.name(), self.id)
         return archive
+
+    def _archived_output(self, ref: str) -> str | None:
+        """A full output that left memory, read back from the archive (as it is now)."""
+        return self.archive.output(ref) if self.archive is not None else None
 
     def snapshot(self, fresh: bool) -> list[tuple[str, dict[str, Any]]]:
         """The records that bring an archive up to this session: for a `fresh` file (the
