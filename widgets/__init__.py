@@ -1,12 +1,16 @@
 """nbagent.widgets: the notebook UI — the context meter and the chat display.
 
 Shipped inside the wheel as `nbagent.widgets`; the source folder is `widgets/`.
-Thin by design: rendering only, fed by the session's events.
+Thin by design: rendering only, fed by the session's events. Beside the displays: the
+subscriber that makes proposed code the next cell (`CellProposals`) and the notebook's
+runner of the model's code (`NotebookRunner`, a `nbagent.code.CodeRunner`).
 """
 
 from __future__ import annotations
 
+from ._cells import CellProposals
 from ._chat import ChatDisplay
+from ._code_runs import NotebookRunner
 from ._meter import ContextMeter, MeterLine, MeterReading
 from ._report import (
     ProgressLine,
@@ -19,10 +23,12 @@ from ._report import (
 from ._texts import notebook_words
 
 __all__ = [
+    "CellProposals",
     "ChatDisplay",
     "ContextMeter",
     "MeterLine",
     "MeterReading",
+    "NotebookRunner",
     "ProgressLine",
     "decision_words",
     "notebook_words",

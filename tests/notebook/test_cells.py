@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from nbagent.widgets._cells import last_code_block
+from nbagent.widgets import CellProposals
 
 import nbagent
 from nbagent import tool
@@ -46,8 +46,6 @@ def test_a_proposed_cell_becomes_the_next_input_and_is_not_run(ip: InteractiveSh
 def test_the_latest_proposal_of_a_turn_is_the_cell() -> None:
     shell = Shell()
     shell.next_inputs = []
-    from nbagent.widgets._cells import CellProposals
-
     proposals = CellProposals(shell)
     proposals(CellProposed("a = 1"))
     proposals(CellProposed("a = 1\n\nb = 2"))
@@ -103,5 +101,10 @@ def test_chat_cell_without_code_says_so_and_proposes_nothing(ip: InteractiveShel
     ],
     ids=["bare", "tildes", "longer-fence", "open", "none"],
 )
-def test_the_last_complete_code_block(markdown: str, code: str | None) -> None:
-    assert last_code_block(markdown) == code
+def test_the_last_complete_code_block_becomes_the_cell(ip: InteractiveShell, markdown: str,
+                                                       code: str | None) -> None:
+    session(ScriptedModel([reply(markdown)]))
+    ip.rl_next_input = None
+    with capture_output():
+        ip.run_cell_magic("chat", "--cell", "the code, please")
+    assert getattr(ip, "rl_next_input", None) == code

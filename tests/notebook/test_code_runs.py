@@ -92,7 +92,7 @@ class Unshowable:
 
 def test_in_a_terminal_shell_printing_and_an_unshowable_value_end_only_the_run(
         ip: InteractiveShell) -> None:
-    from nbagent.widgets._code_runs import NotebookRunner
+    from nbagent.widgets import NotebookRunner
 
     runner = NotebookRunner(ip)  # no capture: a terminal shell prints displays to stdout
     with capture_output() as captured:

@@ -11,7 +11,6 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from nbagent.widgets._forms import mcp_spec
 
 import nbagent
 from nbagent import Agent, NbagentError
@@ -48,15 +47,21 @@ class McpAgent(Agent):
     ],
     ids=["stdio", "http"],
 )
-def test_mcp_add_reads_a_command_or_a_url(rest: str, spec: Any) -> None:
-    assert mcp_spec(rest) == spec
+def test_mcp_add_reads_a_command_or_a_url(ip: InteractiveShell, rest: str, spec: Any) -> None:
+    agent = session(ScriptedModel(), kind=McpAgent)
+    with capture_output():
+        ip.run_line_magic("nbagent", f"mcp add {rest}")
+    name, entry = spec
+    assert agent.servers == {name: entry}
 
 
 @pytest.mark.parametrize("rest", ["db", "db uvx server", "db --", ""],
                          ids=["no-spec", "no-dashes", "no-command", "nothing"])
-def test_mcp_add_without_a_spec_says_the_forms(rest: str) -> None:
+def test_mcp_add_without_a_spec_says_the_forms(ip: InteractiveShell, rest: str) -> None:
+    agent = session(ScriptedModel(), kind=McpAgent)
     with pytest.raises(UsageError):
-        mcp_spec(rest)
+        ip.run_line_magic("nbagent", f"mcp add {rest}")
+    assert agent.servers == {}
 
 
 def test_mcp_add_list_remove_through_the_shell(ip: InteractiveShell) -> None:
@@ -126,13 +131,11 @@ def test_loading_the_extension_warms_the_embedded_model_only(model: ScriptedMode
                                                             started: int) -> None:
     """%load_ext starts the server of a session's model that has one; a hosted model's
     session starts nothing."""
-    from nbagent.widgets._magics import load
-
     shell = InteractiveShell.instance()
     StartableModel.started = 0
     nbagent.set_current(Agent(model=model, namespace={}, archive=False))
     try:
-        load(shell)
+        nbagent.load_ipython_extension(shell)
     finally:
         nbagent.agent._current._current = None
     assert StartableModel.started == started
@@ -140,13 +143,11 @@ def test_loading_the_extension_warms_the_embedded_model_only(model: ScriptedMode
 
 def test_a_model_that_cannot_start_does_not_fail_the_load(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from nbagent.widgets._magics import load
-
     def broken(**options: Any) -> Agent:
         raise NbagentError("the local model is not installed")
 
     monkeypatch.setattr(nbagent, "current", broken)
-    load(InteractiveShell.instance())  # the first chat says what is wrong
+    nbagent.load_ipython_extension(InteractiveShell.instance())  # the first chat says what is wrong
 
 
 @pytest.mark.real

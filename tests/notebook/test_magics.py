@@ -183,9 +183,7 @@ def test_nbagent_shows_and_sets_configuration(
 
 
 def test_another_chat_magic_is_left_alone_with_one_warning() -> None:
-    from nbagent.widgets._magics import load
-
-    from nbagent.engine._exceptions import NbagentWarning
+    from nbagent import NbagentWarning, load_ipython_extension
 
     shell = InteractiveShell.instance()
     nbagent.set_current(Agent(model=ScriptedModel(), namespace={}, archive=False))  # no warm start
@@ -193,7 +191,7 @@ def test_another_chat_magic_is_left_alone_with_one_warning() -> None:
     shell.register_magic_function(lambda line, cell: "theirs", "cell", "chat")
     try:
         with pytest.warns(NbagentWarning, match="use %%nbagent"):
-            load(shell)
+            load_ipython_extension(shell)
         assert shell.run_cell_magic("chat", "", "x") == "theirs"
         assert "nbagent" in shell.magics_manager.magics["cell"]
     finally:

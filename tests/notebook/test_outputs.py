@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from nbagent.widgets import ChatDisplay, MeterLine
-from nbagent.widgets._meter_assets import METER_ESM
+from nbagent.widgets import ChatDisplay, ContextMeter, MeterLine
 
 import nbagent
 from nbagent import Agent, ChatResult, tool
@@ -149,7 +148,8 @@ def test_the_bar_fills_with_what_is_left_as_its_words_say() -> None:
     assert line.reading is not None and "11% context left" in html
     width = float(re.search(r'nbagent-meter-bar" style="[^"]*width:([\d.]+)%', html).group(1))
     assert width == pytest.approx(line.reading.percent_left, abs=0.1)
-    assert "100 - percent" not in METER_ESM and "Math.min(100, percent)" in METER_ESM
+    drawing = ContextMeter._esm  # the meter's drawing code, anywidget's module
+    assert "100 - percent" not in drawing and "Math.min(100, percent)" in drawing
 
 
 def test_the_first_run_notice_wraps_between_words(ip: InteractiveShell) -> None:

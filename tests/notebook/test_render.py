@@ -17,7 +17,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 from nbagent.widgets import ChatDisplay
 from nbagent.widgets._bundles import terminal_text
-from nbagent.widgets._chat_lines import copy_button, reply_bundle
+from nbagent.widgets._chat_lines import clean_cut, copy_button, reply_bundle, retry_words
 from nbagent.widgets._render import TAGS, allowed_link, render_reply
 
 from nbagent import ChatResult
@@ -267,3 +267,23 @@ def test_every_other_line_shows_outside_text_escaped(ip: InteractiveShell) -> No
         markup = Markup()
         markup.feed(page)
         assert markup.found == [], page
+
+
+def test_code_blocks_get_a_copy_button() -> None:
+    reply = "Run this:\n\n```python\nprint(f\"${x}\")\n\nx = 1\n```\nthen\n```\nstill open"
+    marked = reply_bundle(reply)["text/html"]
+    (button,) = re.findall(r'<button class="nbagent-copy"[^\n]*</button>', marked)
+    assert 'data-code="print(f&quot;&#36;{x}&quot;)&#10;&#10;x = 1"' in button
+    assert marked.count("nbagent-copy") == 1  # only complete blocks
+    assert "<pre><code>still open</code></pre>" in marked
+    assert "nbagent-copy" not in reply_bundle("no code")["text/html"]
+
+
+def test_a_short_text_is_not_cut() -> None:
+    assert clean_cut("short", 10) == "short"
+
+
+def test_retry_words() -> None:
+    assert retry_words("Timeout: the read timed out", 0.2) == "retrying in 1 s (timed out)"
+    assert retry_words("ConnectionResetError: peer reset", 2.6) == (
+        "retrying in 3 s (ConnectionResetError: peer reset)")

@@ -3,7 +3,6 @@ through what IPython's display machinery actually published (no kernel, no comms
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,8 +20,6 @@ from nbagent.widgets import (
     show_error,
     show_interrupted,
 )
-from nbagent.widgets._chat_lines import clean_cut, reply_bundle, retry_words
-from nbagent.widgets._meter_assets import METER_ESM
 
 from nbagent import ChatResult, Decision, Settings, context_state
 from nbagent.events import (
@@ -134,9 +131,10 @@ def test_the_meter_syncs_only_what_the_browser_draws() -> None:
         "_esm", "_css", "_anywidget_id"}
     assert synced == {"percent_left", "headline", "level", "status", "detail", "threshold",
                       "usage", "compaction_marks"}
+    drawing = ContextMeter._esm  # anywidget's module: the browser's drawing code
     for name in synced:
-        assert f'"{name}"' in METER_ESM  # read by the drawing code
-    assert "export default" in METER_ESM and "#eee" not in METER_ESM
+        assert f'"{name}"' in drawing  # read by the drawing code
+    assert "export default" in drawing and "#eee" not in drawing
 
 
 def test_the_meter_has_text_and_html_fallbacks() -> None:
@@ -269,17 +267,6 @@ def test_tool_previews_are_cut_on_a_word_with_a_marker() -> None:
     assert status["text/plain"] == "thinking…"
     assert tool["text/plain"] == "read_file(path='sales.csv') → 5,000 chars (cut from 90,000)"
     assert "3.5… [cut]</pre>" in tool["text/html"] and "Lim" not in tool["text/html"]
-    assert clean_cut("short", 10) == "short"
-
-
-def test_code_blocks_get_a_copy_button() -> None:
-    reply = "Run this:\n\n```python\nprint(f\"${x}\")\n\nx = 1\n```\nthen\n```\nstill open"
-    marked = reply_bundle(reply)["text/html"]
-    (button,) = re.findall(r'<button class="nbagent-copy"[^\n]*</button>', marked)
-    assert 'data-code="print(f&quot;&#36;{x}&quot;)&#10;&#10;x = 1"' in button
-    assert marked.count("nbagent-copy") == 1  # only complete blocks
-    assert "<pre><code>still open</code></pre>" in marked
-    assert "nbagent-copy" not in reply_bundle("no code")["text/html"]
 
 
 @pytest.mark.parametrize(
@@ -323,12 +310,6 @@ def test_an_interrupt_is_one_line() -> None:
     with capture_output() as captured:
         show_interrupted()
     assert plain(captured) == ["interrupted — the session is intact"]
-
-
-def test_retry_words() -> None:
-    assert retry_words("Timeout: the read timed out", 0.2) == "retrying in 1 s (timed out)"
-    assert retry_words("ConnectionResetError: peer reset", 2.6) == (
-        "retrying in 3 s (ConnectionResetError: peer reset)")
 
 
 class FakeAgent:
