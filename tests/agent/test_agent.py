@@ -196,7 +196,7 @@ def test_resuming_an_archive_outside_the_sessions_folder_appends_to_that_file(
     resumed.chat("and now?")
     resumed.session.close()
     assert not list((tmp_path / "data").rglob("*.jsonl"))  # nothing written elsewhere
-    from nbagent.agent.archive._archive import replay
+    from nbagent.testing import replay
 
     assert [m["content"] for m in replay(moved).messages if m["role"] == "assistant"] == [
         "first", "second"]

@@ -10,8 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nbagent.agent.tools._builtin import BUILTIN_TOOLS, notebook_tools
-from nbagent.agent.tools._tool import OutputStore, Tool
+from nbagent.agent.tools import BUILTIN_TOOLS, OutputStore, Tool, notebook_tools
 
 TEXT = str(pd.Series(["a"]).dtype)  # "object" before pandas 3, "str" since
 
@@ -99,7 +98,7 @@ def test_read_file_pages_by_lines_inside_the_working_directory(
 
 
 def test_recall_reads_the_session_archive(tmp_path: Path) -> None:
-    from nbagent.agent.archive._archive import Archive
+    from nbagent.agent.archive import Archive
 
     with Archive("recall-test", tmp_path) as archive:
         archive.write("message", {"message": {"role": "user", "content": "drop the pilot rows"}},
@@ -123,9 +122,7 @@ def test_python_is_offered_only_when_enabled() -> None:
 
 
 def test_the_builtin_tools_are_one_table_of_plain_functions() -> None:
-    from nbagent.agent.tools import _builtin
-    from nbagent.agent.tools._builtin import BUILTIN_TOOLS
-    from nbagent.agent.tools._context import ToolContext
+    from nbagent.agent.tools import ToolContext, _builtin
 
     assert {"list_variables", "describe_variable", "read_file", "read_output", "recall",
             "propose_cell", "run_code", "python"} <= set(BUILTIN_TOOLS)  # a new row needs no edit
@@ -153,8 +150,7 @@ def test_notebook_tools_offers_the_table_with_schemas_without_the_context() -> N
 
 
 def test_a_new_builtin_tool_is_one_function_and_one_row(monkeypatch: pytest.MonkeyPatch) -> None:
-    from nbagent.agent.tools._builtin import BUILTIN_TOOLS, BuiltinTool
-    from nbagent.agent.tools._context import ToolContext
+    from nbagent.agent.tools import BuiltinTool, ToolContext
 
     def count_variables(context: ToolContext, prefix: str = "") -> str:
         """Count the user's variables.
@@ -196,8 +192,8 @@ def tools_over(store: OutputStore) -> dict[str, Tool]:
 
 
 def test_recall_pages_are_bounded(tmp_path: Path) -> None:
-    from nbagent.agent.archive._archive import Archive
-    from nbagent.agent.tools._paging import PageBounds
+    from nbagent.agent.archive import Archive
+    from nbagent.agent.tools import PageBounds
 
     with Archive("recall-big", tmp_path) as archive:
         archive.write("message", {"message": {"role": "user", "content": "\U0001f600" * 3_000}},

@@ -4,7 +4,7 @@ leaves alone."""
 
 from __future__ import annotations
 
-from nbagent.agent.tools._references import expand_cell_references
+from nbagent.agent.tools import expand_cell_references
 from nbagent.code import RanCell, cells_note
 
 

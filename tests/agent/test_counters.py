@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nbagent.agent.models._counters import counter_for
+from nbagent.agent.models import counter_for
 
 TEXT = "Describe the revenue column of sales_df.\n\n    df.describe()  # 12,345 rows, 你好 😀"
 

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 import nbagent
-from nbagent.agent import _current
-from nbagent.agent._notebook_link import linked_session, notebook_key, notebook_path
+from nbagent.agent import _current, linked_session, notebook_key, notebook_path
 from nbagent.testing import ScriptedModel
 
 

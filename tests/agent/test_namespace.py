@@ -12,10 +12,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from nbagent.agent.tools._namespace import STATE_TITLE, notebook_state, variable_lines
-from nbagent.agent.tools._references import REFERENCE_CHARS, expand_cell_references
-from nbagent.agent.tools._values import describe_value
-from nbagent.engine._tokens import estimate_tokens
+from nbagent import estimate_tokens
+from nbagent.agent.tools import (
+    REFERENCE_CHARS,
+    STATE_TITLE,
+    describe_value,
+    expand_cell_references,
+    notebook_state,
+    variable_lines,
+)
 
 TEXT = str(pd.Series(["a"]).dtype)  # "object" before pandas 3, "str" since
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from nbagent.agent.providers._errors import (
+from nbagent.agent.providers import (
     auth_hint,
     is_stop_reason_overflow,
     retry_after_seconds,
@@ -149,7 +149,7 @@ RETRY_CASES = [
 
 
 def test_litellm_exceptions_as_litellm_raises_them() -> None:
-    from nbagent.agent.models._litellm import litellm
+    from nbagent.agent.models import litellm
 
     module = litellm()
     where = {"model": "gpt-4o", "llm_provider": "openai"}
@@ -251,7 +251,7 @@ def test_parse_token_limits_is_public() -> None:
 
 def test_nbagents_own_errors_are_never_retried_whatever_their_text_says() -> None:
     from nbagent import LocalModelError
-    from nbagent.agent.providers._errors import should_retry
+    from nbagent.agent.providers import should_retry
 
     assert should_retry(ConnectionError("Connection error."))
     assert not should_retry(LocalModelError("the local model's server stopped (Connection "

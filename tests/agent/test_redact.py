@@ -15,14 +15,16 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, tool, validate_messages
-from nbagent.agent.archive._archive import Archive, recall, replay
-from nbagent.agent.archive._redact import (
+from nbagent.agent.archive import (
     REDACTED,
     SHAPES,
+    Archive,
     find_secrets,
     looks_secret,
+    recall,
     redact,
     redact_value,
+    replay,
     secret_env_values,
 )
 from nbagent.testing import ScriptedModel, calls, reply

@@ -14,16 +14,17 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, Settings
-from nbagent.agent.tools._code_exec import BoundedText, execute
-from nbagent.agent.tools._code_runner import (
+from nbagent.agent.tools import AS_CELL, DECLINED, NO_ONE, OFF, code_runs, runs_as_cells
+from nbagent.code import (
     Answer,
+    BoundedText,
     CodeResult,
     PlainRunner,
+    agent_cells,
     answer_of,
+    execute,
     use_code_runner,
 )
-from nbagent.agent.tools._run_code import AS_CELL, DECLINED, NO_ONE, OFF, code_runs, runs_as_cells
-from nbagent.code import agent_cells
 from nbagent.testing import ScriptedModel, calls, reply
 
 

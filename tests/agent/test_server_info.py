@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from nbagent.agent.models._server_info import is_local_host, probe_window
+from nbagent.agent.models import is_local_host, probe_window
 from tests.openai_stub import Info, StubServer
 
 LLAMA_CPP_PROPS = {

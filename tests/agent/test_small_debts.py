@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import nbagent
-from nbagent.agent.archive._archive import data_dir
+from nbagent.agent.archive import data_dir
 from nbagent.testing import ScriptedModel, reply
 
 

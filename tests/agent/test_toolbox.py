@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from nbagent import NbagentError, NbagentWarning, tool
-from nbagent.agent._toolbox import Toolbox
+from nbagent.agent import Toolbox
 
 
 @tool

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from nbagent import Settings, tool
-from nbagent.agent.tools._tool import OutputStore, run_tool
+from nbagent.agent.tools import OutputStore, run_tool
 from nbagent.events import ToolFinished
 from nbagent.testing import ScriptedModel, calls, reply
 from tests import helpers

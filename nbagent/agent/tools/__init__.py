@@ -1,11 +1,11 @@
 """Tools, the agent room's door to them: tools from plain functions (`Tool`, `tool`,
 `run_tool`, the `OutputStore` of full results), the built-in tools as one table
 (`BUILTIN_TOOLS`, `BuiltinTool`, the `ToolContext` they take, `notebook_tools`), pages
-bounded in characters and bytes (`PageBounds`), what the notebook shows the model (its
-`notebook_state` listing, one value's `describe_value`, `{name}`/`In[n]`/`Out[n]`
-references expanded) and the `run_code` tool's runs and answers (`code_runs`,
-`runs_as_cells`, the texts the model reads when code did not run). `nbagent.code` is the
-user's door to running code.
+bounded in characters and bytes (`PageBounds`), what the notebook shows the model (the
+`notebook_state` block under `STATE_TITLE`, its `variable_lines`, one value's
+`describe_value`, `{name}`/`In[n]`/`Out[n]` references expanded) and the `run_code` tool's
+runs and answers (`code_runs`, `runs_as_cells`, the texts the model reads when code did
+not run). `nbagent.code` is the user's door to running code.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._builtin import BUILTIN_TOOLS, BuiltinTool, builtin_names, notebook_tools
     from ._context import ToolContext
-    from ._namespace import notebook_state
+    from ._namespace import STATE_TITLE, notebook_state, variable_lines
     from ._paging import PageBounds
     from ._references import REFERENCE_CHARS, expand_cell_references
     from ._run_code import AS_CELL, DECLINED, NO_ONE, OFF, code_runs, runs_as_cells
@@ -36,6 +36,7 @@ __all__ = [
     "NO_ONE",
     "OFF",
     "REFERENCE_CHARS",
+    "STATE_TITLE",
     "BuiltinTool",
     "HandOver",
     "OutputStore",
@@ -52,6 +53,7 @@ __all__ = [
     "run_tool",
     "runs_as_cells",
     "tool",
+    "variable_lines",
 ]
 
 

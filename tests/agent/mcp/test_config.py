@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.agent.mcp._config import (
+from nbagent.agent.mcp import (
     HttpServer,
     StdioServer,
     load_mcp_config,

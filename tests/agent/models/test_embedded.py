@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from nbagent import LocalModelError
-from nbagent.agent.models._embedded import EmbeddedModel
-from nbagent.agent.models._llm import ChatModel
+from nbagent.agent.models import ChatModel, EmbeddedModel
 from nbagent.testing import ScriptedModel, reply
 
 STARTING = re.compile(r"starting the local model \(SmolLM2-135M\)… (\d+) s")

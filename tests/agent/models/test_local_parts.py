@@ -44,6 +44,6 @@ def test_no_module_of_the_models_folder_is_over_350_lines(path: Path) -> None:
 @pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 1), (3, 1), (8, 4)],
                          ids=["1", "2", "3", "8"])
 def test_the_server_leaves_half_the_cores_to_other_work(cores: int, threads: int) -> None:
-    from nbagent.agent.models._local_server import server_threads
+    from nbagent.agent.models import server_threads
 
     assert server_threads(cores) == threads

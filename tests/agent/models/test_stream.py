@@ -163,7 +163,7 @@ def test_a_streamed_call_costs_at_most_about_twice_the_unstreamed_one(bench_stub
 
 def test_litellm_callbacks_still_see_a_stream(bench_stub: str) -> None:
     """A user's litellm logger gets the streamed reply: the wrapper reads it then."""
-    from nbagent.agent.models._litellm import litellm
+    from nbagent.agent.models import litellm
 
     module = litellm()
     seen: list[Any] = []
