@@ -20,7 +20,7 @@ from nbagent.widgets import _parse
 from nbagent.widgets._magics import ChatMagics
 
 from nbagent.agent.tools._builtin import describe_builtin_tools
-from nbagent.engine._ladder import describe_ladder
+from nbagent.compaction import describe_ladder
 
 ROOT = Path(__file__).parents[1]
 REFRESH = "python -m tests.docs_blocks"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,18 +15,6 @@ SYSTEM = {"role": "system", "content": "You are a careful data analyst."}
 def tokens(messages: Sequence[Mapping[str, Any]]) -> int:
     """The estimated size of `messages`, counted as the levels count them."""
     return sum(estimate_message_tokens(m) for m in messages)
-
-
-def litellm_model_info(model: str) -> Mapping[str, Any] | None:
-    """litellm's own model metadata (window, max output), the lookup the agent hands
-    `resolve_window`; None for a model litellm does not map."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
-    import litellm
-
-    try:
-        return dict(litellm.get_model_info(model))
-    except Exception:  # litellm raises a bare Exception for an unmapped model
-        return None
 
 
 def nine_sections(note: str = "notes") -> str:

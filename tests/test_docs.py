@@ -10,7 +10,7 @@ import pytest
 from nbagent.widgets._magics import ChatMagics
 
 from nbagent import Agent, Settings
-from nbagent.agent.tools._builtin import BUILTIN_TOOLS
+from nbagent.agent.tools import BUILTIN_TOOLS
 from tests.docs_blocks import BLOCKS, REFRESH, Block, magic_help, magic_options
 
 ROOT = Path(__file__).parents[1]

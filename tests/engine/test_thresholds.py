@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nbagent import Settings, WindowInfo, context_state, thresholds
-from tests.helpers import litellm_model_info as model_info
+from nbagent.agent.models import model_info
 
 CLAUDE = "anthropic/claude-sonnet-4-20250514"
 

@@ -257,8 +257,7 @@ def test_usage_reads_what_litellm_makes_of_each_provider(litellm_module: Any) ->
 
 
 def test_an_openai_models_messages_are_counted_with_its_own_tokenizer(o200k: Any) -> None:
-    from nbagent.agent.models._counters import counter_for
-    from nbagent.engine._tokens import count_message_tokens
+    from nbagent.agent.models import counter_for
 
     counter = counter_for("gpt-4o")
     assert counter is not None

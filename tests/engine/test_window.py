@@ -6,8 +6,8 @@ from typing import Any
 import pytest
 
 from nbagent import ConfigWarning, Settings, resolve_window
+from nbagent.agent.models import model_info
 from nbagent.engine import SMALL_MODELS, small_model_for, table_lookup
-from tests.helpers import litellm_model_info as model_info
 
 CLAUDE = "anthropic/claude-sonnet-4-20250514"
 

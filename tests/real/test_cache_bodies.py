@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, LiteLLMModel, RetryPolicy, Settings, tool
-from nbagent.agent.providers._caching import CachePlan, apply_cache_plan
+from nbagent.agent.providers import CachePlan, apply_cache_plan
 from nbagent.testing import ScriptedSummarizer
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))

@@ -14,7 +14,7 @@ import pytest
 
 import nbagent
 from nbagent import testing
-from nbagent.agent.models._discovery import discover, first_run_notice
+from nbagent.agent.models import discover, first_run_notice
 from nbagent.local import LocalServer
 
 pytestmark = pytest.mark.real

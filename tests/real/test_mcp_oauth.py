@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from nbagent.agent.mcp import _oauth
-from nbagent.agent.mcp._servers import McpServers
+from nbagent.mcp import McpServers
 from tests.agent.mcp.servers.launch import DEMO, free_port, listening
 
 pytestmark = pytest.mark.real

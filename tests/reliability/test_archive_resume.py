@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, ArchiveError, NbagentError, Settings, tool
-from nbagent.agent.archive._archive import latest_session, replay, session_path
-from nbagent.testing import ScriptedModel, ScriptedSummarizer, calls, reply
+from nbagent.agent.archive import latest_session
+from nbagent.testing import ScriptedModel, ScriptedSummarizer, calls, replay, reply, session_path
 from tests.helpers import nine_sections
 
 LONG = "noted, and here is a long analysis " * 40

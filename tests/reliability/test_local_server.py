@@ -21,8 +21,7 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, Settings
-from nbagent.agent.models._embedded import EmbeddedModel
-from nbagent.agent.models._local_model import LocalModel
+from nbagent.agent.models import EmbeddedModel, LocalModel
 from nbagent.events import Status
 
 from .test_kernel_interrupt import STARTED_S, collect, run
