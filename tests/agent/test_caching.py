@@ -8,19 +8,16 @@ from typing import Any
 
 import pytest
 
-from nbagent import Settings
-from nbagent.agent._billing import Billing
-from nbagent.agent._request import CacheMemory, with_context
-from nbagent.agent.providers._caching import (
+from nbagent import Billing, Settings, Usage
+from nbagent.agent import CacheMemory, with_context
+from nbagent.agent.providers import (
     CachePlan,
     apply_cache_plan,
     breakpoints,
     cache_family,
     minimum_cacheable,
 )
-from nbagent.engine._markers import MEMORY_HEADER
-from nbagent.engine._usage import Usage
-from nbagent.testing import ScriptedModel, calls, reply
+from nbagent.testing import MEMORY_HEADER, ScriptedModel, calls, reply
 from tests.helpers import add, make_agent
 
 
@@ -142,8 +139,8 @@ def test_a_model_of_ones_own_sees_the_context_on_the_users_message_and_tool_resu
 
 def test_only_models_that_send_through_litellm_take_a_cache_plan() -> None:
     from nbagent import LiteLLMModel
-    from nbagent.agent.models._llm import takes_cache_plan
-    from nbagent.agent.models._local_model import LocalModel
+    from nbagent.agent.models import takes_cache_plan
+    from nbagent.local import LocalModel
 
     assert takes_cache_plan(LiteLLMModel("anthropic/claude-sonnet-4-5"))
     assert not takes_cache_plan(ScriptedModel())
@@ -169,7 +166,7 @@ def test_after_a_snip_the_request_reads_up_to_where_the_last_compaction_ended() 
     """The boundary is how far compaction has rewritten (here the last cleared result);
     the next snip starts after it, so the request after it still has that prefix cached
     and marks it, where it used to fall back to the system prompt."""
-    from nbagent.engine._markers import snip_placeholder
+    from nbagent.testing import snip_placeholder
 
     agent, _ = make_agent(ScriptedModel())
     session = agent.session
@@ -232,8 +229,8 @@ def test_a_rerun_cell_says_it_replaced_its_exchange() -> None:
 def test_the_boundary_stops_short_of_a_live_note_the_next_snip_may_clear() -> None:
     """The latest note is never cleared, but once a newer one supersedes it the next snip
     clears it: a breakpoint past it would be rewritten by that snip."""
-    from nbagent.engine._markers import snip_placeholder
     from nbagent.engine.compaction import notebook_note
+    from nbagent.testing import snip_placeholder
 
     agent, _ = make_agent(ScriptedModel())
     note = notebook_note([], "x: int = 1")

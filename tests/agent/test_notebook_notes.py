@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from nbagent import LiteLLMModel, Settings
-from nbagent.agent.models._llm import Completion, takes_notes
-from nbagent.engine._markers import NOTE_HEADER, is_note
-from nbagent.testing import ProviderError
+from nbagent import Completion, LiteLLMModel, Settings
+from nbagent.agent.models import takes_notes
+from nbagent.testing import NOTE_HEADER, ProviderError, is_note
 from tests.helpers import add, make_agent
 
 
