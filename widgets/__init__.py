@@ -3,7 +3,8 @@
 Shipped inside the wheel as `nbagent.widgets`; the source folder is `widgets/`.
 Thin by design: rendering only, fed by the session's events. Beside the displays: the
 subscriber that makes proposed code the next cell (`CellProposals`) and the notebook's
-runner of the model's code (`NotebookRunner`, a `nbagent.code.CodeRunner`).
+runner of the model's code (`NotebookRunner`, a `nbagent.code.CodeRunner`), and which
+kind of front end runs the cell (`updates_in_place`: redrawn by display id, or printed once).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from ._cells import CellProposals
 from ._chat import ChatDisplay
 from ._code_runs import NotebookRunner
+from ._frontend import updates_in_place
 from ._meter import ContextMeter, MeterLine, MeterReading
 from ._report import (
     ProgressLine,
@@ -36,4 +38,5 @@ __all__ = [
     "show_decision",
     "show_error",
     "show_interrupted",
+    "updates_in_place",
 ]

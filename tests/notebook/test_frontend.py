@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from nbagent.widgets import ChatDisplay
-from nbagent.widgets._frontend import updates_in_place
+from nbagent.widgets import ChatDisplay, updates_in_place
 
 from nbagent import ChatResult
 from nbagent.events import Retrying, Status, ToolFinished, ToolStarted
