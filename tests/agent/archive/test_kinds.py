@@ -10,15 +10,23 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, ArchiveError, Settings
-from nbagent.agent.archive._archive import KINDS, Archive, read_records, replay, table
-from nbagent.agent.archive._kinds import BY_KIND, RecordKind, ReplayState
-from nbagent.agent.archive._recall import recall
-from nbagent.agent.archive._records import read_lines
-from nbagent.agent.archive._replay import ArchivedOutputs
-from nbagent.agent.tools._code_runner import PlainRunner
-from nbagent.agent.tools._run_code import code_runs
-from nbagent.engine._events import MessageAdded
+from nbagent.agent.archive import (
+    BY_KIND,
+    KINDS,
+    Archive,
+    ArchivedOutputs,
+    RecordKind,
+    ReplayState,
+    read_records,
+    recall,
+    replay,
+    table,
+)
+from nbagent.agent.tools import code_runs
+from nbagent.code import PlainRunner
+from nbagent.events import MessageAdded
 from nbagent.testing import ScriptedModel, ScriptedSummarizer, reply
+from tests.agent.archive.replaying import every_record
 from tests.helpers import nine_sections
 
 
@@ -96,15 +104,6 @@ def _state(replayed: Any) -> tuple[Any, ...]:
             offsets, replayed.failures, replayed.exchanges, replayed.undo)
 
 
-def _every_record(path: Path) -> ReplayState:
-    state = ReplayState(path.stem)
-    for offset, _, record in read_lines(path):
-        row = BY_KIND.get(record["kind"])
-        if row is not None:
-            row.replay(state, record, offset)
-    return state
-
-
 def _written_then_rewritten(tmp_path: Path, kind: str, payload: dict[str, Any]) -> Path:
     """A session, a conversation, the record, then a rewrite (the whole history) and more."""
     history = [SYSTEM, {"role": "user", "content": "hello"},
@@ -129,7 +128,7 @@ def test_every_kind_has_a_sample() -> None:
 def test_each_kind_written_then_rewritten_is_still_there_on_resume(row: Any,
                                                                    tmp_path: Path) -> None:
     path = _written_then_rewritten(tmp_path, row.kind, SAMPLES[row.kind])
-    assert _state(replay(path)) == _state(_every_record(path))
+    assert _state(replay(path)) == _state(every_record(path))
 
 
 def test_a_new_kind_survives_a_rewrite_with_one_row(tmp_path: Path,
@@ -140,7 +139,7 @@ def test_a_new_kind_survives_a_rewrite_with_one_row(tmp_path: Path,
     row = RecordKind("retitle", None, (("title", str),), retitle)  # the defaults: replayed
     monkeypatch.setitem(BY_KIND, "retitle", row)
     path = _written_then_rewritten(tmp_path, "retitle", {"title": "renamed"})
-    assert replay(path).model == "renamed" == _every_record(path).model
+    assert replay(path).model == "renamed" == every_record(path).model
 
 
 def test_recall_searches_the_field_its_row_names(tmp_path: Path,

@@ -6,20 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from nbagent import Agent, Settings
-from nbagent.agent.archive._kinds import BY_KIND, ReplayState
-from nbagent.agent.archive._records import read_lines
-from nbagent.agent.archive._replay import replay
+from nbagent.agent.archive import read_lines, replay
 from nbagent.testing import ScriptedModel, ScriptedSummarizer, reply
+from tests.agent.archive.replaying import every_record
 from tests.helpers import nine_sections
-
-
-def every_record(path: Path) -> ReplayState:
-    state = ReplayState(path.stem)
-    for offset, _, record in read_lines(path):
-        row = BY_KIND.get(record["kind"])
-        if row is not None:
-            row.replay(state, record, offset)
-    return state
 
 
 def long_session(tmp_path: Path, *, end_on_compaction: bool) -> Path:
