@@ -19,7 +19,7 @@ from ..engine._tokens import count_tools_tokens, estimate_tokens
 from ..engine._tracker import Truncation
 from ..engine.compaction import notebook_note
 from . import _texts as texts
-from ._model_side import may_cut_silently
+from ._model_side import may_cut_silently, sees_images
 from ._reply import repair_reply
 from ._request import CacheMemory, with_context
 from ._session import Session
@@ -28,6 +28,7 @@ from ._tool_round import Repeats, run_round
 from .models._llm import ChatModel, Completion, RetryPolicy, call_model, takes_notes
 from .providers._errors import classify_error, is_stop_reason_overflow
 from .providers._limits import parse_token_limits
+from .tools._images import without_images
 from .tools._tool import Tool
 
 __all__ = ["INTERRUPTED", "ChatResult", "Configured", "repair_reply", "run_chat",
@@ -100,6 +101,7 @@ class _Turn:
         # at a provider whose prompt cache counts, the notebook context is a note in the
         # history (`_add_notebook_note`); other models get it on each request (`request`)
         self.noted = self.settings.notebook_context and takes_notes(agent.model)
+        self.images = sees_images(agent.model)  # figures reach the model as images too
         self.started = time.monotonic()
         self.cost_before = session.cost
         self.decisions: list[Decision] = []
@@ -148,7 +150,8 @@ class _Turn:
             if not calls:
                 return self.result(reply, truncated=completion.finish_reason == "length")
             self.rounds += 1
-            stop = run_round(self.agent.tools, session, self.settings, calls, repeats)
+            stop = run_round(self.agent.tools, session, self.settings, calls, repeats,
+                             images=self.images)
             self._note(controller.on_tool_result(session.history))
             session.announce_state()
             if stop is not None:
@@ -226,6 +229,8 @@ class _Turn:
             self.status("thinking…")
             tools = agent.tool_schemas()
             messages = with_context(session.history.messages, context)
+            if not self.images:  # figures sent to an earlier model, as their cleared text
+                messages = without_images(messages)
             plan = CacheMemory.plan(session, tools, enabled=caching)
             try:
                 return call_model(agent.model, messages, tools,

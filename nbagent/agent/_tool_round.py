@@ -1,7 +1,9 @@
 """One tool round of the chat loop: the model's calls run one at a time, each result joins
 the history right after its call's turn (a call is never left without one), a runaway
 loop of identical calls is steered then refused, and a tool that hands the work to the
-user ends the turn after the round. The loop itself (`_loop`) decides what happens next.
+user ends the turn after the round; the figures the round's tools made follow its results
+as images, for a model that reads them (`tools._images`). The loop itself (`_loop`)
+decides what happens next.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from . import _texts as texts
 from ._reply import call_signature
 from ._session import Session
 from ._settings import Settings
+from .tools._images import images_message, take_figures
 from .tools._tool import HandOver, Tool, run_tool
 
 LOOP_WARN_AT = 3  # the third identical call in a row gets a steering note
@@ -36,13 +39,22 @@ class Repeats:
 
 
 def run_round(tools: dict[str, Tool], session: Session, settings: Settings,
-              calls: list[dict[str, Any]], repeats: Repeats) -> Stop | None:
+              calls: list[dict[str, Any]], repeats: Repeats, *,
+              images: bool = False) -> Stop | None:
     """Run one reply's tool calls in order; returns why the turn stops after this round
     (a runaway loop, a hand-over), or None to go on. Once a stop is known, the remaining
-    calls are answered "not run" rather than run."""
+    calls are answered "not run" rather than run. With `images` (the model reads them),
+    the figures the tools made join the history after the last result, as one message."""
+    take_figures(session.events)  # attached since the last round (a run left behind)
     stop: Stop | None = None
     for call in calls:
         stop = run_call(tools, session, settings, call, repeats.see(call), stop)
+    # after every call has its result: a message between a call and its result would
+    # break the pair providers require
+    figures = take_figures(session.events)
+    message = images_message(figures) if images else None
+    if message is not None:
+        session.add(message)
     return stop
 
 

@@ -4,7 +4,8 @@ Every marker is a constant: no timestamps, counters or ids, so a compacted
 prefix stays byte-identical from one request to the next and prompt caches hit.
 Blocks nbagent writes: session memory, summary and notebook state (user role, after
 the preamble), pins (a system message right after the system prompt). Notebook notes
-are user-role messages inside the conversation: what the kernel held when it changed.
+are user-role messages inside the conversation: what the kernel held when it changed;
+a tool round's figures are one too (image parts, for a model that reads images).
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ STATE_HEADER = ("[nbagent notebook state: the live kernel's variables now; repla
 NOTE_HEADER = ("[nbagent notebook note: the live kernel's variables at this point of the "
                "conversation; a later note supersedes it]")
 NOTE_CLEARED = "[nbagent notebook note: superseded by a later one]"
+# the figures a tool round made, for a model that reads images (a user message right after
+# the round's tool results: many providers take only text in a tool message)
+IMAGES_HEADER = "[nbagent images: figures made by the tool calls above]"
+IMAGES_CLEARED = ("[nbagent images: old figures cleared; the tool results above describe "
+                  "them]")
 PINS_HEADER = "[nbagent pinned facts: the user asked to keep these verbatim]"
 COLLAPSE_MARKER = "[... {removed:,} characters removed ...]"
 SHORTENED = "[…]"  # ends a user message the floor shortened; recall returns it whole
@@ -62,11 +68,25 @@ def is_note(message: Mapping[str, Any]) -> bool:
     return _starts_with(message, NOTE_HEADER) or _starts_with(message, NOTE_CLEARED)
 
 
+def is_images(message: Mapping[str, Any]) -> bool:
+    """A tool round's figures (image parts after a header text part), or their cleared
+    placeholder: nbagent wrote it, the user did not."""
+    if message.get("role") != "user":
+        return False
+    content = message.get("content")
+    if isinstance(content, list):
+        first = content[0] if content else None
+        return isinstance(first, Mapping) and first.get("type") == "text" and \
+            str(first.get("text", "")).startswith(IMAGES_HEADER)
+    return content == IMAGES_CLEARED
+
+
 def is_cleared(message: Mapping[str, Any]) -> bool:
-    """A message compaction has cleared in place: a tool result or a superseded note."""
+    """A message compaction has cleared in place: a tool result, a superseded note or a
+    round's old figures."""
     content = message.get("content")
     return (message.get("role") == "tool" and is_snipped(content)) or (
-        message.get("role") == "user" and content == NOTE_CLEARED)
+        message.get("role") == "user" and content in (NOTE_CLEARED, IMAGES_CLEARED))
 
 
 def is_pins(message: Mapping[str, Any]) -> bool:
@@ -81,8 +101,10 @@ def is_block(message: Mapping[str, Any]) -> bool:
 
 
 def is_plain_user(message: Mapping[str, Any]) -> bool:
-    """A message the user typed: role user, and not a block or note nbagent wrote."""
-    return message.get("role") == "user" and not is_block(message) and not is_note(message)
+    """A message the user typed: role user, and not a block, note or figures nbagent
+    wrote."""
+    return message.get("role") == "user" and not is_block(message) and not is_note(message) \
+        and not is_images(message)
 
 
 def _starts_with(message: Mapping[str, Any], header: str) -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._level_context import LadderContext
-from ._markers import is_snipped
+from ._markers import IMAGES_CLEARED, is_images, is_snipped
 from ._texts import (
     DROPPING,
     FLOORING,
@@ -39,10 +39,11 @@ def plan_snip(messages: Sequence[Message], counts: Sequence[int], c: LadderConte
         keep_from = layout.rounds[-keep]
     else:
         keep_from = layout.body
-    old = [i for i in range(layout.body, keep_from) if messages[i]["role"] == "tool"
-           and isinstance(messages[i].get("content"), str)
-           and len(messages[i]["content"]) > c.settings.snip_min_chars
-           and not is_snipped(messages[i]["content"])]
+    old = [i for i in range(layout.body, keep_from) if (
+        messages[i]["role"] == "tool" and isinstance(messages[i].get("content"), str)
+        and len(messages[i]["content"]) > c.settings.snip_min_chars
+        and not is_snipped(messages[i]["content"]))
+        or (is_images(messages[i]) and messages[i]["content"] != IMAGES_CLEARED)]
     if not old:
         return None
     return SNIPPING.format(count=len(old), s=plural(len(old)),

@@ -1,8 +1,9 @@
 """The `run_code` tool's policy: whether the model's code runs (the `run_code` setting:
 ask, auto, off), the runs of each session (numbered, announced as `CodeRan` for the
-archive, turned back into cells with `runs_as_cells`), and stopping a run whose turn
-ended — the kernel's interrupt or the tool's timeout — so nothing keeps running unseen.
-What runs it and shows it is the `CodeRunner` (`_code_runner`).
+archive, turned back into cells with `runs_as_cells`), its figures attached to the round
+for a model that reads images (`_images`), and stopping a run whose turn ended — the
+kernel's interrupt or the tool's timeout — so nothing keeps running unseen. What runs it
+and shows it is the `CodeRunner` (`_code_runner`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ._cells import cell_piece, propose
 from ._code_ran import CodeRan
 from ._code_runner import CodeResult, code_runner
 from ._context import ToolContext
+from ._images import attach_png
 from ._tool import HandOver
 
 TOOL_NAME = "run_code"
@@ -192,9 +194,20 @@ def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
         result = runner.run(code, context.namespace, label, explanation)
         if runs is not None:
             runs.record(result)
+        if events is not None:
+            attach_figures(events, result, label)
     # it goes to the provider: secrets the code printed are redacted as in a variable's
     # description (the notebook shows the user what they would see anyway)
     return redact(result.text)
+
+
+def attach_figures(events: EventStream, result: CodeResult, label: str) -> int:
+    """Attach the run's figures (its `image/png` outputs) to the round, for a model that
+    reads images (the loop decides); returns how many were attached."""
+    figures = [bundle["image/png"] for bundle in result.outputs if "image/png" in bundle]
+    return sum(attach_png(events, data, f"{label}, figure {number} (described in the "
+                                        "run's result)")
+               for number, data in enumerate(figures, 1))
 
 
 @contextmanager

@@ -1,13 +1,21 @@
 """L1: replace old tool results with a short placeholder: how to recall the result, and a
 bounded digest of what it held (paths, table columns, names, error lines); clear the
-notebook notes a later one supersedes. No model call.
+notebook notes a later one supersedes and old rounds' figures (image parts, so images do
+not pile up in the window). No model call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._markers import NOTE_CLEARED, is_note, is_snipped, snip_placeholder
+from .._markers import (
+    IMAGES_CLEARED,
+    NOTE_CLEARED,
+    is_images,
+    is_note,
+    is_snipped,
+    snip_placeholder,
+)
 from .._tokens import estimate_message_tokens
 from ._common import Layout, LevelResult, Message, counts_for
 from ._floor import digest
@@ -31,7 +39,9 @@ def snip_old_tools(
     Each cleared result (longer than `min_chars`) becomes `snip_placeholder(call id,
     digest)`: how to recall it, and at most `digest_chars` of the names and error lines
     it held. A notebook note as old, which a later note supersedes, becomes
-    `NOTE_CLEARED`. Tool calls and assistant text stay, so pairing holds. Oldest first;
+    `NOTE_CLEARED`; an old round's figures become `IMAGES_CLEARED` (each image part
+    counts about as much as a long result). Tool calls and assistant text stay, so pairing
+    holds. Oldest first;
     with `target_tokens`, stop once the estimate is at or under it. Snipping rewrites cached
     history, so it is done in batches: when it would free fewer than `min_free_tokens`,
     nothing is snipped. `counts` (one per message) saves estimating them again.
@@ -51,12 +61,16 @@ def snip_old_tools(
     latest_note = max((i for i, m in enumerate(messages) if is_note(m)), default=-1)
     result = list(messages)
     freed = 0
-    snipped = notes = 0
+    snipped = notes = images = 0
     for index in range(layout.body, keep_from):
         message = messages[index]
         content = message.get("content")
         if is_note(message) and index < latest_note and content != NOTE_CLEARED:
             cleared = {**message, "content": NOTE_CLEARED}
+        elif is_images(message):
+            if content == IMAGES_CLEARED:
+                continue
+            cleared = {**message, "content": IMAGES_CLEARED}
         elif message["role"] != "tool" or not isinstance(content, str) or \
                 len(content) <= min_chars or is_snipped(content):
             continue
@@ -68,16 +82,18 @@ def snip_old_tools(
             continue  # the placeholder would cost as much as the result
         result[index] = cleared
         freed += saved
-        notes += message["role"] != "tool"
+        notes += is_note(message)
+        images += is_images(message)
         snipped += message["role"] == "tool"
         if target_tokens is not None and total - freed <= target_tokens:
             break
-    if not snipped + notes:
+    if not snipped + notes + images:
         return LevelResult.unchanged(messages, "no old tool result to clear")
     if freed < min_free_tokens:
         return LevelResult.unchanged(
             messages, f"would free only {freed:,} tokens (batch minimum {min_free_tokens:,})"
         )
     superseded = f" and {notes} superseded notebook notes" if notes else ""
+    figures = f" and {images} old rounds' figures" if images else ""
     return LevelResult(result, changed=True, reason=f"cleared {snipped} old tool results"
-                       f"{superseded}, ~{freed:,} tokens")
+                       f"{superseded}{figures}, ~{freed:,} tokens")

@@ -1,0 +1,220 @@
+"""Figures the model's code makes reach a model that reads images as image parts (issue 33
+item 1): one user message right after the round's tool results, bounded in count and
+size, counted at a fixed estimate per image, cleared by L1 once old, archived and resumed
+with the base64 whole, untouched by redaction; a model that reads no images never gets
+one. The scripted model drives the turn; a real matplotlib figure is the PNG."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nbagent import Agent, Settings
+from nbagent.agent._model_side import sees_images
+from nbagent.agent.archive._redact import Redactor
+from nbagent.agent.models._embedded import LOCAL_MODEL
+from nbagent.agent.tools._code_runner import CodeResult, PlainRunner, use_code_runner
+from nbagent.agent.tools._images import (
+    MAX_IMAGE_CHARS,
+    MAX_IMAGES,
+    Figure,
+    attach_png,
+    images_message,
+    take_figures,
+    without_images,
+)
+from nbagent.engine._events import EventStream
+from nbagent.engine._markers import IMAGES_CLEARED, is_images, is_plain_user
+from nbagent.engine._tokens import IMAGE_TOKENS, estimate_message_tokens
+from nbagent.engine.compaction import snip_old_tools
+from nbagent.engine.compaction._common import Layout
+from nbagent.testing import ScriptedModel, calls, reply
+
+VISION = "gpt-4o"  # litellm's map: supports_vision
+PLOT = "fig = Figure(); fig.add_subplot().plot([1, 3, 2]); 'plotted'"
+
+
+def png_of(points: list[float], dpi: int = 40) -> bytes:
+    """A real PNG: a matplotlib figure drawn by the Agg canvas (no pyplot state)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as MplFigure
+
+    figure = MplFigure(figsize=(4, 3), dpi=dpi)
+    figure.add_subplot().plot(points)
+    buffer = io.BytesIO()
+    FigureCanvasAgg(figure).print_png(buffer)
+    return buffer.getvalue()
+
+
+class FigureRunner(PlainRunner):
+    """The plain runner, plus each matplotlib figure the code left in `fig` as the
+    notebook's runner shows it: an output with `image/png` (base64) and its text."""
+
+    def run(self, code: str, namespace: dict[str, Any], label: str,
+            explanation: str = "") -> CodeResult:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure as MplFigure
+
+        namespace.setdefault("Figure", MplFigure)
+        result = super().run(code, namespace, label, explanation)
+        figure = namespace.pop("fig", None)
+        if figure is not None:
+            buffer = io.BytesIO()
+            FigureCanvasAgg(figure).print_png(buffer)
+            result.outputs.append({"image/png": base64.b64encode(buffer.getvalue()).decode(),
+                                   "text/plain": "<Figure size 400x300 with 1 Axes>"})
+            result.text += "\n\noutput 2:\na line plot with 3 points"
+        return result
+
+
+@pytest.fixture(autouse=True)
+def figure_runner() -> Any:
+    previous = use_code_runner(FigureRunner())
+    yield
+    use_code_runner(previous)
+
+
+def plotting_turn(name: str, *, data: Path | None = None, runs: int = 1) -> tuple[
+        Agent, ScriptedModel]:
+    steps = [calls(("run_code", {"code": PLOT, "explanation": "plot it"}))
+             for _ in range(runs)]
+    model = ScriptedModel([*steps, reply("a rising then falling line")], name=name)
+    agent = Agent(model=model, namespace={}, archive=data is not None,
+                  settings=Settings(run_code="auto", data_dir=str(data) if data else None))
+    agent.chat("plot it")
+    model.assert_consumed()
+    return agent, model
+
+
+def image_urls(messages: list[dict[str, Any]]) -> list[str]:
+    return [part["image_url"]["url"] for m in messages if isinstance(m.get("content"), list)
+            for part in m["content"] if part.get("type") == "image_url"]
+
+
+def test_a_vision_model_gets_the_figure_as_an_image_right_after_the_tool_results() -> None:
+    agent, model = plotting_turn(VISION)
+    roles = [m["role"] for m in agent.history]
+    assert roles[-4:] == ["assistant", "tool", "user", "assistant"]
+    figures = agent.history[-2]
+    assert is_images(figures) and not is_plain_user(figures)
+    assert "agent run 1, figure 1" in figures["content"][0]["text"]
+    (url,) = image_urls(model.requests[1])  # the request after the round carries it
+    assert url.startswith("data:image/png;base64,iVBORw0KGgo")
+    assert base64.b64decode(url.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+    # the tool result keeps the text form (the description) whatever the model reads
+    tool_result = next(m for m in agent.history if m["role"] == "tool")
+    assert "a line plot with 3 points" in tool_result["content"]
+
+
+@pytest.mark.parametrize("name", ["scripted/model", LOCAL_MODEL, "gpt-3.5-turbo"],
+                         ids=["unknown", "embedded", "text-only"])
+def test_a_model_that_reads_no_images_gets_none(name: str) -> None:
+    agent, model = plotting_turn(name)
+    assert not any(is_images(m) for m in agent.history)
+    assert image_urls([m for request in model.requests for m in request]) == []
+    tool_result = next(m for m in agent.history if m["role"] == "tool")
+    assert "a line plot with 3 points" in tool_result["content"]
+
+
+def test_the_capability_is_the_models_own_else_litellms() -> None:
+    assert sees_images(ScriptedModel(name=VISION))
+    assert sees_images(ScriptedModel(name="anthropic/claude-sonnet-4-5"))
+    assert not sees_images(ScriptedModel(name="scripted/model"))
+
+    class Says(ScriptedModel):
+        accepts_images = False
+
+    assert not sees_images(Says(name=VISION))  # the model object's word wins
+
+
+def test_a_round_sends_at_most_its_bound_and_names_what_it_left_out() -> None:
+    small = base64.b64encode(png_of([1, 2])).decode()
+    big = "iVBORw0KGgo" + "A" * MAX_IMAGE_CHARS
+    figures = [Figure(small, f"figure {n}") for n in range(1, MAX_IMAGES + 2)]
+    message = images_message([Figure(big, "huge"), *figures])
+    assert message is not None
+    parts = message["content"]
+    assert sum(p["type"] == "image_url" for p in parts) == MAX_IMAGES
+    header = parts[0]["text"]
+    assert "huge: not sent (too large" in header
+    assert f"figure {MAX_IMAGES + 1}: not sent (at most {MAX_IMAGES}" in header
+    assert images_message([]) is None
+    assert images_message([Figure(big, "huge")]) is None  # nothing left to send
+
+
+def test_only_pngs_are_attached_and_a_take_empties_the_round() -> None:
+    events = EventStream()
+    assert not attach_png(events, "not base64 at all!", "x")
+    assert not attach_png(events, base64.b64encode(b"GIF89a....").decode(), "gif")
+    assert attach_png(events, png_of([1, 2]), "raw bytes")
+    with_breaks = base64.encodebytes(png_of([2, 1])).decode()  # line breaks every 76
+    assert attach_png(events, with_breaks, "wrapped")
+    taken = take_figures(events)
+    assert [f.name for f in taken] == ["raw bytes", "wrapped"]
+    assert "\n" not in taken[1].png and take_figures(events) == []
+
+
+def test_an_image_counts_a_fixed_estimate_not_its_base64_length() -> None:
+    small = images_message([Figure(base64.b64encode(png_of([1, 2], dpi=20)).decode(), "a")])
+    large = images_message([Figure(base64.b64encode(png_of([1, 2], dpi=150)).decode(), "a")])
+    assert small is not None and large is not None
+    assert len(json.dumps(large)) > 5 * len(json.dumps(small))
+    assert estimate_message_tokens(small) == estimate_message_tokens(large)
+    assert IMAGE_TOKENS <= estimate_message_tokens(large) < IMAGE_TOKENS + 50
+
+
+def test_l1_clears_old_rounds_figures_and_keeps_the_recent_ones() -> None:
+    agent, _ = plotting_turn(VISION, runs=3)
+    for _ in range(3):  # three more turns make the plotting turn old
+        agent.model.steps.append(reply("ok"))  # type: ignore[attr-defined]
+        agent.chat("and?")
+    messages = agent.history.messages
+    assert len(Layout.of(messages).rounds) == 4  # a figures message starts no round
+    assert sum(is_images(m) for m in messages) == 3
+    kept = snip_old_tools(messages, keep_recent_turns=8)
+    assert not kept.changed or all(m["content"] != IMAGES_CLEARED for m in kept)
+    result = snip_old_tools(messages, keep_recent_turns=1)
+    assert result.changed and "3 old rounds' figures" in result.reason
+    cleared = [m for m in result if is_images(m)]
+    assert [m["content"] for m in cleared] == [IMAGES_CLEARED] * 3
+    assert image_urls(list(result)) == []
+    again = snip_old_tools(list(result), keep_recent_turns=1)
+    assert not again.changed  # idempotent: a cleared message stays as it is
+
+
+def test_a_model_switched_to_one_without_images_gets_their_cleared_text() -> None:
+    agent, _ = plotting_turn(VISION)
+    text_only = ScriptedModel([reply("fine")], name="scripted/model")
+    agent.model = text_only
+    agent.chat("what did it show?")
+    (request,) = text_only.requests
+    assert image_urls(request) == [] and IMAGES_CLEARED in json.dumps(request)
+    assert image_urls(agent.history.messages)  # the history keeps them
+    assert without_images(request) is request  # nothing left to clear: the same list
+
+
+def test_the_archive_keeps_the_figure_whole_and_a_resumed_session_has_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    agent, _ = plotting_turn(VISION, data=tmp_path)
+    (url,) = image_urls(agent.history.messages)
+    # a secret environment value that happens to be a span of the image's data: the
+    # data is not a key, whatever it spells (redaction keeps it whole)
+    data = url.split(",", 1)[1]
+    monkeypatch.setenv("OPENAI_API_KEY", data[200:240])
+    assert Redactor().value(agent.history[-2]) == agent.history[-2]
+    archive = agent.session.archive
+    assert archive is not None
+    agent.close()
+    raw = Path(archive.path).read_text(encoding="utf-8")
+    assert data in raw
+    resumed = Agent.resume(archive.path, model=ScriptedModel([reply("seen")], name=VISION),
+                           namespace={})
+    assert image_urls(resumed.history.messages) == [url]
+    resumed.chat("again?")
+    assert image_urls(resumed.model.requests[0]) == [url]  # type: ignore[attr-defined]
+    resumed.close()
