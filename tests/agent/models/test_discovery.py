@@ -12,18 +12,20 @@ from typing import Any
 import pytest
 
 import nbagent
-from nbagent.agent.models import _discovery
-from nbagent.agent.models._discovery import (
+from nbagent.agent.models import (
+    EmbeddedModel,
     FoundModel,
+    _discovery,
     best,
+    cache_folders,
     discover,
+    find_gguf_files,
     find_local_models,
     first_run_notice,
+    probe_servers,
+    read_header,
 )
-from nbagent.agent.models._embedded import EmbeddedModel
-from nbagent.agent.models._gguf import gguf_path
-from nbagent.agent.models._gguf_files import cache_folders, find_gguf_files, read_header
-from nbagent.agent.models._local_runtimes import probe_servers
+from nbagent.local import gguf_path
 from nbagent.testing import ScriptedModel
 
 from ...openai_stub import StubServer

@@ -19,10 +19,13 @@ from typing import Any
 import pytest
 
 import nbagent
-from nbagent.agent.models import _discovery
-from nbagent.agent.models._discovery import discover, find_local_models
-from nbagent.agent.models._gguf_files import find_gguf_files
-from nbagent.agent.models._server_info import probe_window
+from nbagent.agent.models import (
+    _discovery,
+    discover,
+    find_gguf_files,
+    find_local_models,
+    probe_window,
+)
 from nbagent.testing import ScriptedModel
 
 from .test_discovery import gguf
@@ -239,8 +242,12 @@ def metadata(path: Path, *pairs: bytes, count: int | None = None) -> Path:
     return path
 
 
-def bad_cache(hub: Path, tmp_path: Path) -> None:
-    """Every kind of bad entry a real cache can hold, beside one good model."""
+@pytest.fixture()
+def bad_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The Hugging Face cache, holding every kind of bad entry a real cache can hold
+    beside one good model; the process's answer from an earlier look is forgotten."""
+    hub = tmp_path / "hub"
+    hub.mkdir()
     gguf(hub / "good-model-q4_k_m.gguf")
     (hub / "loop-a.gguf").symlink_to(hub / "loop-b.gguf")
     (hub / "loop-b.gguf").symlink_to(hub / "loop-a.gguf")
@@ -258,26 +265,17 @@ def bad_cache(hub: Path, tmp_path: Path) -> None:
     metadata(hub / "huge-string.gguf", text("general.architecture") + struct.pack("<I", 8)
              + struct.pack("<Q", 2**62))
     metadata(hub / "odd-type.gguf", text("x") + struct.pack("<I", 77))
-
-
-def test_bad_cache_entries_are_skipped_never_raised(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    hub = tmp_path / "hub"
-    hub.mkdir()
-    bad_cache(hub, tmp_path)
     monkeypatch.setenv("HF_HUB_CACHE", str(hub))
     monkeypatch.setattr(_discovery, "_found", None)
+    return hub
+
+
+def test_bad_cache_entries_are_skipped_never_raised(bad_hub: Path) -> None:
     found = find_local_models(refresh=True)
     assert [f.name for f in found if not f.running] == ["good-model-q4_k_m.gguf"]
 
 
-def test_the_first_chat_names_the_good_model_beside_bad_entries(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    hub = tmp_path / "hub"
-    hub.mkdir()
-    bad_cache(hub, tmp_path)
-    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
-    monkeypatch.setattr(_discovery, "_found", None)
+def test_the_first_chat_names_the_good_model_beside_bad_entries(bad_hub: Path) -> None:
     agent = nbagent.Agent(namespace={}, archive=False)  # the embedded default: not started
     notice = agent.take_notice() or ""
     assert "good-model-q4_k_m.gguf" in notice and "use_model(" in notice
