@@ -184,7 +184,9 @@ class CompactionController:
         work = run_ladder("manual", history, levels, attempt, fits_under=limits.auto_compact,
                           target=limits.auto_compact - 1, standin=self._standin(focus),
                           dry=True)
-        acted = [level for level in levels if level.name in attempt.levels]
+        # in the order they acted; the floor when it stood in for a call not worth making
+        by_name, floor = {level.name: level for level in levels}, self._standin(focus)
+        acted = [by_name[name] if name in by_name else floor() for name in attempt.levels]
         return preview(history, work, acted, tokens_before=attempt.before, count=self.count,
                        focus=focus)
 

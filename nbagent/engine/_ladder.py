@@ -14,8 +14,10 @@
 With the circuit breaker open the levels that call a model are left out of the
 automatic ladders; the deterministic ones (L1, the floor, L4) always run. Whether a row
 runs is decided by its own flags (`fallback`, `needed_over`, `terminal`), never by its
-place: `_runner.run_ladder` reads them. A new level is one file in `compaction/` and one
-row here.
+place: `_runner.run_ladder` reads them. A model level's call must also be worth its cost
+(`Level.not_called`): what it would free must reach the share of the window the
+summarizer's model states (`SummaryCost`), within its calls per compaction; otherwise the
+floor stands in. A new level is one file in `compaction/` and one row here.
 """
 
 from __future__ import annotations
@@ -27,7 +29,16 @@ from typing import Any, Literal
 
 from ._decision import Trigger
 from ._level_context import LadderContext
-from ._plans import plan_floor, plan_memory, plan_overflow, plan_snip, plan_summary
+from ._plans import (
+    _everything,
+    _folded,
+    plan_floor,
+    plan_memory,
+    plan_overflow,
+    plan_snip,
+    plan_summary,
+)
+from ._questions import SummaryCost, summary_cost
 from ._settings import EngineSettings
 from ._texts import RUNNING
 from ._thresholds import Thresholds
@@ -50,6 +61,7 @@ NeededOver = Literal["trigger", "target"]
 
 LevelFunction = Callable[..., LevelResult]  # function(messages, counts=..., **options)
 Plan = Callable[[Sequence[Message], Sequence[int], LadderContext], str | None]
+Folds = Callable[[Sequence[Message], Sequence[int], LadderContext], int]
 
 
 def _snip(c: LadderContext) -> dict[str, Any]:
@@ -68,12 +80,42 @@ def _tail(c: LadderContext) -> dict[str, Any]:
 
 
 def _memory(c: LadderContext) -> dict[str, Any]:
-    return {**_tail(c), "summarize": c.summarize, "max_input_tokens": c.summarizer_window}
+    return {**_tail(c), "summarize": c.summarize, "max_input_tokens": c.summarizer_window,
+            "max_calls": summary_cost(c.summarize).max_calls}
 
 
 def _summary(c: LadderContext) -> dict[str, Any]:
     return {"summarize": c.summarize, "focus": c.focus, "max_input_tokens": c.summarizer_window,
-            "floor_tokens_budget": c.floor_tokens}
+            "floor_tokens_budget": c.floor_tokens,
+            "max_calls": summary_cost(c.summarize).max_calls}
+
+
+def _memory_folds(messages: Sequence[Message], counts: Sequence[int], c: LadderContext) -> int:
+    return _folded(messages, counts, c, c.summarizer_window)[1]
+
+
+def _summary_folds(messages: Sequence[Message], counts: Sequence[int], c: LadderContext) -> int:
+    return _everything(messages, counts)[1]
+
+
+NOT_WORTH = ("not worth a summarizer call: it would free about {tokens:,} tokens, under the "
+             "{bar:,} ({share:.0%} of the window) its model asks of a call; the floor stands in")
+SPENT = ("the compaction's summarizer calls are spent ({calls} of {calls} this model allows); "
+         "the floor stands in")
+
+
+def _not_worth(folds: Folds, context: LadderContext, cost: SummaryCost,
+               messages: Sequence[Message], counts: Sequence[int]) -> str | None:
+    """Why a call is not worth it, or None when it is: what it would fold, less the summary
+    it leaves in the window, must reach `min_saving` of the window. A model that states no
+    bar (a cloud model: `FREE`) is always called, as it always was."""
+    if cost.min_saving <= 0:
+        return None
+    frees = folds(messages, counts, context) - cost.output_tokens
+    bar = round(cost.min_saving * context.limits.context_window)
+    if frees >= bar and frees > 0:
+        return None
+    return NOT_WORTH.format(tokens=max(0, frees), bar=bar, share=cost.min_saving)
 
 
 def _overflow(c: LadderContext) -> dict[str, Any]:
@@ -94,6 +136,8 @@ class Rung:
     levels left the history near the trigger). `terminal`: the ladder stops after it.
     `stands_in`: the level that replaces a summarizer that failed (and a model level in a
     preview). `plan` says in one line what it is about to do, or None when nothing.
+    `folds`: for a model level, the tokens its summary would replace (what a call is
+    weighed by: `Level.not_called`).
     """
 
     name: str
@@ -107,6 +151,7 @@ class Rung:
     needed_over: NeededOver = "trigger"
     terminal: bool = False
     stands_in: bool = False
+    folds: Folds | None = None
 
     @property
     def calls_model(self) -> bool:
@@ -114,11 +159,15 @@ class Rung:
 
     def bind(self, context: LadderContext) -> Level:
         """This row as a runnable `Level` for one compaction."""
+        cost = summary_cost(context.summarize)
+        weigh = None if not self.calls_model or self.folds is None else partial(
+            _not_worth, self.folds, context, cost)
         return Level(self.name, partial(self.function, **self.options(context)),
                      calls_model=self.calls_model, fallback=self.fallback,
                      holds_breaker=self.runs == "without_model" and context.summarize is not None,
                      needed_over=self.needed_over, terminal=self.terminal,
-                     plan=partial(_planned, self.plan, context=context))
+                     plan=partial(_planned, self.plan, context=context), weigh=weigh,
+                     max_calls=cost.max_calls if self.calls_model else None)
 
 
 @dataclass(frozen=True)
@@ -130,6 +179,8 @@ class Level:
     `holds_breaker`: it stands in for the summarizer while the breaker is open, so its
     success is no evidence the summarizer works: the breaker stays as it is.
     `needed_over`: its stop rule (see `Rung`). `terminal`: nothing runs after it.
+    `weigh` says why its call would not be worth it (None: it is); `max_calls`: the
+    summarizer calls one compaction may make (see `not_called`).
     """
 
     name: str
@@ -141,10 +192,27 @@ class Level:
     terminal: bool = False
     plan: Callable[[Sequence[Message], Sequence[int]], str | None] | None = field(
         default=None, compare=False, repr=False)
+    weigh: Callable[[Sequence[Message], Sequence[int]], str | None] | None = field(
+        default=None, compare=False, repr=False)
+    max_calls: int | None = None
 
-    def __call__(self, messages: list[Message], counts: Sequence[int] | None = None
-                 ) -> LevelResult:
-        """Run on `messages`; `counts` (one token count per message) saves re-counting."""
+    def not_called(self, messages: Sequence[Message], counts: Sequence[int], spent: int
+                   ) -> str | None:
+        """Why this model level's summarizer is not called now (its call would free too
+        little for its cost, or the compaction already made the calls its model allows),
+        or None when it is. A deterministic level is always run."""
+        if not self.calls_model:
+            return None
+        if self.max_calls is not None and spent >= self.max_calls:
+            return SPENT.format(calls=self.max_calls)
+        return self.weigh(messages, counts) if self.weigh is not None else None
+
+    def __call__(self, messages: list[Message], counts: Sequence[int] | None = None, *,
+                 calls_left: int | None = None) -> LevelResult:
+        """Run on `messages`; `counts` (one token count per message) saves re-counting;
+        `calls_left`: the summarizer calls this compaction may still make (a model level)."""
+        if self.calls_model and calls_left is not None:
+            return self.run(messages, counts=counts, max_calls=calls_left)
         return self.run(messages, counts=counts)
 
     def describe(self, messages: Sequence[Message], counts: Sequence[int]) -> str | None:
@@ -165,10 +233,10 @@ LADDER: tuple[Rung, ...] = (
          plan_snip, ladders=("full", "micro")),
     Rung("L2 memory", session_memory_compact, _memory,
          "old rounds → the incremental session memory; the recent tail verbatim",
-         plan_memory, runs="with_model", needed_over="target"),
+         plan_memory, runs="with_model", needed_over="target", folds=_memory_folds),
     Rung("L3 summary", full_compact, _summary,
          "everything → one nine-section summary (when L2 could not run)",
-         plan_summary, runs="with_model", fallback=True),
+         plan_summary, runs="with_model", fallback=True, folds=_summary_folds),
     Rung("L3 floor", floor_only, _tail,
          "no model: old rounds → the deterministic floor (user messages, names, results)",
          plan_floor, runs="without_model", terminal=True, stands_in=True),

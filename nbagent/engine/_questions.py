@@ -1,7 +1,8 @@
 """`ModelQuestions`: the one object a controller asks about the model whose window it
 keeps — the settings, the window, how many tokens a history occupies, the summarizer,
 and the block to refresh after a compaction. A session answers them for its agent;
-`standalone` answers them for a controller used on its own.
+`standalone` answers them for a controller used on its own. A summarizer may state what
+one of its calls costs (`SummaryCost`, carried by a `CostedSummarizer`).
 """
 
 from __future__ import annotations
@@ -13,9 +14,45 @@ from ._history import History
 from ._settings import EngineSettings
 from ._tracker import TokenTracker
 from ._window import WindowInfo, resolve_window
-from .compaction import Summarizer
+from .compaction import Summarizer, SummaryReply
 
 Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SummaryCost:
+    """What one summarizer call costs, as the model that writes the summaries states it.
+
+    `min_saving`: the least share of the window a call must free to be made (0: every
+    call that has something to fold is made); below it the deterministic floor stands in.
+    `max_calls`: at most this many summarizer calls in one compaction (no retry and no
+    merge call past it; None: no cap). `output_tokens`: the most one summary writes (it
+    stays in the window, so it is taken off what a call frees).
+    """
+
+    min_saving: float = 0.0
+    max_calls: int | None = None
+    output_tokens: int = 0
+
+
+FREE = SummaryCost()  # a summarizer that states nothing: calls are made as they always were
+
+
+@dataclass(frozen=True)
+class CostedSummarizer:
+    """A summarizer with the cost its model states (`summary_cost` reads it)."""
+
+    summarize: Summarizer
+    summary_cost: SummaryCost
+
+    def __call__(self, messages: list[Message], /) -> str | SummaryReply:
+        return self.summarize(messages)
+
+
+def summary_cost(summarize: Summarizer | None) -> SummaryCost:
+    """The cost `summarize` states (`FREE` for a plain callable or none)."""
+    cost = getattr(summarize, "summary_cost", None)
+    return cost if isinstance(cost, SummaryCost) else FREE
 
 
 class ModelQuestions(Protocol):

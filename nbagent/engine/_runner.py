@@ -1,6 +1,7 @@
 """Running a ladder: `run_ladder` runs the bound levels on a copy of the history, in
 order — each level's own flags decide whether it runs (fallback, stop rule, terminal) —
-with a progress line for each level that acts and a stand-in for a summarizer that fails;
+with a progress line for each level that acts and a stand-in for a summarizer that fails
+or whose call is not worth its cost;
 `check_result` says whether what it made may replace the history. A preview runs the same
 function dry. The state around it (breaker, undo, the decision) is the controller's.
 """
@@ -36,6 +37,9 @@ def run_ladder(trigger: Trigger, history: History, levels: list[Level], attempt:
     ladder skips a level whose bound the history now fits — `fits_under` (the trigger) or
     `target` (the compact target) — and goes on to the next, so a level added anywhere
     cannot end the ladder for the levels after it. A manual compaction runs every level.
+    A model level whose call would not be worth it (`Level.not_called`: too little freed
+    for what its model states a call costs, or the compaction's calls spent) is not
+    called: the stand-in runs in its place, under its own name, in a preview too.
     `dry`: a model level is not called; the stand-in runs in its place under its name, as
     if the summarizer had failed, and nothing is shown (the preview).
     """
@@ -51,16 +55,24 @@ def run_ladder(trigger: Trigger, history: History, levels: list[Level], attempt:
         if trigger != "manual" and attempt.levels and projected <= bounds[level.needed_over]:
             continue  # a cheaper level already made it fit: this one is not needed
         ran, counts = level, current.token_counts()
-        if dry and level.calls_model:
+        skipped = level.not_called(work, counts, attempt.calls)
+        if skipped is not None:
+            attempt.reasons.append(f"{level.name}: {skipped}")
+            ran = standin()
+            result = _shown(ran, work, counts, status)
+        elif dry and level.calls_model:
             ran = standin()
             result = ran(work, counts)
         else:
-            ran, result = _run(level, work, counts, attempt, status, standin)
+            left = None if level.max_calls is None else level.max_calls - attempt.calls
+            ran, result = _run(level, work, counts, attempt, status, standin, left)
         attempt.spent(result.summary_calls, result.cost)
         attempt.reasons.append(f"{ran.name}: {result.reason}")
         if result.changed:
-            attempt.holds_breaker |= level.holds_breaker
-            attempt.levels.append(level.name if dry else ran.name)
+            # a floor standing in for a call not made says nothing of the summarizer: the
+            # breaker stays as it is
+            attempt.holds_breaker |= level.holds_breaker or skipped is not None
+            attempt.levels.append(level.name if dry and skipped is None else ran.name)
             attempt.degraded |= result.degraded
             attempt.summary = result.summary or attempt.summary
             work = list(result)
@@ -72,11 +84,11 @@ def run_ladder(trigger: Trigger, history: History, levels: list[Level], attempt:
 
 
 def _run(level: Level, work: list[Message], counts: list[int], attempt: Attempt,
-         status: Callable[[Status], None], standin: Callable[[], Level]
-         ) -> tuple[Level, LevelResult]:
+         status: Callable[[Status], None], standin: Callable[[], Level],
+         calls_left: int | None = None) -> tuple[Level, LevelResult]:
     """Run one level, or the stand-in when its summarizer fails: (what ran, its result)."""
     try:
-        return level, _shown(level, work, counts, status)
+        return level, _shown(level, work, counts, status, calls_left)
     except CompactionFailed as failure:
         attempt.spent(failure.summary_calls, failure.cost)
         if not level.calls_model:  # recorded once, by the controller
@@ -88,7 +100,7 @@ def _run(level: Level, work: list[Message], counts: list[int], attempt: Attempt,
 
 
 def _shown(level: Level, work: list[Message], counts: list[int],
-           status: Callable[[Status], None]) -> LevelResult:
+           status: Callable[[Status], None], calls_left: int | None = None) -> LevelResult:
     """Run `level` with its status line, only for a level that acts: a model level's line
     goes before the call (the call takes a while; its plan said there is something to
     fold), a deterministic level's once it changed something (it is quick, and only
@@ -96,7 +108,7 @@ def _shown(level: Level, work: list[Message], counts: list[int],
     line = level.describe(work, counts)
     if line is not None and level.calls_model:
         status(Status(line))
-    result = level(work, counts)
+    result = level(work, counts, calls_left=calls_left)
     if line is not None and not level.calls_model and result.changed:
         status(Status(line))
     return result

@@ -24,7 +24,6 @@ from ._common import (
     Summarizer,
     SummaryReply,
     add_costs,
-    ask,
     counts_for,
     looks_like_error,
     prefix_sums,
@@ -43,6 +42,7 @@ from ._floor import (
     render_floor,
 )
 from ._render import RESULT_CHARS, render_message, render_transcript
+from ._summary import ask_within
 
 MEMORY_SYSTEM = (
     "You keep the working memory of a long conversation between a data scientist and an AI "
@@ -121,11 +121,12 @@ def _notes(block: Message) -> str | None:
 
 
 def _ask(
-    summarize: Summarizer, request: list[Message], floor: Floor
+    summarize: Summarizer, request: list[Message], floor: Floor, max_calls: int | None = None
 ) -> tuple[SummaryReply | None, int, float | None, list[str]]:
-    """One call, retried once if the notes are not usable; (None, ...) if both were not."""
-    reply, calls, cost, problems = ask(summarize, request,
-                                       lambda text: validate_notes(text, floor), _RETRY)
+    """One call, retried once (within `max_calls`) if the notes are not usable;
+    (None, ...) if none were."""
+    reply, calls, cost, problems = ask_within(
+        summarize, request, lambda text: validate_notes(text, floor), _RETRY, max_calls)
     return (None if problems else reply), calls, cost, problems
 
 
@@ -209,6 +210,7 @@ def session_memory_compact(
     max_input_tokens: int | None = None,
     floor_tokens_budget: int | None = None,
     counts: Sequence[int] | None = None,
+    max_calls: int | None = None,
 ) -> LevelResult:
     """Fold the rounds before a verbatim recent tail into the session memory.
 
@@ -222,6 +224,9 @@ def session_memory_compact(
         floor_tokens_budget: the most all memory floors may take (see `floor_budget`);
             by default a share of the input's size.
         counts: one token count per message (e.g. `History`'s); computed once if None.
+        max_calls: at most this many summarizer calls (None: a retry of unusable notes
+            and a merge call when the memory outgrows its budget); past them the notes
+            are not asked again and the blocks are merged by code.
 
     Notes rejected twice (empty, an error, naming nothing) leave the floor alone and
     mark the result `degraded`. Raises `CompactionFailed` when the summarizer raises.
@@ -263,21 +268,24 @@ def session_memory_compact(
             {"role": "system", "content": MEMORY_SYSTEM},
             {"role": "user", "content": _UPDATE.format(memory=memory, transcript=transcript)},
         ]
-        reply, calls, cost, problems = _ask(summarize, request, seen)
+        reply, calls, cost, problems = _ask(summarize, request, seen, max_calls)
         degraded = reply is None
         block = _block(reply.text if reply else None, new_floor, new_budget,
                        keep_first=not blocks, focus=focus,
                        real={*known.names, *seen.names, *words(transcript, whole=True)})
         reason = f"folded {len(folded)} messages into the session memory"
         if reply is None:
-            reason += f"; the notes were not usable twice ({'; '.join(problems)}): kept the floor"
+            times = "twice" if calls > 1 else "(asked once)"
+            reason += f"; the notes were not usable {times} ({'; '.join(problems)}): kept the floor"
     new_blocks = [*blocks, block]
     sizes = [*block_sizes, estimate_message_tokens(block)]
     if memory_max_tokens is not None and len(blocks) > 1 and sum(sizes) > (
             memory_max_tokens + budget):
         first_floor = kept_tokens(str(blocks[0]["content"]))
+        calls_left = max_calls is None or calls < max_calls
         merged, more_calls, more_cost, how = _merge(
-            new_blocks[1:], summarize, max(budget - first_floor, budget // 2), known + seen)
+            new_blocks[1:], summarize if calls_left else None,
+            max(budget - first_floor, budget // 2), known + seen)
         calls, cost = calls + more_calls, add_costs(cost, more_cost)
         new_blocks = [blocks[0], merged]
         sizes = [sizes[0], estimate_message_tokens(merged)]

@@ -8,7 +8,7 @@ in so the user's words and the identifiers seen survive a weak summarizer.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .._exceptions import CompactionFailed
 from .._markers import (
@@ -25,6 +25,7 @@ from ._common import (
     LevelResult,
     Message,
     Summarizer,
+    SummaryReply,
     ask,
     counts_for,
     looks_like_error,
@@ -195,6 +196,20 @@ def _fit_transcript(span: Sequence[Message], counts: Sequence[int], budget: int 
     return "\n\n".join([*head, *middle, *rendered[start:]])
 
 
+def ask_within(
+    summarize: Summarizer, request: list[Message], check: Callable[[str], list[str]],
+    retry: str, max_calls: int | None,
+) -> tuple[SummaryReply, int, float | None, list[str]]:
+    """`ask` with at most `max_calls` calls (None: its usual one retry): with one call the
+    reply is checked here instead, so a reply with problems is not asked again."""
+    if max_calls is None or max_calls >= 2:
+        return ask(summarize, request, check, retry)
+    # `ask` retries only when its check finds problems: a check that finds none makes it
+    # ask once (its error handling kept); the real check runs on that one reply
+    reply, calls, cost, _none = ask(summarize, request, lambda _text: [], retry)
+    return reply, calls, cost, check(reply.text)
+
+
 def full_compact(
     messages: Sequence[Message],
     summarize: Summarizer,
@@ -205,11 +220,13 @@ def full_compact(
     floor_fallback: bool = True,
     floor_tokens_budget: int | None = None,
     counts: Sequence[int] | None = None,
+    max_calls: int | None = None,
 ) -> LevelResult:
     """Replace everything after the system prompt with one nine-section summary.
 
     Args:
-        summarize: the model seam; called once, and once more if the reply is invalid.
+        summarize: the model seam; called once, and once more if the reply is invalid
+            (unless `max_calls` is 1: then once).
         focus: the user's instructions for the summary (e.g. "keep the column names").
         max_input_tokens: the summarizing model's window; a longer transcript keeps
             the first user request and the most recent part, cutting the middle.
@@ -241,9 +258,11 @@ def full_compact(
         budget = max(256, int(max_input_tokens * 0.75) - overhead)
     transcript = _fit_transcript(span, [counts[i] for i in indexes], budget)
     request = summary_prompt(transcript, focus)
-    reply, calls, cost, problems = ask(summarize, request, validate_summary, _RETRY)
+    reply, calls, cost, problems = ask_within(summarize, request, validate_summary, _RETRY,
+                                              max_calls)
+    times = "twice" if calls > 1 else "(asked once)"
     if problems and not floor_fallback:
-        raise CompactionFailed(f"invalid summary twice: {'; '.join(problems)}",
+        raise CompactionFailed(f"invalid summary {times}: {'; '.join(problems)}",
                                summary_calls=calls, cost=cost)
     degraded = bool(problems)  # invalid twice: keep what it wrote, the floor fills the rest
     sections = {} if looks_like_error(reply.text) else parse_sections(reply.text)
@@ -274,7 +293,7 @@ def full_compact(
             summary_calls=calls,
             cost=cost,
         )
-    reason = (f"the summary was invalid twice ({'; '.join(problems)}); used the deterministic "
+    reason = (f"the summary was invalid {times} ({'; '.join(problems)}); used the deterministic "
               "floor" if degraded else "summarized the conversation")
     return LevelResult(result, changed=True, reason=reason, summary_calls=calls, cost=cost,
                        summary=summary, degraded=degraded)
