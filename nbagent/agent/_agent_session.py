@@ -57,8 +57,9 @@ class AgentSessionMixin:
 
     def breakdown(self) -> Breakdown:
         """What fills the window now, by kind (the figures behind the notebook's table)."""
-        return context_breakdown(self.history, self.toolbox.schemas(), self.context_state(),
-                                 self.session.tracker.count_text)
+        schemas, count_text = self.toolbox.schemas(), self.session.tracker.count_text
+        return context_breakdown(self.history, schemas, self.context_state(), count_text,
+                                 tools_tokens=self._answers.tools_tokens(schemas, count_text))
 
     def pin(self, text: str | None = None, *, message: int | None = None) -> list[str]:
         """Keep a fact verbatim through every compaction: `text`, or the content of the

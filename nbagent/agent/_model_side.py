@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..engine._history import History
+from ..engine._questions import CostedSummarizer, SummaryCost
 from ..engine._thresholds import thresholds
-from ..engine._tokens import TextCounter
+from ..engine._tokens import TextCounter, count_tools_tokens, estimate_tokens
 from ..engine._tracker import TokenTracker
 from ..engine._window import WindowInfo, resolve_window
 from ..engine.compaction import Summarizer, with_notebook_state
@@ -194,7 +195,14 @@ class AgentModel:
         exact = request_counter(agent.model)
         schemas = agent.tool_schemas()
         if exact is None:
-            return tracker.count(history, model=agent.model.name, tools=schemas)
+            lean = self._tool_prompt(schemas)
+            if lean is None:
+                return tracker.count(history, model=agent.model.name, tools=schemas)
+            # the tools as the model's prompt shows them (the embedded model before its
+            # server runs), not their JSON schemas
+            counted = (tracker.count_text or estimate_tokens)(lean)
+            return tracker.count(history, model=agent.model.name) + round(
+                tracker.ratio(agent.model.name) * counted)
         key = (id(history), history.generation, len(history),
                tuple(s["function"]["name"] for s in schemas), id(agent.model))
         if self._request_count[0] != key:
@@ -204,6 +212,20 @@ class AgentModel:
             count = exact(history.messages, schemas, "auto" if done else None)
             self._request_count = (key, int(count))
         return self._request_count[1]
+
+    def tools_tokens(self, schemas: list[dict[str, Any]], count_text: TextCounter | None
+                     ) -> int:
+        """What offering `schemas` costs in a request to this model: the text its prompt
+        shows them as, where the model says (the embedded model's lean tool list), else
+        the JSON schemas; counted with `count_text` (None: the estimator)."""
+        counter = count_text or estimate_tokens
+        lean = self._tool_prompt(schemas)
+        return counter(lean) if lean is not None else count_tools_tokens(schemas, counter)
+
+    def _tool_prompt(self, schemas: list[dict[str, Any]]) -> str | None:
+        shown: Callable[[list[dict[str, Any]]], str | None] | None = getattr(
+            self._agent.model, "tool_prompt", None)
+        return shown(schemas) if callable(shown) else None
 
     def count_text(self) -> TextCounter | None:
         """The model's own tokenizer, when it has one (else the estimator counts)."""
@@ -251,5 +273,9 @@ class AgentModel:
         window = None if own else thresholds(resolve_window(
             writer.name, settings=settings, model_info=model_info,
             reported=(writer.context_window, writer.max_output))).effective_window
-        return summarizer(writer, agent.retry, timeout=lambda: min(
-            self.settings().summary_timeout_s, self.settings().max_chat_seconds)), window, own
+        made = summarizer(writer, agent.retry, timeout=lambda: min(
+            self.settings().summary_timeout_s, self.settings().max_chat_seconds))
+        cost = getattr(writer, "summary_cost", None)  # what a call costs, if the model says
+        if isinstance(cost, SummaryCost):
+            return CostedSummarizer(made, cost), window, own
+        return made, window, own

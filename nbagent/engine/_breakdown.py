@@ -63,12 +63,16 @@ def context_breakdown(
     tools: list[dict[str, object]],
     state: ContextState,
     count_text: TextCounter | None = None,
+    *,
+    tools_tokens: int | None = None,
 ) -> Breakdown:
-    """Split `state.tokens` over the kinds of content in `history` and `tools`."""
+    """Split `state.tokens` over the kinds of content in `history` and `tools`;
+    `tools_tokens`: what the tools cost as the model is shown them, where that is not
+    their JSON schemas (the embedded model's lean tool list)."""
     counter = count_text or estimate_tokens
     system = sum(count_message_tokens(m, count_text=counter) for m in history
                  if m["role"] == "system")
-    schemas = count_tools_tokens(tools, counter)
+    schemas = count_tools_tokens(tools, counter) if tools_tokens is None else tools_tokens
     raw = {"memory": 0, "tool_results": 0, "conversation": REPLY_PRIMING}
     for index, message in enumerate(history):
         tokens = history.message_tokens(index)

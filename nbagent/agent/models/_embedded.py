@@ -14,12 +14,29 @@ from pathlib import Path
 from typing import Any
 
 from ...engine._exceptions import LocalModelError
+from ...engine._questions import SummaryCost
 from ._llm import ChatModel, Completion, Message, TextCallback
+from ._tool_prompt import tools_text
 
 LOCAL_MODEL = "local/smollm2"
 BUNDLED_LABEL = "SmolLM2-135M"
 STARTING = "starting the local model ({label})… {seconds:.0f} s"
 TICK_S = 1.0  # how often the waiting chat's status line is renewed
+# A summary on a CPU-served model takes about as long as a reply: a compaction makes one
+# call at most (no retry, no merge call), and only when it frees at least this share of
+# the window (the "3% of the window for 91 s" a %compact once cost); below it the
+# deterministic floor does the work, or nothing does.
+LOCAL_SUMMARY_SAVING = 0.15
+# Built-in tools the bundled 135M model cannot use well (it runs made-up code, reads made-up
+# paths, recalls nothing useful); not offered to it, so its window goes to the chat.
+SMALL_MODEL_SKIPS = frozenset({"run_code", "python", "read_file", "read_output", "recall"})
+
+
+def local_summary_cost(max_output: int | None) -> SummaryCost:
+    """What a summary costs a model served on this machine's CPU (see
+    `LOCAL_SUMMARY_SAVING`); its output is bounded by the model's reply cap."""
+    return SummaryCost(min_saving=LOCAL_SUMMARY_SAVING, max_calls=1,
+                       output_tokens=max_output or 0)
 logger = logging.getLogger("nbagent")
 
 
@@ -109,6 +126,24 @@ class EmbeddedModel:
         if isinstance(failure, Exception):
             raise failure
         raise LocalModelError(f"the local model ({self.label}) did not start") from failure
+
+    @property
+    def summary_cost(self) -> SummaryCost:
+        """What one summary costs this model (the compaction ladder weighs a call by it)."""
+        return local_summary_cost(self.max_output)
+
+    def tool_prompt(self, tools: list[dict[str, Any]]) -> str | None:
+        """The text `tools` add to this model's prompt (the lean tool list, not the JSON
+        schemas; None: the schemas are counted). Before its server runs, the bundled
+        model's: our chat handler's list of the tools it is shown."""
+        shown = getattr(self._model, "tool_prompt", None)
+        if callable(shown):
+            text = shown(tools)
+            return text if isinstance(text, str) else None
+        if self.path is not None:  # a GGUF of the user's: its chat format is not known yet
+            return None
+        return tools_text([t for t in tools
+                           if t.get("function", t).get("name") not in SMALL_MODEL_SKIPS])
 
     def _status(self, text: str) -> None:
         if self.on_status is not None:

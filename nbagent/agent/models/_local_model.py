@@ -12,19 +12,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ...engine._exceptions import LocalModelError
+from ...engine._questions import SummaryCost
 from ..providers._errors import classify_error
 from ._chat_format import TOOL_CALLING_FORMAT
+from ._embedded import SMALL_MODEL_SKIPS as SMALL_MODEL_SKIPS  # the server's model reads it
+from ._embedded import local_summary_cost
 from ._llm import Completion, LiteLLMModel
 from ._local_messages import Message, adapt_messages, tool_rounds_this_turn
 from ._prompt_counter import PromptCounter
+from ._tool_prompt import tools_text
 
 REPLY_TOKENS = 512  # Settings.local_max_tokens' default: room for a chat answer
 SUMMARY_TOKENS = 320
 TOOL_ROUNDS_SMALL = 1  # a 135M model makes one useful call, then loops on made-up ones
 TOOL_ROUNDS = 4
-# Built-in tools the bundled 135M model cannot use well (it runs made-up code, reads made-up
-# paths, recalls nothing useful); not offered to it, so its window goes to the chat.
-SMALL_MODEL_SKIPS = frozenset({"run_code", "python", "read_file", "read_output", "recall"})
 READING = "the local model is reading the prompt ({tokens:,} tokens)…"
 STOPPED_MID_REPLY = ("the local model's server stopped while answering (exit code {code}) and "
                      "was restarted; ask again")
@@ -97,6 +98,17 @@ class LocalModel(LiteLLMModel):
     def offered(self, tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """The tools this model is shown: all but its `skips`."""
         return [t for t in tools if t.get("function", t).get("name") not in self.skips]
+
+    def tool_prompt(self, tools: Sequence[dict[str, Any]]) -> str | None:
+        """The text `tools` add to this model's prompt: the lean list our chat handler
+        puts in the system message (what `%context` counts, not the JSON schemas); None
+        under another chat format (its own rendering: the schemas are counted)."""
+        return tools_text(self.offered(tools)) if self.calls_tools_itself else None
+
+    @property
+    def summary_cost(self) -> SummaryCost:
+        """What one summary costs this model (the compaction ladder weighs a call by it)."""
+        return local_summary_cost(self.max_output)
 
     def _send(self, adapted: list[Message], tools: list[dict[str, Any]],
               choice: str | dict[str, Any] | None,
