@@ -218,3 +218,20 @@ def test_the_archive_keeps_the_figure_whole_and_a_resumed_session_has_it(
     resumed.chat("again?")
     assert image_urls(resumed.model.requests[0]) == [url]  # type: ignore[attr-defined]
     resumed.close()
+
+
+def test_a_summary_request_names_the_figures_without_their_data() -> None:
+    from nbagent.testing import ScriptedSummarizer
+
+    summarize = ScriptedSummarizer(default="## 1. Primary Request and Intent\nplot it")
+    model = ScriptedModel([calls(("run_code", {"code": PLOT, "explanation": "plot"})),
+                           reply("plotted"), reply("ok"), reply("ok")], name=VISION)
+    agent = Agent(model=model, namespace={}, summarize=summarize,
+                  settings=Settings(run_code="auto"))
+    for text in ("plot it", "and?", "so?"):
+        agent.chat(text)
+    agent.compact()
+    assert summarize.requests
+    sent = json.dumps(summarize.requests)
+    assert "base64" not in sent and "iVBORw0KGgo" not in sent
+    assert "[image_url]" in sent  # the transcript says a figure was there
