@@ -5,14 +5,15 @@
     python bench/fidelity.py --json
 
 Seeded, generated data-science sessions (file paths, DataFrame, column and variable
-names, error lines, numbers, four user decisions each) run through nbagent's public
+names, error lines, numbers, four user decisions each, and three rounds whose code the
+agent runs for real through `run_code`: `fidelity_code`) run through nbagent's public
 `CompactionController` on an 8,192-token window, compacting as it decides, then once by
 `compact_now(focus=...)`. Each summarizer is scored on what the history still shows:
 identifiers, user messages (whole or shortened with a recall handle), the first request
 and the latest ask after every compaction, the decisions, the results the assistant
 reported, probe questions (where is a file, what was a number, what was decided and why,
-what to do next: each answerable when one line the model sees holds its answer), and the
-size.
+what to do next: each answerable when one line the model sees holds its answer), what
+only the code's runs produced (after every compaction), and the size.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from fidelity_code import CodeFact, CodeRounds, error_line, header, printed, visible
 
 from nbagent import CompactionController, History, Settings
 from nbagent.compaction import SECTIONS, with_notebook_state
@@ -106,8 +109,9 @@ _PROSE = [
 
 @dataclass
 class Round:
-    messages: list[Message]
+    messages: list[Message]  # the ask, each tool call and its result, the answer
     state: str  # the notebook state (variables) after this round
+    facts: list[CodeFact] = field(default_factory=list)  # what this round's runs produced
 
 
 @dataclass
@@ -118,6 +122,10 @@ class Session:
     decisions: list[str]  # the phrases that must stay visible
     results: list[str] = field(default_factory=list)  # the findings reported, verbatim
     probes: list[Probe] = field(default_factory=list)
+
+    @property
+    def code_facts(self) -> list[CodeFact]:
+        return [fact for round_ in self.rounds for fact in round_.facts]
 
 
 def _table(rng: random.Random, columns: Sequence[str], rows: int) -> str:
@@ -147,8 +155,13 @@ def _traceback(line: str, error: str) -> str:
             "frame.py:3761, in DataFrame.__getitem__(self, key)\n" + error)
 
 
-def make_session(seed: int, rounds: int = 60) -> Session:
-    """A seeded data-science session: load, inspect, hit errors, decide, clean, model."""
+def make_session(seed: int, rounds: int = 60, code: bool = False) -> Session:
+    """A seeded data-science session: load, inspect, hit errors, decide, clean, model.
+
+    `code` adds three rounds whose code the agent runs for real through `run_code` (a
+    value, indicator columns, an error and its fix: `fidelity_code`). The bench runs with
+    them; without them (the default) a session is the one the engine's tests read, four
+    messages a round and no agent."""
     rng = random.Random(seed)
     name = rng.choice(sorted(DOMAINS))
     columns = DOMAINS[name]
@@ -279,8 +292,60 @@ def make_session(seed: int, rounds: int = 60) -> Session:
             + "\nName: count, dtype: int64",
             f"{column} is skewed; the top value covers {rng.randint(5, 40)}% of rows.")
 
-    steps = [script[0], extra[0], script[1], extra[1], extra[2], script[2], extra[3],
-             script[3], extra[4]]
+    runs = CodeRounds(seed, columns) if code else None
+
+    def run(ask: str, codes: list[tuple[str, str]], answer: Callable[[list[str]], str]
+            ) -> list[str]:
+        """A round whose code the agent runs for real (`run_code`); the tool results."""
+        read: list[str] = []
+        prose = " ".join(rng.sample(_PROSE, 3))
+
+        def respond(results: list[str]) -> str:
+            read[:] = results
+            return f"{answer(results)} {prose}"
+
+        assert runs is not None
+        out.append(Round(runs.chat(ask, codes, respond), state()))
+        return read
+
+    def ran(kind: str, *needs: str) -> None:
+        if not all(needs):  # the run did not produce what the round is about: say so
+            raise RuntimeError(f"a {kind} round's run produced no {kind}: {out[-1].messages}")
+        out[-1].facts.append(CodeFact(kind, needs))
+
+    def computed() -> None:  # a value only the run knows, reported by the assistant
+        column = numeric[1]
+        read = run(f"What is the mean {column} over all of merged? Compute it.",
+                   [(f"print(round(float(merged['{column}'].mean()), 2))", f"the mean {column}")],
+                   lambda results: "Computed: " + found(
+                       f"the mean {column} over merged is {printed(results[-1])}.", column))
+        ran("value", column, printed(read[-1]))
+
+    def indicators() -> None:  # column names only the run's output shows
+        read = run(f"Make indicator columns for {category}, join them to merged, show a few.",
+                   [(f"flags = pd.get_dummies(merged['{category}'], prefix='{category}', "
+                     f"dtype=int)\nmerged = merged.join(flags)\nflags.head(3)",
+                     f"one indicator column per {category} value")],
+                   lambda results: f"merged has one indicator column per {category} value now.")
+        names = header(read[-1])
+        ran("column", names[0] if names else "")
+        seen("flags", *names)
+
+    def mistyped() -> None:  # a run that fails, then its fix
+        wrong, by = numeric[0][:-1], f"by_{category}"
+        read = run(f"Total {numeric[0]} per {category}, please.",
+                   [(f"merged.groupby('{category}')['{wrong}'].sum()",
+                     f"{numeric[0]} summed per {category}"),
+                    (f"{by} = merged.groupby('{category}')['{numeric[0]}'].sum()\n{by}",
+                     "the same with the column spelt right")],
+                   lambda results: f"My first run misspelt the column; {by} holds the totals.")
+        ran("error", error_line(read[0]))
+        seen(by)
+
+    steps = ([script[0], extra[0], computed, script[1], extra[1], indicators, extra[2],
+              script[2], mistyped, extra[3], script[3], extra[4]] if code else
+             [script[0], extra[0], script[1], extra[1], extra[2], script[2], extra[3],
+              script[3], extra[4]])
     gap = max(0, rounds - len(out) - len(steps)) / len(steps)  # spread over the session
     for index, step in enumerate(steps):
         while len(out) < 5 + round(gap * index) + index:
@@ -351,6 +416,55 @@ class Run:
     breaker_opened: bool = False
     refused: int = 0  # requests the server refused or answered cut (unknown window)
     final: list[Message] = field(default_factory=list)
+    produced: list[CodeFact] = field(default_factory=list)  # the code facts so far
+    facts_checked: int = 0  # (compaction, code fact produced before it) pairs
+    facts_kept: int = 0
+
+
+def _checker(run: Run, history: History, first: str,
+             after: Callable[[], None] | None = None) -> Callable[[Any, str], None]:
+    """What every compaction that rewrote the history is checked for, on either path:
+    the first request and the latest ask whole, each code fact produced so far visible.
+    `after` runs first (the old controller's notebook-state refresh)."""
+
+    def check(decision: Any, latest: str) -> None:
+        if decision.changed:
+            if after is not None:
+                after()
+            run.compactions += decision.action == "compacted"
+            run.failed += decision.action == "failed"
+            text = visible_text(history.messages)
+            run.asks_checked += 1
+            run.first_kept += first in text
+            run.latest_kept += latest in text
+            run.facts_checked += len(run.produced)
+            run.facts_kept += sum(visible(fact, text) for fact in run.produced)
+        run.breaker_opened |= bool(decision.breaker_open)
+
+    return check
+
+
+def _drive(session: Session, history: History, run: Run, check: Callable[[Any, str], None],
+           auto: Callable[[History], Any], midloop: Callable[[History], Any],
+           count: Callable[[History], int], request: Callable[[str], None] = lambda _: None,
+           on_round: Callable[[Round], None] = lambda _: None) -> None:
+    """The session's rounds as the loop adds them: the ask (a turn boundary, then the
+    request), each tool call with its result (a mid-loop check, then the next request),
+    the answer. `request` is what the server does with a request (the unknown paths)."""
+    for round_ in session.rounds:
+        on_round(round_)
+        ask, *work, answer = round_.messages
+        latest = ask["content"]
+        history.append(ask)
+        check(auto(history), latest)
+        request(latest)
+        run.peak_tokens = max(run.peak_tokens, count(history))
+        for call, result in zip(work[::2], work[1::2], strict=True):  # one call a message
+            history.extend([call, result])
+            check(midloop(history), latest)
+            request(latest)
+        history.append(answer)
+        run.produced.extend(round_.facts)
 
 
 def run_controller(session: Session, summarize: Callable[[list[Message]], Any], *,
@@ -395,29 +509,11 @@ def run_controller(session: Session, summarize: Callable[[list[Message]], Any], 
         count = lambda h: old.count(h, MODEL)  # noqa: E731
         trigger, refresh_here = old.thresholds(MODEL).auto_compact, state
     history, run = History([SYSTEM]), Run(trigger=trigger)
-    first = session.rounds[0].messages[0]["content"]
-
-    def check(decision: Any, latest: str) -> None:
-        if decision.changed:
-            if refresh_here:
-                history.replace(with_notebook_state(history.messages, current["state"]))
-            run.compactions += decision.action == "compacted"
-            run.failed += decision.action == "failed"
-            text = visible_text(history.messages)
-            run.asks_checked += 1
-            run.first_kept += first in text
-            run.latest_kept += latest in text
-        run.breaker_opened |= bool(decision.breaker_open)
-
-    for round_ in session.rounds:
-        ask, call, result, answer = round_.messages
-        current["state"] = round_.state
-        history.append(ask)
-        check(auto(history), ask["content"])
-        run.peak_tokens = max(run.peak_tokens, count(history))
-        history.extend([call, result])
-        check(midloop(history), ask["content"])
-        history.append(answer)
+    check = _checker(run, history, session.rounds[0].messages[0]["content"], after=(
+        (lambda: history.replace(with_notebook_state(history.messages, current["state"])))
+        if refresh_here else None))
+    _drive(session, history, run, check, auto, midloop, count,
+           on_round=lambda round_: current.update(state=round_.state))
     check(manual(history, focus=FOCUS), session.rounds[-1].messages[0]["content"])
     run.tokens_after, run.final = count(history), history.messages
     return run
@@ -448,17 +544,7 @@ def _run_unknown(session: Session, summarize: Callable[[list[Message]], Any], wi
     answers = Server(summarize, fixed_settings=Settings(), summarizer_window=window)
     controller = CompactionController(answers)
     history, run = History([SYSTEM]), Run(trigger=0)
-    first = session.rounds[0].messages[0]["content"]
-
-    def check(decision: Any, latest: str) -> None:
-        if decision.changed:
-            run.compactions += decision.action == "compacted"
-            run.failed += decision.action == "failed"
-            text = visible_text(history.messages)
-            run.asks_checked += 1
-            run.first_kept += first in text
-            run.latest_kept += latest in text
-        run.breaker_opened |= bool(decision.breaker_open)
+    check = _checker(run, history, session.rounds[0].messages[0]["content"])
 
     def request(latest: str) -> None:
         size = controller.count(history)
@@ -473,16 +559,8 @@ def _run_unknown(session: Session, summarize: Callable[[list[Message]], Any], wi
             answers.learned = cut.window_bound(answers.learned, again=run.refused > 1)
             check(controller.maybe_compact(history), latest)
 
-    for round_ in session.rounds:
-        ask, call, result, answer = round_.messages
-        history.append(ask)
-        check(controller.maybe_compact(history), ask["content"])
-        request(ask["content"])
-        run.peak_tokens = max(run.peak_tokens, controller.count(history))
-        history.extend([call, result])
-        check(controller.on_tool_result(history), ask["content"])
-        request(ask["content"])
-        history.append(answer)
+    _drive(session, history, run, check, controller.maybe_compact, controller.on_tool_result,
+           controller.count, request)
     check(controller.compact_now(history, focus=FOCUS), session.rounds[-1].messages[0]["content"])
     run.trigger = controller.thresholds().auto_compact
     run.tokens_after, run.final = controller.count(history), history.messages
@@ -519,6 +597,8 @@ class Score:
     breaker_opened: bool
     missing: list[str]
     refused: int = 0
+    code_kept: float = 1.0  # code facts visible after every compaction once produced
+    code_outputs: float = 1.0  # code facts visible at the end
 
 
 def answerable(probe: Probe, text: str) -> bool:
@@ -552,6 +632,9 @@ def score(session: Session, run: Run) -> Score:
         tokens_after=run.tokens_after, peak_tokens=run.peak_tokens, trigger=run.trigger,
         compactions=run.compactions, failed=run.failed, breaker_opened=run.breaker_opened,
         missing=missing, refused=run.refused,
+        code_kept=run.facts_kept / run.facts_checked if run.facts_checked else 1.0,
+        code_outputs=(sum(visible(f, text) for f in session.code_facts)
+                      / len(session.code_facts) if session.code_facts else 1.0),
     )
 
 
@@ -565,6 +648,8 @@ def mean_score(scores: Sequence[Score]) -> dict[str, Any]:
         "decisions": sum(s.decisions for s in scores) / n,
         "results": sum(s.results for s in scores) / n,
         "probes": sum(s.probes for s in scores) / n,
+        "code_kept": sum(s.code_kept for s in scores) / n,
+        "code_outputs": sum(s.code_outputs for s in scores) / n,
         "tokens_after": max(s.tokens_after for s in scores),
         "peak_tokens": max(s.peak_tokens for s in scores),
         "trigger": scores[0].trigger,
@@ -577,9 +662,9 @@ def mean_score(scores: Sequence[Score]) -> dict[str, Any]:
 
 
 def evaluate(summarizers: dict[str, Callable[[list[Message]], Any]], seeds: Sequence[int],
-             rounds: int = 60, state: bool = False, path: str = "told"
+             rounds: int = 60, state: bool = False, path: str = "told", code: bool = True
              ) -> dict[str, dict[str, Any]]:
-    sessions = [make_session(seed, rounds) for seed in seeds]
+    sessions = [make_session(seed, rounds, code) for seed in seeds]
     results = {}
     for label, summarize in summarizers.items():
         results[label] = mean_score([score(s, run_controller(s, summarize, state=state,
@@ -589,16 +674,17 @@ def evaluate(summarizers: dict[str, Callable[[list[Message]], Any]], seeds: Sequ
 
 def paths_table(by_path: dict[str, dict[str, dict[str, Any]]]) -> str:
     lines = ["| window | summarizer | first / latest ask | decisions | user messages | "
-             "identifiers | probes | requests refused or cut | compactions (failed) |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+             "identifiers | probes | code outputs | requests refused or cut | "
+             "compactions (failed) |",
+             "|---|---|---|---:|---:|---:|---:|---|---:|---:|"]
     for path, results in by_path.items():
         for label, r in results.items():
             lines.append(
                 f"| {PATHS[path]} | {label.split(' (')[0]} | {_pct(r['first_ask'])} / "
                 f"{_pct(r['latest_ask'])} | {_pct(r['decisions'])} | "
                 f"{_pct(r['user_messages'])} | {_pct(r['identifiers'])} | "
-                f"{_pct(r['probes'])} | {r.get('refused', 0)} | {r['compactions']} "
-                f"({r['failed']}) |")
+                f"{_pct(r['probes'])} | {_code(r)} | {r.get('refused', 0)} | "
+                f"{r['compactions']} ({r['failed']}) |")
     return "\n".join(lines)
 
 
@@ -606,16 +692,20 @@ def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
 
 
+def _code(r: dict[str, Any]) -> str:
+    return f"{_pct(r['code_kept'])} / {_pct(r['code_outputs'])}"
+
+
 def table(results: dict[str, dict[str, Any]]) -> str:
     lines = ["| summarizer | identifiers | user messages | first / latest ask | decisions | "
-             "results | probes | tokens after (max) | peak before a request | "
+             "results | probes | code outputs | tokens after (max) | peak before a request | "
              "compactions (failed) | breaker opened |",
-             "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---:|---:|---|---:|---:|---:|---|---:|---:|---:|---:|"]
     for label, r in results.items():
         lines.append(
             f"| {label} | {_pct(r['identifiers'])} | {_pct(r['user_messages'])} | "
             f"{_pct(r['first_ask'])} / {_pct(r['latest_ask'])} | {_pct(r['decisions'])} | "
-            f"{_pct(r.get('results', 0))} | {_pct(r.get('probes', 0))} | "
+            f"{_pct(r.get('results', 0))} | {_pct(r.get('probes', 0))} | {_code(r)} | "
             f"{r['tokens_after']:,} | {r['peak_tokens']:,} | {r['compactions']} "
             f"({r['failed']}) | {r['breaker_opened']} |")
     return "\n".join(lines)
@@ -633,8 +723,12 @@ _Written by `bench/fidelity.py`; re-run it to refresh this page._
 Does compaction keep the work? {len(seeds)} generated data-science sessions (seeds
 {", ".join(map(str, seeds))}; {rounds} rounds each: a first request that sets the project's
 ground rules in about 300 characters, file paths, DataFrame, column and variable
-names, two error tracebacks, numbers and four user decisions such as "Drop the rows from the
-old pilot, they are not comparable.") run through nbagent's `CompactionController` on an
+names, two error tracebacks, numbers, four user decisions such as "Drop the rows from the
+old pilot, they are not comparable.", and three rounds whose code really runs: a scripted
+model calls the real `run_code` tool (auto) through the agent's loop and nbagent's plain
+runner runs the code on a seeded DataFrame — it prints a mean, shows a table of indicator
+columns, and fails on a misspelt column before its fix) run through nbagent's
+`CompactionController` on an
 {WINDOW:,}-token window (auto-compact trigger {trigger:,} tokens), compacting whenever it
 decides to, then once more by `compact_now(focus=...)`. Figures are means over the sessions
 (sizes: the largest).
@@ -646,14 +740,18 @@ decides to, then once more by `compact_now(focus=...)`. Figures are means over t
 - **first / latest ask**: after every compaction that rewrote the history, the share in
   which the first request and the latest ask were still whole.
 - **decisions**: the share of the four decisions still visible.
-- **results**: the share of the three findings the assistant reported (a count after a
-  cleaning step, a change by region, a model's score against its baseline) still visible
-  word for word.
+- **results**: the share of the four findings the assistant reported (a count after a
+  cleaning step, a value its code computed, a change by region, a model's score against its
+  baseline) still visible word for word.
 - **probes**: questions in the spirit of published compaction evaluations, scored without
   a model: each is answerable when one line the model sees holds its whole answer — where
   the clean data and the model were saved (the path), what each finding was (its subject
   and every figure), what the user decided and why (the decision and its reason), and what
   the user asked for last.
+- **code outputs**: what only the runs produced — the value the code printed (on one line
+  with its column's name), the name of the first indicator column (only the run's table
+  shows it), the error line of the run that failed — as the share visible after every
+  compaction that rewrote the history once the run was done / after the last compaction.
 - **peak before a request**: the largest history at a turn boundary after `maybe_compact`.
 - **compactions (failed)**: controller calls that rewrote the history (snips included),
   summed over the sessions; in brackets those it reported as failed. **breaker opened**:
@@ -685,6 +783,13 @@ words, and only then are the oldest left out, with a line that says how many and
 recall them; decisions go last:
 
 {table(long)}
+
+At this length the value the code computed is what leaves first (results and code outputs
+under 100%; the indicator column's name and the error line stay through every compaction).
+The floor keeps findings (a change, a comparison, a score) first and, of the other figures,
+the latest: the exploration answers after it ("… the top value covers 28% of rows.", about a
+hundred of them) fill the floor's share before "the mean … over merged is …" (a real
+session's archive still holds the sentence for recall).
 
 Every path a window can take. A server that states no window (an OpenAI-compatible server of
 one's own; a local one that reports none gets a smaller assumption, with the same paths
