@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from nbagent.engine import NOTE_HEADER
+from nbagent.engine._markers import IMAGES_HEADER
 
 _text = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=0, max_size=24
@@ -17,7 +18,8 @@ _text = st.text(
 @st.composite
 def rounds(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
     """One round: a user message, zero or more tool steps, maybe a final reply; a
-    notebook note (the agent's, through litellm) may follow the user message or a step."""
+    notebook note (the agent's, through litellm) may follow the user message or a step,
+    and a step's figures (image parts, for a model that reads images) its tool results."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": draw(_text) or "?"}]
 
     def maybe_note() -> None:
@@ -50,6 +52,11 @@ def rounds(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
                     "content": draw(_text) * draw(st.integers(1, 30)),
                 }
             )
+        if draw(st.integers(0, 3)) == 0:
+            messages.append({"role": "user", "content": [
+                {"type": "text", "text": f"{IMAGES_HEADER}\nimage 1: agent run {step}"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo"
+                                                           + "A" * draw(st.integers(0, 400))}}]})
         maybe_note()
     if draw(st.booleans()):
         messages.append({"role": "assistant", "content": draw(_text) or "ok"})
