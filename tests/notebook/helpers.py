@@ -1,7 +1,14 @@
-"""Helpers of the notebook tests: a scripted session made current, and what a cell shows."""
+"""Helpers of the notebook tests: a scripted session made current, what a cell shows, and a
+real python3 kernel with the execute request a front end sends it."""
 
 from __future__ import annotations
 
+import os
+import queue
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import nbagent
@@ -40,3 +47,76 @@ def shown(captured: Any) -> list[dict[str, Any]]:
 
 def plain(captured: Any) -> list[str]:
     return [str(data.get("text/plain", "")) for data in shown(captured)]
+
+
+KERNEL_WAIT_S = 120
+
+
+@contextmanager
+def python_kernel(folder: Path) -> Iterator[tuple[Any, Any]]:
+    """A real python3 kernel (jupyter_client) working in `folder`, its archive there too,
+    with its default figure backend (the inline one): its manager and a ready client."""
+    from jupyter_client.manager import KernelManager
+
+    manager = KernelManager(kernel_name="python3")
+    env = {**os.environ, "NBAGENT_DATA_DIR": str(folder / "data"),
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("MPLBACKEND", None)
+    manager.start_kernel(env=env, cwd=str(folder))
+    client = manager.client()
+    try:
+        client.start_channels()
+        client.wait_for_ready(timeout=KERNEL_WAIT_S)
+        yield manager, client
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def execute(client: Any, code: str, *, cell_id: str | None = None, allow_stdin: bool = False,
+            answer: str | None = None, on_input: Callable[[], None] | None = None,
+            interrupt: Callable[[list[dict[str, Any]]], None] | None = None,
+            ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Run `code` as a front end sends it and wait until it ends: the execute reply's
+    content and every iopub message of the cell. JupyterLab names the cell it runs in the
+    request's metadata (`cellId`: the kernel takes it for a notebook, whose outputs are
+    redrawn in place); nbclient and jupyter console name none, nbclient offering no input
+    box (`allow_stdin` off). When the kernel asks for input, `answer` is typed (or
+    `on_input()` is called instead); `interrupt(messages)` is called as messages arrive
+    and may interrupt."""
+    content = {"code": code, "silent": False, "store_history": True,
+               "user_expressions": {}, "allow_stdin": allow_stdin, "stop_on_error": True}
+    request = client.session.msg("execute_request", content,
+                                 metadata={"cellId": cell_id} if cell_id else {})
+    client.shell_channel.send(request)
+    msg_id = str(request["header"]["msg_id"])
+    asking = answer is not None or on_input is not None
+    messages: list[dict[str, Any]] = []
+    deadline = time.monotonic() + KERNEL_WAIT_S
+    while True:
+        assert time.monotonic() < deadline, f"the cell did not finish: {messages}"
+        if asking:
+            try:
+                if client.get_stdin_msg(timeout=0.05)["msg_type"] == "input_request":
+                    if on_input is not None:
+                        on_input()
+                    else:
+                        client.input(answer)
+                    asking = False
+            except queue.Empty:
+                pass
+        try:
+            message = client.get_iopub_msg(timeout=0.2)
+        except queue.Empty:
+            continue
+        if message["parent_header"].get("msg_id") != msg_id:
+            continue
+        if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
+            break
+        messages.append(message)
+        if interrupt is not None:
+            interrupt(messages)
+    while True:
+        reply = client.get_shell_msg(timeout=KERNEL_WAIT_S)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return reply["content"], messages

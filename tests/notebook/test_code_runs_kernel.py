@@ -9,8 +9,6 @@ runaway run with the session intact and the run recorded."""
 from __future__ import annotations
 
 import json
-import os
-import queue
 import textwrap
 import time
 from collections.abc import Iterator
@@ -19,10 +17,11 @@ from typing import Any
 
 import pytest
 
+from tests.notebook.helpers import execute, python_kernel
+
 pytestmark = pytest.mark.real
 jupyter_client = pytest.importorskip("jupyter_client")
 
-WAIT_S = 120
 ANALYSIS = textwrap.dedent("""\
     import pandas as pd
     import matplotlib.pyplot as plt
@@ -49,18 +48,6 @@ SETUP = textwrap.dedent("""\
 """)
 
 
-def send(client: Any, code: str, allow_stdin: bool, cell_id: str | None) -> str:
-    """Send an execute request as JupyterLab does, naming the cell it runs in its
-    metadata (`cellId`: the kernel takes it for a notebook, whose outputs are redrawn in
-    place); with no `cell_id`, as jupyter console does. Returns its message id."""
-    content = {"code": code, "silent": False, "store_history": True,
-               "user_expressions": {}, "allow_stdin": allow_stdin, "stop_on_error": True}
-    message = client.session.msg("execute_request", content,
-                                 metadata={"cellId": cell_id} if cell_id else {})
-    client.shell_channel.send(message)
-    return str(message["header"]["msg_id"])
-
-
 def run(client: Any, code: str, *, answer: str | None = None, interrupt: Any = None,
         on_input: Any = None, cell_id: str | None = "cell-1"
         ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -68,40 +55,10 @@ def run(client: Any, code: str, *, answer: str | None = None, interrupt: Any = N
     reply's content and every iopub message of the cell. `answer` is typed into the input
     box when the kernel asks (or `on_input()` is called instead); `interrupt(messages)` is
     called as messages arrive and may interrupt."""
-    if on_input is not None:
-        answer = ""
     # a console always offers its input box; a notebook does when the cell may ask
-    msg_id = send(client, code, answer is not None or cell_id is None, cell_id)
-    messages: list[dict[str, Any]] = []
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        assert time.monotonic() < deadline, f"the cell did not finish: {messages}"
-        if answer is not None:
-            try:
-                request = client.get_stdin_msg(timeout=0.05)
-                if request["msg_type"] == "input_request":
-                    if on_input is not None:
-                        on_input()
-                    else:
-                        client.input(answer)
-                    answer = None
-            except queue.Empty:
-                pass
-        try:
-            message = client.get_iopub_msg(timeout=0.2)
-        except queue.Empty:
-            continue
-        if message["parent_header"].get("msg_id") != msg_id:
-            continue
-        if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
-            break
-        messages.append(message)
-        if interrupt is not None:
-            interrupt(messages)
-    while True:
-        reply = client.get_shell_msg(timeout=WAIT_S)
-        if reply["parent_header"].get("msg_id") == msg_id:
-            return reply["content"], messages
+    allow_stdin = answer is not None or on_input is not None or cell_id is None
+    return execute(client, code, cell_id=cell_id, allow_stdin=allow_stdin, answer=answer,
+                   on_input=on_input, interrupt=interrupt)
 
 
 def value(client: Any, expression: str) -> Any:
@@ -130,21 +87,8 @@ def shown(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def kernel(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
-    from jupyter_client.manager import KernelManager
-
-    manager = KernelManager(kernel_name="python3")
-    env = {**os.environ, "NBAGENT_DATA_DIR": str(tmp_path / "data"),
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    env.pop("MPLBACKEND", None)  # the kernel's own default: the inline backend
-    manager.start_kernel(env=env, cwd=str(tmp_path))
-    client = manager.client()
-    try:
-        client.start_channels()
-        client.wait_for_ready(timeout=WAIT_S)
-        yield manager, client
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
+    with python_kernel(tmp_path) as running:
+        yield running
 
 
 def setup(client: Any, policy: str) -> None:

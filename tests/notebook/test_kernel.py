@@ -6,20 +6,18 @@ model a reloaded page could miss)."""
 
 from __future__ import annotations
 
-import os
-import queue
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.notebook.helpers import execute, python_kernel
+
 pytestmark = pytest.mark.real
 jupyter_client = pytest.importorskip("jupyter_client")
 
-WAIT_S = 120
 SETUP = textwrap.dedent("""
     import nbagent
     from nbagent.testing import ScriptedModel, reply
@@ -31,45 +29,16 @@ SETUP = textwrap.dedent("""
 
 
 def run(client: Any, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Run `code`: the execute reply's content and every iopub message of the cell."""
-    msg_id = client.execute(code, allow_stdin=False)  # as nbclient runs a notebook
-    messages: list[dict[str, Any]] = []
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        assert time.monotonic() < deadline, f"the cell did not finish: {messages}"
-        try:
-            message = client.get_iopub_msg(timeout=1)
-        except queue.Empty:
-            continue
-        if message["parent_header"].get("msg_id") != msg_id:
-            continue
-        if message["msg_type"] == "status" and message["content"]["execution_state"] == "idle":
-            break
-        messages.append(message)
-    while True:
-        reply = client.get_shell_msg(timeout=WAIT_S)
-        if reply["parent_header"].get("msg_id") == msg_id:
-            return reply["content"], messages
+    """Run `code` as nbclient runs a notebook (no cell named, no input box)."""
+    return execute(client, code)
 
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[Any]:
-    from jupyter_client.manager import KernelManager
-
-    manager = KernelManager(kernel_name="python3")
-    env = {**os.environ, "NBAGENT_DATA_DIR": str(tmp_path / "data"),
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    manager.start_kernel(env=env, cwd=str(tmp_path))
-    kernel = manager.client()
-    try:
-        kernel.start_channels()
-        kernel.wait_for_ready(timeout=WAIT_S)
+    with python_kernel(tmp_path) as (_, kernel):
         reply, messages = run(kernel, SETUP)
         assert reply["status"] == "ok", messages
         yield kernel
-    finally:
-        kernel.stop_channels()
-        manager.shutdown_kernel(now=True)
 
 
 def test_chat_cell_code_becomes_the_next_input_payload(client: Any) -> None:
