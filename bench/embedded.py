@@ -1,17 +1,22 @@
-"""The embedded model's chat time, quiet and with one core busy, beside llama.cpp's own
-time for the same prompt and tokens — all in one run.
+"""The embedded model as a newcomer meets it, quiet and with one core busy, beside llama.cpp's
+own time for the same prompt and tokens — all in one run, into one docs/performance.md
+section (`<!-- bench:embedded -->`).
 
-    python bench/embedded.py                 # prints a table, updates docs/performance.md
-    python bench/embedded.py --json --no-write
+    python bench/embedded.py                 # every part; prints, updates docs/performance.md
+    python bench/embedded.py --parts chat --repeat 1 --json --no-write
 
-One chat request (a ~900-token prompt, up to `--tokens` generated) goes the real path:
-litellm, streamed, to the embedded server (SmolLM2-135M on llama-cpp-python's server,
-with the threads `server_threads()` gives it). Beside it, `llama_cpp.Llama` in this
-process with the same threads reads the very prompt the server's chat handler rendered
-and generates as many tokens. Each runs quiet and with a busy-loop process on one core;
-"before" is the server with a thread on every core (the old setting) under the same
-load. Every request starts with a fresh nonce, so no prompt cache helps. The machine is
-shared: the load average at the start is printed, and only ratios within this run count.
+Parts (`--parts`, comma-separated; default all three; about 40 minutes on 2 cores at
+`--repeat 3`): `main_job`, the README's `python -m nbagent.demo` in a fresh process, the
+whole command's wall time; `load_ext`, a fresh kernel's `%load_ext nbagent` to the first
+`%%chat` reply (its first streamed piece and its end) — both in `embedded_session.py`;
+`chat`, one chat request (a ~900-token prompt, up to `--tokens` generated) the real path:
+litellm, streamed, to the embedded server (SmolLM2-135M on llama-cpp-python's server, with
+the threads `server_threads()` gives it). Beside it, `llama_cpp.Llama` in this process with
+the same threads reads the very prompt the server's chat handler rendered and generates as
+many tokens; "before" is the server with a thread on every core (the old setting) under the
+same load. Every request starts with a fresh nonce, so no prompt cache helps. Each part runs
+quiet and with a busy-loop process on one core. The machine may be shared: the load average
+at the start is printed and written, and only ratios within one run count.
 """
 
 from __future__ import annotations
@@ -20,14 +25,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
+from embedded_session import measure_session, one_core_busy, session_table
 from report import write_section
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -45,21 +49,6 @@ def messages(nonce: str, prompt_tokens: int) -> list[dict[str, Any]]:
     notes = NOTES * max(1, prompt_tokens // 40)
     return [{"role": "system", "content": f"[{nonce}] You are a data analyst. {notes}"},
             {"role": "user", "content": QUESTION}]
-
-
-@contextmanager
-def one_core_busy(busy: bool) -> Iterator[None]:
-    """A child process spinning on one core while the block runs (nothing when quiet)."""
-    if not busy:
-        yield
-        return
-    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
-        time.sleep(0.5)  # let it reach the scheduler's steady state
-        yield
-    finally:
-        spinner.kill()
-        spinner.wait()
 
 
 def through_server(served: LocalServer, tokens: int, prompt_tokens: int
@@ -116,9 +105,8 @@ def measure(tokens: int, prompt_tokens: int, repeats: int,
                                               if k.endswith(load)))
     llama.close()
     median = {name: statistics.median(values) for name, values in times.items()}
-    return {"cores": cores, "threads": threads, "load_average": os.getloadavg()[0],
-            "prompt_tokens": prompt_tokens, "generated": statistics.median(generated),
-            "repeats": repeats, "seconds": median,
+    return {"cores": cores, "threads": threads, "prompt_tokens": prompt_tokens,
+            "generated": statistics.median(generated), "repeats": repeats, "seconds": median,
             "busy_over_quiet": median["server busy"] / median["server quiet"],
             "server_over_llama_busy": median["server busy"] / median["llama.cpp busy"],
             "server_over_llama_quiet": median["server quiet"] / median["llama.cpp quiet"],
@@ -134,9 +122,8 @@ def table(result: dict[str, Any]) -> str:
         f"threads on the prompt the server rendered, for as many tokens. "
         f"{result['cores']} cores, the server on {result['threads']} thread(s) "
         f"(`server_threads()`); \"busy\" adds a busy-loop process on one core, \"quiet\" "
-        f"does not (other work on the machine runs in both). Median of {result['repeats']}; "
-        f"load average {result['load_average']:.1f} at the start (a shared machine: the "
-        f"ratios within this run are the figures to read).\n\n"
+        f"does not (other work on the machine runs in both). Median of "
+        f"{result['repeats']}.\n\n"
         "| | quiet | one core busy |\n|---|---:|---:|\n"
         f"| embedded server (s) | {s['server quiet']:.1f} | {s['server busy']:.1f} |\n"
         f"| llama.cpp itself (s) | {s['llama.cpp quiet']:.1f} | {s['llama.cpp busy']:.1f} |\n"
@@ -149,20 +136,61 @@ def table(result: dict[str, Any]) -> str:
         f"{result['before_over_now_busy']:.1f}× slower than now.\n")
 
 
+PARTS = ("chat", "load_ext", "main_job")
+TITLE = "The embedded model under load"
+
+
+def parse_parts(text: str) -> list[str]:
+    """`--parts chat,load_ext`: the parts named, in the order given, each once."""
+    parts = list(dict.fromkeys(p.strip() for p in text.split(",") if p.strip()))
+    unknown = [p for p in parts if p not in PARTS]
+    if unknown or not parts:
+        raise argparse.ArgumentTypeError(f"parts are {', '.join(PARTS)} (got {text!r})")
+    return parts
+
+
+def report(result: dict[str, Any]) -> str:
+    """The section's Markdown: what ran and under what load, then each part's table."""
+    load = result["load_average"]
+    text = (f"{result['cores']} cores; load average {load[0]:.1f} / {load[1]:.1f} / "
+            f"{load[2]:.1f} (1 / 5 / 15 min) at the start — on a shared machine only ratios "
+            f"within one run count. Parts run: {', '.join(result['parts'])}; "
+            f"`--repeat {result['repeats']}`, medians.\n\n")
+    if result.get("session") and (session := session_table(result["session"])):
+        text += session + "\n"
+    if result.get("chat"):
+        text += table(result["chat"])
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tokens", type=int, default=100, help="tokens to generate")
-    parser.add_argument("--prompt", type=int, default=900, help="prompt tokens, about")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--parts", type=parse_parts, default=list(PARTS),
+                        help=f"comma-separated, of {','.join(PARTS)} (default: all)")
+    parser.add_argument("--repeat", "--repeats", dest="repeats", type=int, default=3,
+                        help="runs of each part under each load (medians are reported)")
+    parser.add_argument("--tokens", type=int, default=100, help="tokens to generate (chat)")
+    parser.add_argument("--prompt", type=int, default=900, help="prompt tokens, about (chat)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
-    result = measure(args.tokens, args.prompt, args.repeats,
-                     lambda text: print(text, file=sys.stderr, flush=True))
-    print(json.dumps(result, indent=2) if args.json else table(result))
+
+    def say(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    cores = len(os.sched_getaffinity(0))
+    result: dict[str, Any] = {"cores": cores, "load_average": os.getloadavg(),
+                              "parts": args.parts, "repeats": args.repeats}
+    say("load average at the start: {:.1f} {:.1f} {:.1f} ({} cores)".format(
+        *result["load_average"], cores))
+    if "chat" in args.parts:
+        result["chat"] = measure(args.tokens, args.prompt, args.repeats, say)
+    if set(args.parts) - {"chat"}:
+        result["session"] = measure_session(args.parts, args.repeats, say)
+    print(json.dumps(result, indent=2) if args.json else report(result))
     if not args.no_write:
-        write_section("embedded", "The embedded model under load", table(result))
+        write_section("embedded", TITLE, report(result))
     return 0
 
 
