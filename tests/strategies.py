@@ -7,8 +7,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from nbagent.engine import NOTE_HEADER
-from nbagent.engine._markers import IMAGES_HEADER
+from nbagent.engine import IMAGES_HEADER, NOTE_HEADER
 
 _text = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=0, max_size=24

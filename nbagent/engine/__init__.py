@@ -1,10 +1,11 @@
 """The engine room's door: what a user of the engine on its own (and a test) works with —
 the history and its spans, token counting and the tracker, which window a model has and
-the thresholds read from it, the engine's settings, the ladder's context, the fixed
-texts compaction writes into a history and how to recognise them, what left the view, and
-what fills the window. The compaction levels are `nbagent.engine.compaction`'s (public as
-`nbagent.compaction`); the events and exceptions are public as `nbagent.events` and the
-package root. The machinery (the runner, attempts, plans, texts) stays in its modules.
+the thresholds read from it, the engine's settings, the ladder's context and what a
+summarizer states of its cost, the fixed texts compaction writes into a history and how to
+recognise them, what left the view, and what fills the window. The compaction levels are
+`nbagent.engine.compaction`'s (public as `nbagent.compaction`); the events and exceptions
+are public as `nbagent.events` and the package root. The machinery (the runner, attempts,
+plans, texts) stays in its modules.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from ._decision import MAX_FAILURES, Decision
 from ._history import History, Span, validate_messages
 from ._level_context import LadderContext
 from ._markers import (
+    IMAGES_CLEARED,
+    IMAGES_HEADER,
     MEMORY_HEADER,
     NOTE_CLEARED,
     NOTE_HEADER,
@@ -23,6 +26,7 @@ from ._markers import (
     STATE_HEADER,
     SUMMARY_HEADER,
     is_cleared,
+    is_images,
     is_memory,
     is_note,
     is_notebook_state,
@@ -32,6 +36,7 @@ from ._markers import (
     is_summary,
     snip_placeholder,
 )
+from ._questions import CostedSummarizer, SummaryCost
 from ._settings import ENV_PREFIX, EngineSettings
 from ._thresholds import (
     METER_LEVELS,
@@ -58,6 +63,8 @@ from ._window import SMALL_MODELS, WindowInfo, resolve_window, small_model_for, 
 
 __all__ = [
     "ENV_PREFIX",
+    "IMAGES_CLEARED",
+    "IMAGES_HEADER",
     "IMAGE_TOKENS",
     "MAX_FAILURES",
     "MEMORY_HEADER",
@@ -74,12 +81,14 @@ __all__ = [
     "SUMMARY_HEADER",
     "Breakdown",
     "ContextState",
+    "CostedSummarizer",
     "Decision",
     "EngineSettings",
     "History",
     "LadderContext",
     "MeterLevel",
     "Span",
+    "SummaryCost",
     "Thresholds",
     "TokenTracker",
     "Truncation",
@@ -93,6 +102,7 @@ __all__ = [
     "estimate_message_tokens",
     "estimate_tokens",
     "is_cleared",
+    "is_images",
     "is_memory",
     "is_note",
     "is_notebook_state",

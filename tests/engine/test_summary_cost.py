@@ -10,7 +10,7 @@ from typing import Any
 
 from nbagent import CompactionController, History, Settings
 from nbagent.compaction import session_memory_compact
-from nbagent.engine._questions import CostedSummarizer, SummaryCost
+from nbagent.engine import CostedSummarizer, SummaryCost
 from nbagent.events import Status
 from nbagent.testing import MEMORY_HEADER, ScriptedSummarizer
 from tests.helpers import session, tool_round

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, LiteLLMModel, RetryPolicy, Settings
-from nbagent.agent.tools._code_runner import use_code_runner
+from nbagent.code import use_code_runner
 from tests.agent.test_figure_images import PLOT, FigureRunner
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
