@@ -273,8 +273,11 @@ class AgentModel:
         window = None if own else thresholds(resolve_window(
             writer.name, settings=settings, model_info=model_info,
             reported=(writer.context_window, writer.max_output))).effective_window
-        made = summarizer(writer, agent.retry, timeout=lambda: min(
-            self.settings().summary_timeout_s, self.settings().max_chat_seconds))
+        bounded = getattr(writer, "for_summaries", None)  # a model whose summaries are
+        # bounded below its replies (a local model's)
+        made = summarizer(bounded() if callable(bounded) else writer, agent.retry,
+                          timeout=lambda: min(self.settings().summary_timeout_s,
+                                              self.settings().max_chat_seconds))
         cost = getattr(writer, "summary_cost", None)  # what a call costs, if the model says
         if isinstance(cost, SummaryCost):
             return CostedSummarizer(made, cost), window, own

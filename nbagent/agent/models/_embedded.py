@@ -27,16 +27,22 @@ TICK_S = 1.0  # how often the waiting chat's status line is renewed
 # the window (the "3% of the window for 91 s" a %compact once cost); below it the
 # deterministic floor does the work, or nothing does.
 LOCAL_SUMMARY_SAVING = 0.15
+SUMMARY_TOKENS = 320  # a summary's output bound on a local model: shorter than a reply
 # Built-in tools the bundled 135M model cannot use well (it runs made-up code, reads made-up
 # paths, recalls nothing useful); not offered to it, so its window goes to the chat.
 SMALL_MODEL_SKIPS = frozenset({"run_code", "python", "read_file", "read_output", "recall"})
 
 
+def summary_tokens(max_output: int | None) -> int:
+    """The output bound of one summary on a local model (never over its reply cap)."""
+    return min(SUMMARY_TOKENS, max_output or SUMMARY_TOKENS)
+
+
 def local_summary_cost(max_output: int | None) -> SummaryCost:
     """What a summary costs a model served on this machine's CPU (see
-    `LOCAL_SUMMARY_SAVING`); its output is bounded by the model's reply cap."""
+    `LOCAL_SUMMARY_SAVING`); its output is bounded (`summary_tokens`)."""
     return SummaryCost(min_saving=LOCAL_SUMMARY_SAVING, max_calls=1,
-                       output_tokens=max_output or 0)
+                       output_tokens=summary_tokens(max_output))
 logger = logging.getLogger("nbagent")
 
 
@@ -132,6 +138,10 @@ class EmbeddedModel:
         """What one summary costs this model (the compaction ladder weighs a call by it)."""
         return local_summary_cost(self.max_output)
 
+    def for_summaries(self) -> ChatModel:
+        """This model as the summarizer calls it: replies bounded at `summary_tokens`."""
+        return _Summaries(self)
+
     def tool_prompt(self, tools: list[dict[str, Any]]) -> str | None:
         """The text `tools` add to this model's prompt (the lean tool list, not the JSON
         schemas; None: the schemas are counted). Before its server runs, the bundled
@@ -155,3 +165,22 @@ class EmbeddedModel:
                  on_text: TextCallback | None,
                  tool_choice: str | dict[str, Any] | None = None) -> Completion:
         return self.started().complete(messages, tools, on_text=on_text, tool_choice=tool_choice)
+
+
+class _Summaries:
+    """The embedded model for summaries: its served model's `for_summaries`, started on
+    the first call like any request."""
+
+    def __init__(self, embedded: EmbeddedModel) -> None:
+        self.embedded = embedded
+        self.name = embedded.name
+        self.context_window = embedded.context_window
+        self.max_output: int | None = summary_tokens(embedded.max_output)
+
+    def complete(self, messages: list[Message], tools: list[dict[str, Any]], *,
+                 on_text: TextCallback | None,
+                 tool_choice: str | dict[str, Any] | None = None) -> Completion:
+        served = self.embedded.started()
+        bounded = getattr(served, "for_summaries", None)
+        model = bounded() if callable(bounded) else served
+        return model.complete(messages, tools, on_text=on_text, tool_choice=tool_choice)

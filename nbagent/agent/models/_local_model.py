@@ -16,14 +16,14 @@ from ...engine._questions import SummaryCost
 from ..providers._errors import classify_error
 from ._chat_format import TOOL_CALLING_FORMAT
 from ._embedded import SMALL_MODEL_SKIPS as SMALL_MODEL_SKIPS  # the server's model reads it
-from ._embedded import local_summary_cost
+from ._embedded import SUMMARY_TOKENS as SUMMARY_TOKENS  # nbagent.local's
+from ._embedded import local_summary_cost, summary_tokens
 from ._llm import Completion, LiteLLMModel
 from ._local_messages import Message, adapt_messages, tool_rounds_this_turn
 from ._prompt_counter import PromptCounter
 from ._tool_prompt import tools_text
 
 REPLY_TOKENS = 512  # Settings.local_max_tokens' default: room for a chat answer
-SUMMARY_TOKENS = 320
 TOOL_ROUNDS_SMALL = 1  # a 135M model makes one useful call, then loops on made-up ones
 TOOL_ROUNDS = 4
 READING = "the local model is reading the prompt ({tokens:,} tokens)…"
@@ -109,6 +109,11 @@ class LocalModel(LiteLLMModel):
     def summary_cost(self) -> SummaryCost:
         """What one summary costs this model (the compaction ladder weighs a call by it)."""
         return local_summary_cost(self.max_output)
+
+    def for_summaries(self) -> LocalModel:
+        """This model as the summarizer calls it: replies bounded at `summary_tokens`."""
+        bound = summary_tokens(self.max_output)
+        return replace(self, options={**self.options, "max_tokens": bound}, max_output=bound)
 
     def _send(self, adapted: list[Message], tools: list[dict[str, Any]],
               choice: str | dict[str, Any] | None,
