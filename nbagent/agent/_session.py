@@ -19,6 +19,7 @@ from ..engine._events import (
     Event,
     EventStream,
     MessageAdded,
+    OutputStored,
     Rewriting,
 )
 from ..engine._exceptions import BusyError
@@ -32,7 +33,7 @@ from ._model_side import SessionModel
 from ._settings import Settings
 from .archive import _archive
 from .archive._archive import Archive, Replay
-from .archive._kinds import BY_EVENT
+from .archive._kinds import ExchangeOpened, SessionStarted, record_of
 from .models._llm import Completion
 from .tools._tool import OutputStore
 
@@ -127,9 +128,10 @@ class Session:
             self.archive, self._opener = None, open_archive
             self._pending = self.history.messages if include_current else []
 
-    def _record(self, event: Event) -> None:
-        row = BY_EVENT.get(type(event))
-        if row is None or row.write is None:
+    def _record(self, event: object) -> None:
+        """The one way this session writes its archive: each event through its row of the
+        kinds table, with the snapshot a new file would start with."""
+        if record_of(event) is None:
             return
         archive = self.archive
         if archive is None:
@@ -137,36 +139,33 @@ class Session:
                 return
             archive = self._use_archive(self._opener())
             for message in self._pending:
-                archive.write_message(message)
+                archive.record(MessageAdded(message), snapshot=self.snapshot)
             self._pending = []
-        row.write(archive, event)
+        archive.record(event, snapshot=self.snapshot)
 
     def _use_archive(self, archive: Archive) -> Archive:
         self.archive = archive
-        archive.snapshot = self.snapshot
-        archive.write_session(self.answers.name(), self.id)
+        archive.record(SessionStarted(self.answers.name(), self.id), snapshot=self.snapshot)
         return archive
 
     def _archived_output(self, ref: str) -> str | None:
         """A full output that left memory, read back from the archive (as it is now)."""
         return self.archive.output(ref) if self.archive is not None else None
 
-    def snapshot(self, fresh: bool) -> list[tuple[str, dict[str, Any]]]:
-        """The records that bring an archive up to this session: for a `fresh` file (the
-        old one was lost) the session and every message, else the history as one
-        rewrite; then the cells' exchanges and the outputs still in memory."""
+    def snapshot(self, fresh: bool) -> list[object]:
+        """The events that bring an archive up to this session (each written through its
+        row): for a `fresh` file (the old one was lost) the session and every message,
+        else the history as one rewrite; then the cells' exchanges and the outputs still
+        in memory."""
         messages = self.history.messages
-        records: list[tuple[str, dict[str, Any]]] = [
-            ("session", {"model": self.answers.name(), "id": self.id})]
-        records += ([("message", {"message": m}) for m in messages] if fresh
-                    else [("rewrite", {"messages": messages})])
+        events: list[object] = [SessionStarted(self.answers.name(), self.id)]
+        events += ([MessageAdded(m) for m in messages] if fresh else [Rewriting(messages)])
         for key, first in self._exchanges.items():
             index = next((i for i, m in enumerate(messages) if m is first), None)
             if index is not None:
-                records.append(("exchange", {"key": key, "index": index}))
-        records += [("output", {"ref": ref, "text": text})
-                    for ref, text in self.store.outputs.items()]
-        return records
+                events.append(ExchangeOpened(key, index))
+        events += [OutputStored(ref, text) for ref, text in self.store.outputs.items()]
+        return events
 
     def close(self) -> None:
         """Release the archive (another agent may then resume this session)."""
@@ -233,7 +232,7 @@ class Session:
         if key is not None:
             self._exchanges[key] = self.history[-1]
             if self.archive is not None:
-                self.archive.write_exchange(key)
+                self._record(ExchangeOpened(key))
         return replaced
 
     def forget_exchange(self, key: str) -> bool:

@@ -251,10 +251,10 @@ class FaultyArchive(Archive):
 
     injector: Injector
 
-    def write_message(self, message: Any) -> None:
-        if message.get("tool_calls"):
+    def write(self, kind: str, payload: Any, **options: Any) -> bool:
+        if kind == "message" and payload["message"].get("tool_calls"):
             self.injector.throw()
-        super().write_message(message)
+        return super().write(kind, payload, **options)
 
 
 def descriptors_of(path: Path) -> Iterator[int]:

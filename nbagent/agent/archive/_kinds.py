@@ -1,19 +1,20 @@
 """The archive's record kinds, one table a reader can print (`KINDS`): each row says which
-event the session's recorder writes it from (None: the archive or the session writes it
-itself), the fields a record must carry, how a replay takes it back (also on its fast
-path, before the last rewrite) and which field recall searches. A new kind is one row here
-plus its writer and a test; `_replay`, `_recall` and `_records` derive every kind list
-from the rows. No I/O here.
+event it is written from, the one function that turns that event into the record, the
+fields a record must carry, how a replay takes it back (also on its fast path, before the
+last rewrite) and which field recall searches. Every record is written through a row
+(`record_of`): the session's events, the records a new file starts with, the session's
+own. A new kind is one row here plus a test; `_writer`, `_replay`, `_recall` and
+`_records` ask the rows, never a kind's name. No I/O here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from ...engine._events import Compacted, CompactionStarted, MessageAdded, OutputStored, Rewriting
-from ..tools._code_ran import CodeRan, write_code_run
+from ..tools._code_ran import CodeRan, code_run_record
 
 Message = dict[str, Any]
 Record = dict[str, Any]
@@ -109,58 +110,78 @@ def _no_check(record: Record) -> str | None:
     return None
 
 
-class Writer(Protocol):
-    """The archive's writers the rows call (`_writer.Archive` has them)."""
+@dataclass(frozen=True)
+class SessionStarted:
+    """A session starts writing its archive (or goes on in it after a resume): its model,
+    its id and any detail worth keeping (e.g. `api_base`)."""
 
-    def write_message(self, message: Message) -> None: ...
-
-    def write_compacting(self, trigger: str, tokens: int) -> None: ...
-
-    def write_rewrite(self, messages: list[Message]) -> None: ...
-
-    def write_output(self, ref: str, text: str) -> None: ...
-
-    def write_decision(self, decision: Record) -> None: ...
+    model: str
+    id: str
+    details: dict[str, Any] = field(default_factory=dict)
 
 
-def _from_message(archive: Writer, event: Any) -> None:
-    archive.write_message(event.message)
+@dataclass(frozen=True)
+class ExchangeOpened:
+    """The history's message `index` (None: the last) opened the cell `key`'s exchange."""
+
+    key: str
+    index: int | None = None
 
 
-def _from_started(archive: Writer, event: Any) -> None:
-    archive.write_compacting(event.trigger, event.tokens)
+# One function per kind: the fields of the record its event becomes.
+def _from_session(event: Any) -> Record:
+    return {"model": event.model, "id": event.id, **event.details}
 
 
-def _from_rewrite(archive: Writer, event: Any) -> None:
-    archive.write_rewrite(list(event.messages))  # synced: written ahead of the swap
+def _from_message(event: Any) -> Record:
+    return {"message": event.message}
 
 
-def _from_output(archive: Writer, event: Any) -> None:
-    archive.write_output(event.ref, event.text)
+def _from_started(event: Any) -> Record:
+    return {"trigger": event.trigger, "tokens": event.tokens}
 
 
-def _from_compacted(archive: Writer, event: Any) -> None:
-    archive.write_decision(event.decision.model_dump())
+def _from_rewrite(event: Any) -> Record:
+    return {"messages": list(event.messages)}
+
+
+def _from_output(event: Any) -> Record:
+    return {"ref": event.ref, "text": event.text}
+
+
+def _from_compacted(event: Any) -> Record:
+    return {"decision": event.decision.model_dump()}
+
+
+def _from_exchange(event: Any) -> Record:
+    return {"key": event.key} if event.index is None else {"key": event.key,
+                                                           "index": event.index}
 
 
 @dataclass(frozen=True)
 class RecordKind:
     """One row: `kind` as written on each line, the `event` it is written from, the
-    `fields` (name, type) it must carry, the `replay` step, the `write` that turns the
-    event into the record (through the archive's writer), an extra `check` (a problem,
-    or None), what the replay's fast path does with it before the last rewrite (`early`),
-    whether it holds the whole history (the fast path starts at the last such record),
-    and `searched`: the field holding a message recall searches (None: not searched)."""
+    `fields` (name, type) it must carry, the `replay` step, `record`: the one function
+    that turns the event into the record's fields (the archive writes only what a row
+    made), an extra `check` (a problem, or None), what the replay's fast path does with
+    it before the last rewrite (`early`), whether it holds the whole history (the fast
+    path starts at the last such record), `holds`: the field holding history messages
+    (one message, or the whole history), `sync`: written to disk before the history
+    changes (write-ahead), `header`: what a file starts with (a new file after a loss
+    repeats it), and `searched`: the field holding a message recall searches."""
 
     kind: str
     event: type | None
     fields: tuple[tuple[str, type], ...]
     replay: Callable[[ReplayState, Record, int], None]
-    write: Callable[[Writer, Any], None] | None = None
+    record: Callable[[Any], Record] | None = None
     check: Callable[[Record], str | None] = _no_check
     early: Early = "replay"
     whole_history: bool = False
     searched: str | None = None
+    holds: str | None = None
+    sync: bool = False
+    header: bool = False
 
     @property
     def searchable(self) -> bool:
@@ -168,23 +189,74 @@ class RecordKind:
 
 
 KINDS: tuple[RecordKind, ...] = (
-    RecordKind("session", None, (("model", str),), _session),
+    RecordKind("session", SessionStarted, (("model", str),), _session, _from_session,
+               header=True),
     RecordKind("message", MessageAdded, (("message", dict),), _message, _from_message,
-               _check_message, early="history", searched="message"),
+               _check_message, early="history", searched="message", holds="message"),
     RecordKind("compacting", CompactionStarted, (("trigger", str),), _compacting,
                _from_started),
     RecordKind("rewrite", Rewriting, (("messages", list),), _rewrite, _from_rewrite,
-               _check_rewrite, early="history", whole_history=True),
+               _check_rewrite, early="history", whole_history=True, holds="messages",
+               sync=True),
     RecordKind("output", OutputStored, (("ref", str), ("text", str)), _output, _from_output,
                early="ref"),
     RecordKind("decision", Compacted, (("decision", dict),), _decision, _from_compacted,
                _check_decision),
-    RecordKind("exchange", None, (("key", str),), _exchange, early="exchange"),
+    RecordKind("exchange", ExchangeOpened, (("key", str),), _exchange, _from_exchange,
+               early="exchange"),
     RecordKind("code_run", CodeRan, (("code", str), ("status", str)), _nothing,
-               write_code_run, early="skip"),
+               code_run_record, early="skip"),
 )
 BY_KIND = {row.kind: row for row in KINDS}  # what `_replay`, `_recall`, `_records` read
 BY_EVENT = {row.event: row for row in KINDS if row.event is not None}
+
+
+def record_of(event: object) -> tuple[str, Record] | None:
+    """The kind and fields `event` is written as (None: no row records it). Read from
+    `BY_KIND` at each call, so a row added there counts at once."""
+    for row in BY_KIND.values():
+        if row.event is type(event) and row.record is not None:
+            return row.kind, row.record(event)
+    return None
+
+
+def kind_of(event: type) -> str:
+    """The kind an event type is written as."""
+    return next(row.kind for row in BY_KIND.values() if row.event is event)
+
+
+def header_kind() -> str | None:
+    """The kind a file starts with (the session's)."""
+    return next((row.kind for row in BY_KIND.values() if row.header), None)
+
+
+def is_header(kind: str) -> bool:
+    row = BY_KIND.get(kind)
+    return row is not None and row.header
+
+
+def one_message_kinds() -> list[str]:
+    """The kinds whose record adds one message to the history."""
+    return [row.kind for row in BY_KIND.values() if row.holds and not row.whole_history]
+
+
+def newest_message(kind: str, fields: Mapping[str, Any]) -> tuple[bool, Any]:
+    """(True, the newest message a record of `kind` leaves in the history) for a kind
+    that holds history messages; (False, None) for the others."""
+    row = BY_KIND.get(kind)
+    if row is None or row.holds is None:
+        return False, None
+    held = fields.get(row.holds)
+    if row.whole_history:
+        return True, held[-1] if isinstance(held, list) and held else None
+    return True, held
+
+
+def ref_of(kind: str, fields: Mapping[str, Any]) -> str | None:
+    """The ref a record is read back by (a kind the fast path takes back by its `ref`)."""
+    row = BY_KIND.get(kind)
+    ref = fields.get("ref") if row is not None and row.early == "ref" else None
+    return ref if isinstance(ref, str) else None
 
 
 def table() -> str:

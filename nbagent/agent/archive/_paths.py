@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 from ...engine._exceptions import ArchiveError
+from ._kinds import header_kind
 from ._private_files import open_for_reading
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
-_SESSION_LINE = b'{"kind": "session"'
 
 
 def data_dir(configured: str | None = None) -> Path:
@@ -53,7 +53,9 @@ def session_path(session_id: str, directory: Path | None = None) -> Path:
 
 def last_sequence(path: Path) -> int | None:
     """The `sequence` of the last session record in `path` (None: it has none), found
-    by a byte search from the end, without parsing the records before it."""
+    by a byte search from the end, without parsing the records before it (the session's
+    kind is the table's header kind; the writer puts `kind` first in every record)."""
+    marker = b'{"kind": "' + (header_kind() or "session").encode() + b'"'
     try:
         with open_for_reading(path) as handle:
             size = os.fstat(handle.fileno()).st_size
@@ -62,7 +64,7 @@ def last_sequence(path: Path) -> int | None:
             with mmap.mmap(handle.fileno(), size, access=mmap.ACCESS_READ) as view:
                 end = size
                 while end > 0:
-                    found = view.rfind(_SESSION_LINE, 0, end)
+                    found = view.rfind(marker, 0, end)
                     if found < 0:
                         return None
                     if found == 0 or view[found - 1] == 10:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...engine._exceptions import ArchiveError
-from ._kinds import BY_KIND, Early, ReplayState
+from ._kinds import BY_KIND, Early, ReplayState, one_message_kinds
 from ._private_files import open_for_reading
 from ._records import read_at, read_checked_at, read_lines
 
@@ -170,20 +170,25 @@ def _exchange_before(path: Path, offset: int, rewrites: list[int], state: Replay
 
 
 def _message_before(path: Path, offset: int) -> Message | None:
-    """The message record just before `offset` (the exchange's user message)."""
+    """The record of one message just before `offset` (the exchange's user message); the
+    kinds that add one message are the table's (`one_message_kinds`)."""
+    kinds = one_message_kinds()
+    markers = [b'\n{"kind": "' + kind.encode() + b'"' for kind in kinds]
     with open_for_reading(path) as handle:
         start = offset
         while start > 0:
             begin = max(0, start - 65_536)
             handle.seek(begin)
             block = handle.read(start - begin)
-            found = block.rfind(b'\n{"kind": "message"', 0, max(0, len(block) - 1))
+            found = max(block.rfind(marker, 0, max(0, len(block) - 1)) for marker in markers) \
+                if markers else -1
             if found >= 0 or begin == 0:
                 at = begin + found + 1 if found >= 0 else 0
                 record = read_at(path, at)
-                message = record.get("message") if record is not None else None
-                return message if isinstance(message, dict) and record is not None and \
-                    record.get("kind") == "message" else None
+                row = BY_KIND.get(record.get("kind", "")) if record is not None else None
+                message = record.get(row.holds) if record is not None and row is not None \
+                    and row.kind in kinds and row.holds else None
+                return message if isinstance(message, dict) else None
             start = begin + 32  # the marker may straddle the block's edge
     return None
 

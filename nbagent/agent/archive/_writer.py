@@ -21,6 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from ...engine._exceptions import ArchiveError, NbagentWarning
+from ._kinds import (
+    BY_KIND,
+    header_kind,
+    is_header,
+    newest_message,
+    record_of,
+    ref_of,
+)
 from ._paths import data_dir, next_sequence, session_path
 from ._private_files import (
     open_files,
@@ -32,26 +40,23 @@ from ._private_files import (
 )
 from ._records import encode, last_newline_end, read_at
 from ._redact import Redactor
+from ._shortcuts import Shortcuts
 
 logger = logging.getLogger("nbagent")
-Snapshot = Callable[[bool], list[tuple[str, dict[str, Any]]]]  # fresh file? -> records
+Snapshot = Callable[[bool], list[object]]  # a fresh file? -> the events it starts with
 Line = tuple[str | None, bytes]  # (output ref, the encoded record)
 BACKLOG = 16 * 2**20  # bytes of failed records held for the next write
 
 
-def _ref(kind: str, payload: Mapping[str, Any]) -> str | None:
-    ref = payload.get("ref") if kind == "output" else None
-    return ref if isinstance(ref, str) else None
-
-
-class Archive:
+class Archive(Shortcuts):
     """The append-only JSON Lines transcript of one session, open for writing.
 
     Opening it takes the session: a second `Archive` on the same file (in this process
     or another) raises `ArchiveError` until this one is closed (`close()`, the end of a
     `with` block, garbage collection or the end of the process). If the file cannot be
     opened, one warning is given and the writes are skipped: the chat goes on.
-    `snapshot` (set by the session) gives the records a new file starts with.
+    A session writes through `record` (each event through its row of the kinds table)
+    and hands its `snapshot` with each write: the events a new file starts with.
     """
 
     def __init__(self, session_id: str, directory: Path | None = None) -> None:
@@ -74,7 +79,6 @@ class Archive:
         self.path = path
         self.failed: str | None = None  # why the last write failed (None: the file is whole)
         self._unopened = False  # the file could not be opened: nothing is written
-        self.snapshot: Snapshot | None = None
         self._descriptor: int | None = None
         self._close: weakref.finalize | None = None  # type: ignore[type-arg]
         self._write_lock = threading.Lock()
@@ -133,7 +137,21 @@ class Archive:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def write(self, kind: str, payload: Mapping[str, Any], *, sync: bool = False) -> bool:
+    def record(self, event: object, *, snapshot: Snapshot | None = None) -> bool:
+        """Append the record `event` becomes (its row of the kinds table says how; no row:
+        nothing is written). `snapshot` gives the session's events a new file starts with
+        (the session passes it: the archive holds no hook). True when it is in the file."""
+        made = record_of(event)
+        if made is None:
+            return False
+        kind, payload = made
+        if is_header(kind) and "sequence" not in payload:  # its place among the sessions
+            sequence = next_sequence(self._sequenced) if self._sequenced is not None else 0
+            payload = {**payload, "sequence": sequence}
+        return self.write(kind, payload, sync=BY_KIND[kind].sync, snapshot=snapshot)
+
+    def write(self, kind: str, payload: Mapping[str, Any], *, sync: bool = False,
+              snapshot: Snapshot | None = None) -> bool:
         """Append one record, secrets redacted; `sync` forces it to disk before returning
         (write-ahead). Never raises; True when the record is in the file."""
         if self._unopened:
@@ -148,14 +166,14 @@ class Archive:
             if self._descriptor is None:
                 self._report(ArchiveError(f"{self.path} was closed"))
                 return False
-            return self._append(kind, payload, line, sync, redactor)
+            return self._append(kind, payload, line, sync, redactor, snapshot)
 
     def _append(self, kind: str, payload: Mapping[str, Any], line: bytes, sync: bool,
-                redactor: Redactor) -> bool:
+                redactor: Redactor, snapshot: Snapshot | None) -> bool:
         descriptor = self._descriptor
         assert descriptor is not None
         start = self._size
-        records: list[Line] = [(_ref(kind, payload), line)]
+        records: list[Line] = [(ref_of(kind, payload), line)]
         try:
             moved = self._moved()
             if moved is not None:
@@ -163,7 +181,8 @@ class Archive:
             elif not self._tail_checked:
                 start = self._cut_torn_tail(descriptor)
             if moved is not None or self._resync:
-                records = self._snapshot_lines(redactor, kind, payload, fresh=moved is not None)
+                records = self._snapshot_lines(redactor, kind, payload, snapshot,
+                                               fresh=moved is not None)
             else:
                 records = self._backlog + records
             offsets, data = [], b""
@@ -185,7 +204,7 @@ class Archive:
         for offset, (ref, _) in zip(offsets, records, strict=True):
             if ref is not None:
                 self._offsets[ref] = offset
-        if kind == "session":
+        if is_header(kind):
             self._session = dict(payload)
         return True
 
@@ -256,51 +275,28 @@ class Archive:
         assert self._descriptor is not None
         return self._descriptor
 
-    def _snapshot_lines(self, redactor: Redactor, kind: str, payload: Mapping[str, Any], *,
-                        fresh: bool) -> list[Line]:
+    def _snapshot_lines(self, redactor: Redactor, kind: str, payload: Mapping[str, Any],
+                        snapshot: Snapshot | None, *, fresh: bool) -> list[Line]:
         """The session's snapshot (a `fresh` file's whole start, else the history as one
         rewrite) and then the record being written, unless the snapshot already ends
         with it (a message is announced after it joined the history)."""
-        records = self.snapshot(fresh) if self.snapshot is not None else []
-        if not records and self._session and kind != "session":
-            records = [("session", self._session)]
+        records = [made for made in map(record_of, snapshot(fresh) if snapshot else [])
+                   if made is not None]
+        header = header_kind()
+        if not records and self._session and header is not None and not is_header(kind):
+            records = [(header, self._session)]
         if "sequence" in self._session:  # a new file keeps the session's place
-            records = [(k, {**p, "sequence": self._session["sequence"]} if k == "session" else p)
-                       for k, p in records]
-        last = [p.get("message") if k == "message" else (p.get("messages") or [None])[-1]
-                for k, p in records if k in ("message", "rewrite")][-1:]
-        if not (kind == "message" and last == [payload.get("message")]):
+            records = [(k, {**p, "sequence": self._session["sequence"]}) if is_header(k)
+                       else (k, p) for k, p in records]
+        held = [newest for holds, newest in (newest_message(k, p) for k, p in records) if holds]
+        holds, newest = newest_message(kind, payload)
+        # only a record of one message can be the snapshot's end (a rewrite never is: it
+        # is written before the history it holds replaces the snapshot's)
+        one = holds and not BY_KIND[kind].whole_history
+        if not (one and held[-1:] == [newest]):
             records.append((kind, dict(payload)))
-        return [(_ref(k, p), encode({"kind": k, **redactor.value(dict(p))})) for k, p in records]
-
-    def write_session(self, model: str, session_id: str, **details: Any) -> None:
-        """The session's start (or a resume): its model, id, `sequence` (its place among
-        the sessions in its data folder: what "latest" means) and e.g. `api_base`."""
-        sequence = next_sequence(self._sequenced) if self._sequenced is not None else 0
-        self.write("session", {"model": model, "id": session_id, "sequence": sequence,
-                               **details})
-
-    def write_message(self, message: Mapping[str, Any]) -> None:
-        self.write("message", {"message": message})
-
-    def write_output(self, ref: str, text: str) -> None:
-        """A full tool output, for `output(ref)` to give back after it left memory."""
-        self.write("output", {"ref": ref, "text": text})
-
-    def write_compacting(self, trigger: str, tokens: int) -> None:
-        """A compaction starts: the rewrite that follows can be undone."""
-        self.write("compacting", {"trigger": trigger, "tokens": tokens})
-
-    def write_rewrite(self, messages: Sequence[Mapping[str, Any]], sync: bool = True) -> None:
-        """The history a compaction is about to swap in, synced before the swap."""
-        self.write("rewrite", {"messages": list(messages)}, sync=sync)
-
-    def write_decision(self, decision: Mapping[str, Any]) -> None:
-        self.write("decision", {"decision": decision})
-
-    def write_exchange(self, key: str, index: int | None = None) -> None:
-        """The history's message `index` (default: the last) opened the cell `key`'s exchange."""
-        self.write("exchange", {"key": key} if index is None else {"key": key, "index": index})
+        return [(ref_of(k, p), encode({"kind": k, **redactor.value(dict(p))}))
+                for k, p in records]
 
     # -- reading back ----------------------------------------------------------------------
 

@@ -22,8 +22,9 @@ class CodeRan:
     seconds: float
 
 
-def write_code_run(archive: Any, event: Any) -> None:
-    """The archive's `code_run` record of `event` (redacted like every record)."""
+def code_run_record(event: Any) -> dict[str, Any]:
+    """The fields of the archive's `code_run` record of `event` (redacted like every
+    record when written)."""
     record = asdict(event)
     record["outputs"] = list(record["outputs"])
-    archive.write("code_run", record)
+    return record

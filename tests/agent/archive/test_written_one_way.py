@@ -1,0 +1,118 @@
+"""The archive is written one way: every record a session writes — its events, its own
+session and exchange records, the messages a lazily opened file starts with, and the
+snapshot a new file starts with after a loss — is made by its row of the kinds table, and
+the readers ask the table, not a kind's name. No hook is assigned into another object."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import nbagent
+from nbagent.agent.archive._kinds import BY_KIND, RecordKind, ReplayState
+from nbagent.agent.archive._replay import replay
+from nbagent.agent.tools._code_runner import PlainRunner
+from nbagent.agent.tools._run_code import code_runs
+from nbagent.testing import Archive, ScriptedModel, ScriptedSummarizer, calls, reply
+from tests.helpers import nine_sections
+
+PACKAGE = Path(nbagent.__file__).parent
+HOOKS = {"snapshot", "loader", "on_status"}
+# The one hook still assigned, and why: an embedded model built before the agent existed
+# (a found GGUF's `model()`) gets the agent's status hook; `chat_model` builds the others
+# with it.
+STILL_ASSIGNED = {"agent/_agent.py: model.on_status"}
+
+
+def test_no_module_assigns_a_hook_into_another_object() -> None:
+    found = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Assign):
+                continue
+            for target in node.targets:
+                if isinstance(target, ast.Attribute) and target.attr in HOOKS and \
+                        ast.unparse(target.value) != "self":
+                    found.add(f"{path.relative_to(PACKAGE)}: {ast.unparse(target)}")
+    assert found == STILL_ASSIGNED
+
+
+def rows_that_sign(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every row's record function adds `by_row` to what it makes."""
+    for kind, row in list(BY_KIND.items()):
+        made = row.record
+        if made is None:
+            continue
+
+        def signed(event: Any, made: Any = made) -> dict[str, Any]:
+            return {**made(event), "by_row": True}
+
+        monkeypatch.setitem(BY_KIND, kind, dataclasses.replace(row, record=signed))
+
+
+def raw_records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_every_record_a_session_writes_is_made_by_its_row(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows_that_sign(monkeypatch)
+
+    def look(x: int) -> str:
+        """Look at x."""
+        return "seen " * 2_000
+
+    agent = nbagent.Agent(
+        model=ScriptedModel([calls(("look", {"x": 1})), reply("done")],
+                            default=reply("a long answer " * 60)),
+        tools=[look], namespace={}, builtin_tools=False,
+        settings=nbagent.Settings(max_context_tokens=8_192, data_dir=str(tmp_path)),
+        summarize=ScriptedSummarizer(default=nine_sections()))
+    agent.chat("look at 1", exchange="cell-0")
+    for turn in range(1, 3):
+        agent.chat(f"question {turn} " * 30, exchange=f"cell-{turn}")
+    code_runs(agent.events).record(PlainRunner().run("1 + 1", {}, "agent run 1"))
+    assert agent.compact().action == "compacted"
+    path = agent.session.archive.path  # type: ignore[union-attr]
+    first = raw_records(path)
+    assert {r["kind"] for r in first} >= set(BY_KIND)  # every kind, the table's way
+    path.unlink()  # lost under the running session: the next write starts a new file
+    with pytest.warns(nbagent.NbagentWarning, match="was deleted"):
+        agent.chat("after the loss", exchange="cell-1")
+    again = raw_records(path)
+    assert {"session", "message", "exchange", "output"} <= {r["kind"] for r in again}
+    unsigned = [r["kind"] for r in first + again if not r.get("by_row")]
+    assert unsigned == []
+    assert replay(path).messages == agent.history.messages
+    agent.session.close()
+
+
+def test_the_exchange_message_before_a_rewrite_is_found_by_the_table(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new kind that adds one message (a row with `holds`) is the message an exchange
+    record without an index names, also on the replay's fast path."""
+
+    def note(state: ReplayState, record: dict[str, Any], offset: int) -> None:
+        state.messages.append(record["note"])
+
+    monkeypatch.setitem(BY_KIND, "note", RecordKind("note", None, (("note", dict),), note,
+                                                    early="history", holds="note"))
+    system = {"role": "system", "content": "You are careful."}
+    asked = {"role": "user", "content": "asked through a note"}
+    with Archive("s1", tmp_path) as archive:
+        archive.write("session", {"model": "m", "id": "s1", "sequence": 1})
+        archive.write_message(system)
+        archive.write("note", {"note": asked})
+        archive.write("exchange", {"key": "cell-1"})  # no index: the message just before
+        archive.write_rewrite([system, asked])
+        archive.write_message({"role": "assistant", "content": "answered"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = replay(archive.path)
+    assert got.exchanges == {"cell-1": asked}
