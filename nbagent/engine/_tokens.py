@@ -7,7 +7,10 @@ report. Exact tokenizers live in `_counters` (agent layer); the running context 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -249,7 +252,7 @@ def _features(text: str) -> dict[str, int]:
 
 MESSAGE_OVERHEAD = 4  # role marker and separators around every message
 TOOL_CALL_OVERHEAD = 8  # id, type and name framing of one tool call
-IMAGE_TOKENS = 1_000  # one image part; providers charge 85 to ~1,600
+IMAGE_TOKENS = 1_000  # an image part of unknown size; providers charge 85 to ~1,600
 REPLY_PRIMING = 3  # every request ends with the assistant's turn marker
 
 TextCounter = Callable[[str], int]
@@ -266,10 +269,36 @@ def _content_tokens(content: Any, count_text: TextCounter) -> int:
         if kind == "text":
             total += count_text(str(part.get("text", "")))
         elif kind in ("image_url", "image", "input_image"):
-            total += IMAGE_TOKENS
+            total += image_tokens(part)
         else:
             total += count_text(json.dumps(part, ensure_ascii=False, sort_keys=True))
     return total
+
+
+def image_tokens(part: Mapping[str, Any]) -> int:
+    """One image part: for a PNG `data:` URL, what providers charge for its size (the
+    larger of Anthropic's ~w·h/750, at most 1,600, and OpenAI's 85 + 170 per 512-px tile,
+    each after the provider's own downscaling), read from the PNG header, never its base64
+    length; for any other image, `IMAGE_TOKENS`."""
+    url = part.get("image_url")
+    url = url.get("url") if isinstance(url, Mapping) else url
+    head = url[:120] if isinstance(url, str) else ""
+    _, _, data = head.partition(";base64,")
+    try:
+        header = base64.b64decode(data[:32]) if head.startswith("data:image/png") else b""
+    except (binascii.Error, ValueError):
+        header = b""
+    if len(header) < 24 or header[12:16] != b"IHDR":
+        return IMAGE_TOKENS
+    width, height = int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
+    if not (width and height):
+        return IMAGE_TOKENS
+    fit = min(1.0, 1_568 / max(width, height))
+    anthropic = min(1_600, width * fit * height * fit / 750)  # it downscales past ~1.15 MP
+    fit = min(1.0, 2_048 / max(width, height))
+    fit *= min(1.0, 768 / (min(width, height) * fit))
+    tiles = math.ceil(width * fit / 512) * math.ceil(height * fit / 512)
+    return max(85, round(max(anthropic, 85 + 170 * tiles)))
 
 
 def count_message_tokens(

@@ -30,7 +30,7 @@ from nbagent.agent.tools._images import (
 )
 from nbagent.engine._events import EventStream
 from nbagent.engine._markers import IMAGES_CLEARED, is_images, is_plain_user
-from nbagent.engine._tokens import IMAGE_TOKENS, estimate_message_tokens
+from nbagent.engine._tokens import IMAGE_TOKENS, estimate_message_tokens, image_tokens
 from nbagent.engine.compaction import snip_old_tools
 from nbagent.engine.compaction._common import Layout
 from nbagent.testing import ScriptedModel, calls, reply
@@ -159,13 +159,41 @@ def test_only_pngs_are_attached_and_a_take_empties_the_round() -> None:
     assert "\n" not in taken[1].png and take_figures(events) == []
 
 
-def test_an_image_counts_a_fixed_estimate_not_its_base64_length() -> None:
-    small = images_message([Figure(base64.b64encode(png_of([1, 2], dpi=20)).decode(), "a")])
-    large = images_message([Figure(base64.b64encode(png_of([1, 2], dpi=150)).decode(), "a")])
-    assert small is not None and large is not None
-    assert len(json.dumps(large)) > 5 * len(json.dumps(small))
-    assert estimate_message_tokens(small) == estimate_message_tokens(large)
-    assert IMAGE_TOKENS <= estimate_message_tokens(large) < IMAGE_TOKENS + 50
+def png_figure(size: tuple[float, float], dpi: int = 100, points: int = 3) -> Figure:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as MplFigure
+
+    figure = MplFigure(figsize=size, dpi=dpi)
+    figure.add_subplot().plot([(i * 7919) % 101 for i in range(points)])
+    buffer = io.BytesIO()
+    FigureCanvasAgg(figure).print_png(buffer)
+    return Figure(base64.b64encode(buffer.getvalue()).decode(), "a")
+
+
+def test_an_image_counts_by_its_size_not_its_base64_length() -> None:
+    plain = images_message([png_figure((6.4, 4.8), points=3)])
+    busy = images_message([png_figure((6.4, 4.8), points=3_000)])
+    assert plain is not None and busy is not None
+    assert len(json.dumps(busy)) > len(json.dumps(plain)) + 5_000
+    assert estimate_message_tokens(plain) == estimate_message_tokens(busy)
+    large = images_message([png_figure((20, 15))])
+    assert large is not None
+    assert estimate_message_tokens(plain) < estimate_message_tokens(large) < 2_000
+    # no PNG header to read: the fixed estimate
+    unknown = {"type": "image_url", "image_url": {"url": "https://example.org/a.png"}}
+    assert image_tokens(unknown) == IMAGE_TOKENS
+
+
+@pytest.mark.parametrize("size", [(4, 3), (6.4, 4.8), (10, 6), (20, 15)], ids=str)
+def test_an_images_estimate_is_near_litellms_count(size: tuple[float, float]) -> None:
+    from nbagent.agent.models._litellm import litellm
+
+    figure = png_figure(size)
+    part = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{figure.png}"}}
+    theirs = litellm().token_counter(model=VISION, messages=[{"role": "user",
+                                                              "content": [part]}])
+    # litellm counts as OpenAI charges; Anthropic charges up to 1,600 for a large image
+    assert 0.5 * theirs <= image_tokens(part) <= max(2 * theirs, 1_600)
 
 
 def test_l1_clears_old_rounds_figures_and_keeps_the_recent_ones() -> None:
