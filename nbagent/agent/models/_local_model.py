@@ -15,11 +15,11 @@ from ...engine._exceptions import LocalModelError
 from ...engine._questions import SummaryCost
 from ..providers._errors import classify_error
 from ._chat_format import TOOL_CALLING_FORMAT
-from ._embedded import SMALL_MODEL_SKIPS as SMALL_MODEL_SKIPS  # the server's model reads it
-from ._embedded import SUMMARY_TOKENS as SUMMARY_TOKENS  # nbagent.local's
-from ._embedded import local_summary_cost, summary_tokens
 from ._llm import Completion, LiteLLMModel
 from ._local_messages import Message, adapt_messages, tool_rounds_this_turn
+from ._local_terms import SMALL_MODEL_SKIPS as SMALL_MODEL_SKIPS  # the server's model reads it
+from ._local_terms import SUMMARY_TOKENS as SUMMARY_TOKENS  # nbagent.local's
+from ._local_terms import local_summary_cost, summary_tokens
 from ._prompt_counter import PromptCounter
 from ._tool_prompt import tools_text
 
