@@ -16,8 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from nbagent.widgets import _parse
-from nbagent.widgets._magics import ChatMagics
+from nbagent.widgets import ChatMagics, _parse
 
 from nbagent.agent.tools._builtin import describe_builtin_tools
 from nbagent.compaction import describe_ladder

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from nbagent.widgets._magics import ChatMagics
+from nbagent.widgets import ChatMagics
 
 from nbagent import Agent, Settings
 from nbagent.agent.tools import BUILTIN_TOOLS
