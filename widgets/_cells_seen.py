@@ -1,14 +1,20 @@
 """The cells the user runs, recorded for the agent's next turn: `CellLog` hooks IPython's
 pre/post_run_cell events and keeps each cell's code, what it printed (a bounded copy of
 the kernel's stdout and stderr through their `echo`), its value and its error; the next
-chat takes them (`take_note`) as a note before the message. Chat cells and nbagent's own
-magics are not recorded; the `see_cells` setting turns the note off.
+chat carries them (`noted`) as a note before the message. Taking them is a transaction:
+they are the note's once its user message is in the history, and go back for the next
+chat when the chat failed before that (a `BusyError`, a failure before sending); re-running
+a chat cell, which replaces its exchange, carries its cells again. Chat cells and
+nbagent's own magics are not recorded; the `see_cells` setting turns the note off.
 """
 
 from __future__ import annotations
 
 import sys
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from nbagent import Agent
@@ -20,13 +26,24 @@ _OURS = ("%%chat", "%chat", "%%nbagent", "%nbagent", "%compact", "%context", "%p
          "%load_ext nbagent", "%reload_ext nbagent")
 
 
+@dataclass(frozen=True)
+class Taken:
+    """The cells one chat took and the note made of them (None: none, or `see_cells` off)."""
+
+    cells: list[RanCell]
+    note: str | None
+    again: Taken | None = None  # what the exchange it replaces carried, if it does
+
+
 class CellLog:
-    """The cells run since the last chat took them."""
+    """The cells run since the last chat took them, and what each chat cell's exchange
+    carries while its message is in the history (a re-run of the cell replaces it)."""
 
     def __init__(self) -> None:
         self.cells: list[RanCell] = []
         self._printed: BoundedText | None = None
         self._streams: list[Any] = []
+        self._carried: dict[str, Taken] = {}  # exchange (cell id) → what its message holds
 
     def pre_run_cell(self, info: Any) -> None:
         self._release()
@@ -60,13 +77,37 @@ class CellLog:
                 stream.echo = None
         self._streams = []
 
-    def take_note(self, agent: Agent) -> str | None:
-        """The note of the cells run since the last chat (None: none, or `see_cells` off);
-        they are taken either way."""
-        cells, self.cells = self.cells, []
-        if not cells or not agent.settings().see_cells:
-            return None
-        return cells_note(cells)
+    def take(self, agent: Agent, exchange: str | None) -> Taken:
+        """The cells for a chat in `exchange`: those run since the last chat took them,
+        after those its earlier exchange carried when that message is still in the history
+        (the chat replaces it, so they would leave with it). Settle with `settle`."""
+        sent = _user_texts(agent)
+        # an exchange whose message left the history (compacted, another session) can no
+        # longer be replaced: what it carried is the model's
+        self._carried = {key: taken for key, taken in self._carried.items()
+                         if _carries(sent, taken.note)}
+        again = self._carried.pop(exchange, None) if exchange is not None else None
+        cells = [*(again.cells if again is not None else []), *self.cells]
+        self.cells = []
+        note = cells_note(cells) if cells and agent.settings().see_cells else None
+        return Taken(cells, note, again)
+
+    def settle(self, taken: Taken, agent: Agent, exchange: str | None) -> None:
+        """After the chat, however it ended: the cells are the note's when its user
+        message is in the history (the loop keeps it through an error or an interrupt);
+        otherwise the chat failed before sending them and they go back, first in line."""
+        if taken.note is None:  # nothing to carry, or the user turned the note off
+            return
+        sent = _user_texts(agent)
+        if _carries(sent, taken.note):
+            if exchange is not None:
+                self._carried[exchange] = taken
+            return
+        back = taken.cells
+        if taken.again is not None and exchange is not None and _carries(sent, taken.again.note):
+            self._carried[exchange] = taken.again  # the earlier exchange was not replaced
+            back = taken.cells[len(taken.again.cells):]
+        self.cells = [*back, *self.cells][-KEEP_CELLS:]
 
 
 def _ours(code: str) -> bool:
@@ -83,10 +124,27 @@ def _text(value: Any) -> str:
 LOG = CellLog()
 
 
-def with_cells_note(agent: Agent, message: str) -> str:
-    """`message` with the note of the cells run since the last chat before it."""
-    note = LOG.take_note(agent)
-    return message if note is None else f"{note}\n\n{message}"
+def _user_texts(agent: Agent) -> list[str]:
+    return [str(m.get("content") or "") for m in agent.history.messages
+            if m.get("role") == "user"]
+
+
+def _carries(sent: list[str], note: str | None) -> bool:
+    """Whether a user message opens with `note` (a floor's copy of it inside a compaction
+    block does not count: that block is no exchange a chat could replace)."""
+    return note is not None and any(text.startswith(note) for text in sent)
+
+
+@contextmanager
+def noted(agent: Agent, message: str, exchange: str | None) -> Iterator[str]:
+    """`message` with the note of the cells run since the agent last saw them before it,
+    for the chat the block runs in `exchange`; when the block ends the cells are settled
+    (`CellLog.settle`), so a chat that fails before sending them loses none."""
+    taken = LOG.take(agent, exchange)
+    try:
+        yield message if taken.note is None else f"{taken.note}\n\n{message}"
+    finally:
+        LOG.settle(taken, agent, exchange)
 
 
 def register(shell: Any) -> None:

@@ -74,9 +74,10 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
             if resume_id:
                 return
             raise UsageError(NOTHING_TO_SEND)
-        text = _cells_seen.with_cells_note(agent, text)  # the cells run since the last chat
-        _run.chat(self.shell, agent, text, as_cell=args.flag("cell"),
-                  exchange=_cell_id(self.shell))
+        exchange = _cell_id(self.shell)
+        # the cells run since the last chat go first; kept for the next one if this fails
+        with _cells_seen.noted(agent, text, exchange) as text:
+            _run.chat(self.shell, agent, text, as_cell=args.flag("cell"), exchange=exchange)
 
     @no_var_expand
     @line_magic
