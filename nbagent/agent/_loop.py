@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from ..engine._decision import Decision
 from ..engine._events import Retrying, Status
 from ..engine._exceptions import ModelCallError, NbagentError
+from ..engine._markers import is_images
 from ..engine._tokens import count_tools_tokens, estimate_tokens
 from ..engine._tracker import Truncation
 from ..engine.compaction import notebook_note
@@ -167,9 +168,12 @@ class _Turn:
         """At a provider whose prompt cache counts (`takes_notes`), the notebook context
         joins the history as a note when the variables changed since the latest one (or
         the latest left the history): sent once, read from the cache after that. Other
-        models get it with each request instead (`request`)."""
-        if self.noted:
-            note = notebook_note(self.session.history.messages, self.agent.notebook_state())
+        models get it with each request instead (`request`). After a round's figures it
+        waits a request: a note there would be a second user message in a row, which some
+        providers' chat templates refuse (litellm joins them for Anthropic and Bedrock)."""
+        history = self.session.history
+        if self.noted and not (len(history) and is_images(history[-1])):
+            note = notebook_note(history.messages, self.agent.notebook_state())
             if note is not None:
                 self.session.add(note)
 

@@ -91,3 +91,44 @@ def test_a_model_that_reads_no_images_gets_no_image_part(stub: ProviderStub,
     tool = next(m for m in bodies[1]["messages"] if m["role"] == "tool")
     assert "a line plot with 3 points" in tool["content"]  # the description still goes
     agent.close()
+
+
+def texts_of(body: dict[str, Any]) -> list[str]:
+    """Every text a body's messages carry (a string content, or its text blocks)."""
+    found: list[str] = []
+    for message in body["messages"]:
+        content = message.get("content")
+        if isinstance(content, str):
+            found.append(content)
+        elif isinstance(content, list):
+            found += [str(b.get("text", "")) for b in content if isinstance(b, dict)]
+    return found
+
+
+@pytest.mark.parametrize("name", ["openai/gpt-4o", "anthropic/claude-sonnet-4-5"])
+def test_with_notes_on_no_body_sends_two_user_messages_in_a_row(stub: ProviderStub,
+                                                                name: str) -> None:
+    """A note due after a round's figures waits a request (a second user message in a row
+    is what some providers' chat templates refuse); the next turn's question carries it."""
+    base = stub.base_url if name.startswith("anthropic/") else f"{stub.base_url}/v1"
+    agent = Agent(model=LiteLLMModel(name, api_base=base, api_key="sk-test-not-real"),
+                  namespace={"threshold": 0.5}, retry=RetryPolicy(sleep=lambda s: None),
+                  settings=Settings.from_env(overrides={"run_code": "auto"}))
+    plot = [("run_code", {"code": "peak = 3\n" + PLOT, "explanation": "plot it"})]
+    stub.steps.extend([plot, plot, "Two plots.", "Done."])
+    agent.chat("plot it twice")
+    agent.chat("and now?")
+    bodies = [body for _, body in stub.bodies]
+    assert len(bodies) == 4
+    for body in bodies:
+        roles = [m["role"] for m in body["messages"]]
+        assert all(not (a == b == "user") for a, b in zip(roles, roles[1:], strict=False))
+    assert json.dumps(bodies[1]).count("data:image/png" if "openai" in name else
+                                       '"media_type": "image/png"') == 1
+    # the variable the runs made reaches the model with the next question
+    for body in bodies[:3]:  # in the turn that made it, a note would have followed figures
+        notes = [text for text in texts_of(body) if "nbagent notebook note" in text]
+        assert not any("peak" in text for text in notes)
+    last = json.dumps(bodies[3]["messages"][-1])
+    assert "nbagent notebook note" in last and "peak" in last
+    agent.close()
