@@ -8,6 +8,7 @@ changed model or setting takes effect at once.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -109,7 +110,7 @@ class AgentModel:
         self._compact_spec = compact_spec
         self._user_summarizer = summarize
         self._summary: tuple[Summarizer | None, int | None, bool] | None = None
-        self._request_count: tuple[Any, int] = (None, 0)
+        self._counted: tuple[Any, ...] | None = None  # the last count and what it read
         # what the current model's server said of its window (asked at a chat's start)
         self._served: tuple[ChatModel, ServerWindow | None] | None = None
         self._window: tuple[ChatModel, Settings, Any, WindowInfo] | None = None
@@ -190,10 +191,27 @@ class AgentModel:
 
     def count(self, history: History, tracker: TokenTracker) -> int:
         """Tokens the next request would occupy: the model's own count of the whole request
-        where it has one (cached per history state), else the tracker's."""
+        where it has one, else the tracker's. Counted once per change of what it depends
+        on — the history (its generation and length), the tool schemas (one list until the
+        tools change), the model and its counter, and what the tracker learnt (`version`):
+        a turn asks between changes several times (the controller before each request, the
+        blocking check, the meter after each message), and those asks read this count."""
         agent = self._agent
         exact = request_counter(agent.model)
         schemas = agent.tool_schemas()
+        key = (history.generation, len(history), tracker.version)
+        cached = self._counted
+        if cached is not None and cached[0]() is history and cached[1] == key and \
+                cached[2] is schemas and cached[3] is agent.model and cached[4] is tracker \
+                and cached[5] == exact:
+            return int(cached[6])
+        count = self._count(history, tracker, schemas, exact)
+        self._counted = (weakref.ref(history), key, schemas, agent.model, tracker, exact, count)
+        return count
+
+    def _count(self, history: History, tracker: TokenTracker, schemas: list[dict[str, Any]],
+               exact: Callable[..., int] | None) -> int:
+        agent = self._agent
         if exact is None:
             lean = self._tool_prompt(schemas)
             if lean is None:
@@ -203,15 +221,10 @@ class AgentModel:
             counted = (tracker.count_text or estimate_tokens)(lean)
             return tracker.count(history, model=agent.model.name) + round(
                 tracker.ratio(agent.model.name) * counted)
-        key = (id(history), history.generation, len(history),
-               tuple(s["function"]["name"] for s in schemas), id(agent.model))
-        if self._request_count[0] != key:
-            last = history[-1]
-            # a finished turn: the next request opens a new one, with the tools shown
-            done = last["role"] == "assistant" and not last.get("tool_calls")
-            count = exact(history.messages, schemas, "auto" if done else None)
-            self._request_count = (key, int(count))
-        return self._request_count[1]
+        last = history[-1]
+        # a finished turn: the next request opens a new one, with the tools shown
+        done = last["role"] == "assistant" and not last.get("tool_calls")
+        return int(exact(history.messages, schemas, "auto" if done else None))
 
     def tools_tokens(self, schemas: list[dict[str, Any]], count_text: TextCounter | None
                      ) -> int:

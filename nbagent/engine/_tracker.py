@@ -80,6 +80,10 @@ class TokenTracker:
     """
 
     def __init__(self, count_text: TextCounter | None = None) -> None:
+        # bumped whenever what a count depends on besides the history and the tools
+        # changes (the counter, a usage, a ratio): a count cached per history state with
+        # an older version is stale (the agent's answers cache one)
+        self.version = 0
         self.use_counter(count_text)
 
     def use_counter(self, count_text: TextCounter | None) -> None:
@@ -96,6 +100,7 @@ class TokenTracker:
         self._tools_key: tuple[int, ...] = ()
         self._tools_tokens = 0
         self._counts: weakref.WeakKeyDictionary[History, _Counts] = weakref.WeakKeyDictionary()
+        self.version += 1
 
     @property
     def last_usage(self) -> int | None:
@@ -188,6 +193,7 @@ class TokenTracker:
         it: there a low usage is our estimate's error, never a cut.
         """
         covered = len(history) if covered is None else covered
+        self.version += 1  # the anchor or a ratio may change below
         counted = self._history_count(history, covered) + self._tools_count(tools) + REPLY_PRIMING
         real = usage.context_tokens
         if real <= 0:

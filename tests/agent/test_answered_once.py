@@ -1,9 +1,10 @@
 """Each question answered once per change: in one chat turn with one tool round the
 settings are built, the window resolved, the thresholds computed and the tool schemas
-listed at most once — and a change of what they depend on (an override, an environment
-variable, a learned limit, a new tool) is seen at the next question. Counted with the
-interpreter's profiler hook (no patching): before this, one such turn built the settings
-33 times, resolved the window 20 times and computed the thresholds 12 times."""
+listed at most once, and the tokens counted once per change of the history — and a change
+of what they depend on (an override, an environment variable, a learned limit, a new tool,
+a usage) is seen at the next question. Counted with the interpreter's profiler hook (no
+patching): before this, one such turn built the settings 33 times, resolved the window 20
+times, computed the thresholds 12 times and counted the tokens 9 times."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import nbagent
 from nbagent.agent import _toolbox
 from nbagent.engine import _thresholds, _window
 from nbagent.engine._settings import EngineSettings
+from nbagent.engine._tracker import TokenTracker
 from nbagent.testing import ScriptedModel, calls, reply
 
 WATCHED: dict[CodeType, str] = {
@@ -29,6 +31,7 @@ WATCHED: dict[CodeType, str] = {
     _thresholds.thresholds.__code__: "thresholds",
     _toolbox.Toolbox._gather.__code__: "schemas",
     pydantic.BaseModel.__init__.__code__: "settings",
+    TokenTracker.count.__code__: "count",
 }
 
 
@@ -70,6 +73,36 @@ def test_one_turn_with_a_tool_round_answers_each_question_at_most_once() -> None
     assert result.text == "2"
     assert hits["settings"] <= 1 and hits["window"] <= 1 and hits["thresholds"] <= 1
     assert hits["schemas"] == 0  # the tools did not change
+    # One count per state of the history the turn reads: the user's message (the check
+    # before the first request), the tool call (the meter), its result (the mid-loop
+    # check) and the answer (the meter). The other asks in between — the blocking check
+    # before each request, the check before the second request, the meter after the tool
+    # round and at the end — find the history unchanged and read that count.
+    assert hits["count"] <= 4
+
+
+def test_an_unchanged_history_is_counted_once_and_a_change_recounts() -> None:
+    agent = agent_with(reply("hello there"))
+    agent.chat("hi")
+    session = agent.session
+    session.add({"role": "user", "content": "and one more thing"})
+    with counted() as hits:
+        before = [session.count(agent.history) for _ in range(5)]
+    assert hits["count"] == 1 and len(set(before)) == 1
+
+    def double(x: int) -> str:
+        """Double x, a tool whose schema takes room in every request."""
+        return str(2 * x)
+
+    agent.add_tool(double)  # the tools changed: the same history is counted again
+    with counted() as hits:
+        with_tool = session.count(agent.history)
+    assert hits["count"] == 1 and with_tool > before[0]
+    session.tracker.record_usage(agent.history, nbagent.Usage(input_tokens=with_tool + 40),
+                                 model=agent.model.name, tools=agent.tool_schemas())
+    with counted() as hits:  # a usage the provider reported: what the tracker knows changed
+        assert session.count(agent.history) == with_tool + 40
+    assert hits["count"] == 1
 
 
 def test_a_change_is_seen_at_the_next_question(monkeypatch: pytest.MonkeyPatch) -> None:
