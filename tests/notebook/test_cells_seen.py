@@ -103,3 +103,32 @@ def test_with_the_note_off_the_cells_are_taken_and_never_sent(ip: InteractiveShe
     assert len(model.requests) == 2
     assert all(NOTE not in sent_text(r) and "A CELL THE USER RAN" not in sent_text(r)
                for r in model.requests)
+
+
+def test_the_note_counts_in_the_conversation_row_of_context_and_in_the_meter(
+        ip: InteractiveShell) -> None:
+    """The note rides in the user's message, so `%context` counts it with the conversation
+    and the meter's total has it: the same chat with and without a long cell before it."""
+
+    def chat(cell: str | None) -> tuple[Any, str]:
+        agent = session(ScriptedModel(default=reply("ok")))  # its own, empty namespace
+        if cell is not None:
+            ip.run_cell(cell, store_history=True)
+        with capture_output():
+            ip.run_cell_magic("chat", "", "what now?")
+        with capture_output() as shown_context:
+            ip.run_line_magic("context", "")
+        return agent, "\n".join(plain(shown_context))
+
+    bare, _ = chat(None)
+    noted, table = chat("'a long value ' * 200")
+    asked = noted.history.messages[1]
+    assert asked["role"] == "user" and str(asked["content"]).startswith("[nbagent notebook note")
+    note_tokens = noted.history.message_tokens(1) - bare.history.message_tokens(1)
+    assert note_tokens > 300  # the value, cut to 1,500 characters, and the note's frame
+    with_note, without = noted.breakdown(), bare.breakdown()
+    assert with_note.conversation - without.conversation == note_tokens
+    assert (with_note.memory, with_note.tool_results) == (without.memory, without.tool_results)
+    assert noted.context_state().tokens - bare.context_state().tokens == note_tokens
+    row = next(line for line in table.splitlines() if line.startswith("conversation"))
+    assert row.split()[1] == f"{with_note.conversation:,}"
