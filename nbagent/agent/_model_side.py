@@ -2,8 +2,9 @@
 where the number came from: a local runtime's own API, or a conservative window shown as
 assumed when a local server reports none), how many tokens a request occupies, the
 model's tokenizer, the summarizer and the notebook-state block after a compaction (when
-the notebook context is off). The agent owns one; the session asks it each time, so a
-changed model or setting takes effect at once.
+the notebook context is off). The agent owns one; each session asks it through its
+`SessionAnswers` (the engine's `ModelQuestions` with the session's learned limit and
+tracker), so a changed model or setting takes effect at once.
 """
 
 from __future__ import annotations
@@ -45,33 +46,6 @@ class Configured(Protocol):
     def tool_schemas(self) -> list[dict[str, Any]]: ...
 
     def notebook_state(self) -> str | None: ...
-
-
-class SessionModel(Protocol):
-    """What a session asks about the model it chats with (`AgentModel` answers): the
-    session adds its own state (the learned limit, its tracker) and answers the engine's
-    `ModelQuestions` from it. A changed model or setting shows in the next answer."""
-
-    def settings(self) -> Settings: ...
-
-    def name(self) -> str: ...
-
-    def resolve_window(self, learned: int | None) -> WindowInfo:
-        """The model's window, given a limit the provider stated (no I/O)."""
-        ...
-
-    def count(self, history: History, tracker: TokenTracker) -> int:
-        """Tokens `history` occupies in a request, tools included."""
-        ...
-
-    def count_text(self) -> TextCounter | None: ...
-
-    def summarizer(self, learned: int | None) -> tuple[Summarizer | None, int | None]:
-        """The summarizer and its input window (the chat's, `learned` included, when the
-        chat model writes its own summaries)."""
-        ...
-
-    def refresh(self, messages: list[Message]) -> list[Message]: ...
 
 
 def may_cut_silently(model: ChatModel) -> bool:
@@ -295,3 +269,37 @@ class AgentModel:
         if isinstance(cost, SummaryCost):
             return CostedSummarizer(made, cost), window, own
         return made, window, own
+
+
+class SessionAnswers:
+    """The engine's model questions (`ModelQuestions`, the one protocol) answered for one
+    session: the agent's answers with the session's own state — the limit the provider
+    stated (`learned`, read at each call) and its tracker. The session's controller asks
+    it, and the session reads its window from it."""
+
+    def __init__(self, model: AgentModel, *, learned: Callable[[], int | None],
+                 tracker: TokenTracker) -> None:
+        self.model, self.tracker, self._learned = model, tracker, learned
+
+    def settings(self) -> Settings:
+        return self.model.settings()
+
+    def name(self) -> str:
+        return self.model.name()
+
+    def window(self) -> WindowInfo:
+        """The window the session's requests must fit: the model's, or the limit the
+        provider stated (source "learned")."""
+        return self.model.resolve_window(self._learned())
+
+    def count(self, history: History) -> int:
+        return self.model.count(history, self.tracker)
+
+    def count_text(self) -> TextCounter | None:
+        return self.model.count_text()
+
+    def summarizer(self) -> tuple[Summarizer | None, int | None]:
+        return self.model.summarizer(self._learned())
+
+    def refresh(self, messages: list[Message]) -> list[Message]:
+        return self.model.refresh(messages)

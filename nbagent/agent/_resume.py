@@ -67,7 +67,7 @@ def resume(build: Callable[..., A], session: str | Path, options: dict[str, Any]
     live.attach_archive(archive, include_current=False)
     for call_id in live.history.pending_tool_calls:  # the process died mid-tool
         live.add({"role": "tool", "tool_call_id": call_id, "content": INTERRUPTED})
-    state = live.refresh(live.history.messages)
+    state = live.answers.refresh(live.history.messages)
     if state != live.history.messages:  # the live kernel is the ground truth
         live.rewrite(state)
     return agent

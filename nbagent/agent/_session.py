@@ -27,10 +27,9 @@ from ..engine._history import History
 from ..engine._thresholds import ContextState
 from ..engine._tracker import TokenTracker
 from ..engine._window import WindowInfo
-from ..engine.compaction import Summarizer, pins_of, with_pins
+from ..engine.compaction import pins_of, with_pins
 from ._billing import Billing
-from ._model_side import SessionModel
-from ._settings import Settings
+from ._model_side import AgentModel, SessionAnswers
 from .archive import _archive
 from .archive._archive import Archive, Replay
 from .archive._kinds import ExchangeOpened, SessionStarted, record_of
@@ -42,11 +41,12 @@ Message = dict[str, Any]
 
 class Session:
     """One conversation's state. Built by `Agent`; see its docstring for the options.
-    It answers the controller's model questions itself (`ModelQuestions`), from the one
-    `SessionModel` it was given; it is the one place that says which window applies.
+    Its `answers` (`SessionAnswers`: the agent's answers with this session's learned limit
+    and tracker) are what its controller asks (`ModelQuestions`) and where it reads which
+    window applies.
 
     Args:
-        model: what the session asks about the model (the agent answers).
+        model: the agent's answers about the model it chats with.
         system: the system prompt (the history's first message, never edited).
         session_id: names the archive file; `archive=False` keeps none.
         data_dir: where the archive goes (default: `NBAGENT_DATA_DIR` or the user's data
@@ -55,7 +55,7 @@ class Session:
 
     def __init__(
         self,
-        model: SessionModel,
+        model: AgentModel,
         *,
         system: str,
         session_id: str | None = None,
@@ -63,9 +63,12 @@ class Session:
         data_dir: Path | None = None,
     ) -> None:
         self.id = session_id or _archive.new_session_id()
-        self.answers = model  # the agent's answers about its chat model (not a model)
         self.events = EventStream()
         self.tracker = TokenTracker(model.count_text())
+        self.learned_window: int | None = None  # a limit the provider stated in an error
+        # the model questions, answered with this session's state (read at each call)
+        self.answers = SessionAnswers(model, learned=lambda: self.learned_window,
+                                      tracker=self.tracker)
         self.history = History([{"role": "system", "content": system}],
                                count_message=self.tracker.count_message)
         # given its loader now: outputs leave memory only for a session that keeps an
@@ -75,12 +78,12 @@ class Session:
         self.cost = 0.0
         self.billing = Billing()  # what its chat requests were billed
         self.cache_marks: dict[int, str] = {}  # breakpoints sent: index → prefix digest
-        self.learned_window: int | None = None  # a limit the provider stated in an error
         self.pins: list[str] = []
         self._exchanges: dict[str, Message] = {}  # a cell's key → the user message it sent
         self._unsynced = False  # a message joined the history but its announcement broke
         self._undo: tuple[list[Message], int, int] | None = None  # a resumed undo point
-        self.controller = CompactionController(self, tracker=self.tracker, events=self.events)
+        self.controller = CompactionController(self.answers, tracker=self.tracker,
+                                               events=self.events)
         self.events.subscribe(self._on_compacted)
         self.archive: Archive | None = None
         self._opener: Callable[[], Archive] | None = None  # opens it at the first record
@@ -89,24 +92,10 @@ class Session:
             self.attach_archive(lambda: Archive(self.id, data_dir))
         self._turn = threading.Lock()
 
-    # -- the model questions (what the controller asks) ----------------------------------
-
-    def settings(self) -> Settings:
-        return self.answers.settings()
-
     def window(self) -> WindowInfo:
         """The window this session's requests must fit: the model's, or the limit the
         provider stated (source "learned")."""
-        return self.answers.resolve_window(self.learned_window)
-
-    def count(self, history: History) -> int:
-        return self.answers.count(history, self.tracker)
-
-    def summarizer(self) -> tuple[Summarizer | None, int | None]:
-        return self.answers.summarizer(self.learned_window)
-
-    def refresh(self, messages: list[Message]) -> list[Message]:
-        return self.answers.refresh(messages)
+        return self.answers.window()
 
     # -- the archive ---------------------------------------------------------------------
 

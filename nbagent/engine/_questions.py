@@ -1,6 +1,6 @@
 """`ModelQuestions`: the one object a controller asks about the model whose window it
 keeps — the settings, the window, how many tokens a history occupies, the summarizer,
-and the block to refresh after a compaction. A session answers them for its agent;
+and the block to refresh after a compaction. The agent answers them for each session;
 `standalone` answers them for a controller used on its own. A summarizer may state what
 one of its calls costs (`SummaryCost`, carried by a `CostedSummarizer`).
 """

@@ -87,7 +87,7 @@ def test_an_unchanged_history_is_counted_once_and_a_change_recounts() -> None:
     session = agent.session
     session.add({"role": "user", "content": "and one more thing"})
     with counted() as hits:
-        before = [session.count(agent.history) for _ in range(5)]
+        before = [session.answers.count(agent.history) for _ in range(5)]
     assert hits["count"] == 1 and len(set(before)) == 1
 
     def double(x: int) -> str:
@@ -96,12 +96,12 @@ def test_an_unchanged_history_is_counted_once_and_a_change_recounts() -> None:
 
     agent.add_tool(double)  # the tools changed: the same history is counted again
     with counted() as hits:
-        with_tool = session.count(agent.history)
+        with_tool = session.answers.count(agent.history)
     assert hits["count"] == 1 and with_tool > before[0]
     session.tracker.record_usage(agent.history, nbagent.Usage(input_tokens=with_tool + 40),
                                  model=agent.model.name, tools=agent.tool_schemas())
     with counted() as hits:  # a usage the provider reported: what the tracker knows changed
-        assert session.count(agent.history) == with_tool + 40
+        assert session.answers.count(agent.history) == with_tool + 40
     assert hits["count"] == 1
 
 

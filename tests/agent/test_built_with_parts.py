@@ -58,3 +58,17 @@ def test_a_resumed_session_reads_back_with_the_loader_it_was_built_with(
     assert back.session.archive.path == agent.session.archive.path  # type: ignore[union-attr]
     assert len(list(tmp_path.rglob("*.jsonl"))) == 1  # no second file was opened
     back.session.close()
+
+
+def test_the_controller_asks_the_answers_the_session_reads_its_window_from(
+        tmp_path: Path) -> None:
+    """One protocol for the model questions: the session's answers (the agent's, with the
+    session's learned limit) are what its controller asks, not a session re-wrapping them."""
+    agent = agent_in(tmp_path, archive=False)
+    session = agent.session
+    assert session.controller.questions is session.answers
+    before = session.window()
+    session.learn_window(5_000)
+    assert session.controller.window() is session.window()
+    assert session.window().raw_window == 5_000 != before.raw_window
+    assert session.controller.thresholds().window.raw_window == 5_000
