@@ -32,7 +32,7 @@ from ._billing import Billing
 from ._model_side import AgentModel, SessionAnswers
 from .archive import _archive
 from .archive._archive import Archive, Replay
-from .archive._kinds import ExchangeOpened, SessionStarted, record_of
+from .archive._kinds import ExchangeOpened, SessionStarted, is_recorded
 from .models._llm import Completion
 from .tools._tool import OutputStore
 
@@ -120,7 +120,7 @@ class Session:
     def _record(self, event: object) -> None:
         """The one way this session writes its archive: each event through its row of the
         kinds table, with the snapshot a new file would start with."""
-        if record_of(event) is None:
+        if not is_recorded(event):
             return
         archive = self.archive
         if archive is None:

@@ -207,8 +207,7 @@ KINDS: tuple[RecordKind, ...] = (
     RecordKind("code_run", CodeRan, (("code", str), ("status", str)), _nothing,
                code_run_record, early="skip"),
 )
-BY_KIND = {row.kind: row for row in KINDS}  # what `_replay`, `_recall`, `_records` read
-BY_EVENT = {row.event: row for row in KINDS if row.event is not None}
+BY_KIND = {row.kind: row for row in KINDS}  # what `_writer`, `_replay`, `_recall`, `_records` read
 
 
 def record_of(event: object) -> tuple[str, Record] | None:
@@ -218,6 +217,12 @@ def record_of(event: object) -> tuple[str, Record] | None:
         if row.event is type(event) and row.record is not None:
             return row.kind, row.record(event)
     return None
+
+
+def is_recorded(event: object) -> bool:
+    """Whether a row writes `event` (checked before anything is made of it)."""
+    return any(row.event is type(event) and row.record is not None
+               for row in BY_KIND.values())
 
 
 def kind_of(event: type) -> str:
