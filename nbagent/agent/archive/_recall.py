@@ -7,9 +7,12 @@ through a memory map, so neither the archive nor the index is parsed again per c
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import mmap
 import os
+import re
 import tempfile
 import threading
 from array import array
@@ -164,7 +167,10 @@ def recall(source: Archive | str | Path | None, query: str = "", message: int = 
     if message >= 0:
         if message >= total:
             return f"No archived message {message}; there are {total}."
-        return json.dumps(_message(index, message), ensure_ascii=False)[:8_000]
+        found = _message(index, message)
+        if isinstance(found.get("content"), list):  # a figures message: its text, no base64
+            found = {**found, "content": shown_content(found["content"])}
+        return json.dumps(found, ensure_ascii=False)[:8_000]
     needle = query.lower()
     hits: Sequence[int] = index.find(needle) if needle else range(total - 1, -1, -1)
     page = hits[max(0, offset): max(0, offset) + max(1, min(limit, 10))]
@@ -172,7 +178,7 @@ def recall(source: Archive | str | Path | None, query: str = "", message: int = 
              f"showing {len(page)} from {offset}:"]
     for number in page:
         found = _message(index, number)
-        text = str(found.get("content") or json.dumps(found.get("tool_calls")))
+        text = shown_content(found.get("content")) or json.dumps(found.get("tool_calls"))
         lines.append(f"#{number} {found.get('role')}: {text[:300]}")
     return "\n".join(lines)
 
@@ -194,7 +200,7 @@ def searchable(message: Mapping[str, Any]) -> str:
     """A message's text as the user would search it, lower-cased: its content, the
     tool-call ids (the recall handles snip placeholders name) and each call's name and
     arguments (not its JSON, where quotes and backslashes are escaped)."""
-    parts = [str(message.get("content") or ""), str(message.get("tool_call_id") or "")]
+    parts = [shown_content(message.get("content")), str(message.get("tool_call_id") or "")]
     for call in message.get("tool_calls") or ():
         function = call.get("function") if isinstance(call, dict) else None
         parts.append(str(call.get("id") or "") if isinstance(call, dict) else "")
@@ -208,3 +214,48 @@ def searchable(message: Mapping[str, Any]) -> str:
             if isinstance(parsed, dict):
                 parts += [str(value) for value in parsed.values()]
     return "\n".join(parts).lower()
+
+
+_NAMED = re.compile(r"^image (\d+): (.+)$", re.MULTILINE)  # how a figures header names one
+
+
+def shown_content(content: Any) -> str:
+    """A message's content as recall searches and shows it: a list of parts (a round's
+    figures) as its text parts, each image part as a short placeholder naming the figure
+    and its size. Base64 is no text: a 4-character slice of it would match any query."""
+    if not isinstance(content, list):
+        return str(content or "")
+    texts = [str(part.get("text", "")) for part in content
+             if isinstance(part, dict) and part.get("type") == "text"]
+    names = {int(n): name for n, name in _NAMED.findall("\n".join(texts))}
+    shown, images = [], 0
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "text":
+            shown.append(str(part.get("text", "")))
+        else:
+            images += 1
+            named = f"image {images}: {names[images]}" if images in names else \
+                f"image {images}"
+            shown.append(f"[{named}, {_image_kind(part)}]")
+    return "\n".join(shown)
+
+
+def _image_kind(part: dict[str, Any]) -> str:
+    """"640×480 PNG" for a PNG data: URL (its header read), else the URL when short."""
+    url = part.get("image_url")
+    url = url.get("url") if isinstance(url, dict) else url
+    if not isinstance(url, str):
+        return str(part.get("type") or "image")
+    if not url.startswith("data:"):
+        return url[:200]
+    _, _, data = url[:120].partition(";base64,")
+    try:
+        header = base64.b64decode(data[:32])
+    except (binascii.Error, ValueError):
+        header = b""
+    if len(header) < 24 or header[12:16] != b"IHDR":
+        return url[5:].split(";", 1)[0] or "image"
+    width, height = (int.from_bytes(header[at: at + 4], "big") for at in (16, 20))
+    return f"{width}×{height} PNG"
