@@ -29,7 +29,8 @@ from .._tokens import estimate_tokens
 from . import _identifiers as ids
 from ._evidence import NOTES_ONLY_HEADING, fenced, read_notes_only, words
 from ._render import _text
-from ._results import rank, results_in
+from ._results import results_in
+from ._results_kept import Outputs, choose, collapse, marked
 from ._users import decides, fit_users, shorten_user_message
 
 __all__ = ["Floor", "decides", "extract_floor", "floor_budget", "render_floor",
@@ -41,9 +42,9 @@ MIN_FLOOR_TOKENS = 200
 DEFAULT_FLOOR_TOKENS = 6_000  # the cap when a level is not told its budget
 MAX_NAMES = 400  # names considered before the budget (bounds the work)
 MAX_ERRORS = 40
-MAX_RESULTS = 60  # the latest ones
+MAX_RESULTS = 60  # findings and computed ones first, then the latest
 NAMES_SHARE, ERRORS_SHARE = 0.3, 0.15  # of the floor, unless the user messages leave more
-RESULTS_SHARE = 0.15  # the latest results take up to this share more, on top of the rest
+RESULTS_SHARE = 0.15  # the results take up to this share more, on top of the rest
 
 _FLOOR_START = re.compile(  # a floor starts at the first line that starts with a heading
     "^(?:" + "|".join(map(re.escape, (USER_MESSAGES_HEADING, NAMES_HEADING, ERRORS_HEADING,
@@ -71,6 +72,7 @@ class Floor:
     names: tuple[str, ...]  # paths first, then names with a role, then tokens seen in passing
     error_lines: tuple[str, ...]
     results: tuple[str, ...] = ()  # sentences the assistant reported figures in, in order
+    # (a computed one marked: `_results_kept.COMPUTED`)
 
     def __add__(self, other: Floor) -> Floor:
         return Floor(
@@ -117,6 +119,7 @@ def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
     errors: list[str] = []
     mentions: list[str] = []
     results: list[str] = []
+    outputs = Outputs()  # what tools printed since the assistant last spoke
 
     def add(names: Iterable[ids.Found], evidence: bool = True) -> None:
         for name, priority in ids.clean(iter(names)):
@@ -130,6 +133,8 @@ def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
     for message in messages:
         text = _text(message.get("content"))
         role = message.get("role")
+        if is_note(message):
+            outputs.add(text)  # the outputs of cells the user ran
         if is_notebook_state(message) or is_note(message) or role == "system":
             continue  # kept as it is by every level; a note's names are the kernel's
         if is_memory(message) or is_summary(message) or (role == "tool" and is_snipped(text)):
@@ -144,6 +149,7 @@ def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
             seen.update(words(text))
             add(ids.names_in_user_text(text))
         elif role == "tool":
+            outputs.add(text)
             seen.update(words(text))
             add(ids.names_in_output(text))
             errors += ids.error_lines(text)
@@ -152,7 +158,9 @@ def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
             add(ids.names_in_code(code))
             add(ids.names_in_assistant_text(prose), evidence=False)
             mentions += ids.error_lines(text, mentions=True)
-            results += results_in(text)
+            results += marked(results_in(text), outputs)
+            if prose.strip():  # it spoke: what it reports next follows later outputs
+                outputs.clear()
             for call in message.get("tool_calls") or ():
                 arguments = str(call.get("function", {}).get("arguments", ""))
                 seen.update(words(arguments))
@@ -160,7 +168,8 @@ def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
     real = [name for name in found if name not in said or name in seen]
     ranked = sorted(real, key=lambda name: found[name])  # stable: first seen first
     return Floor(_unique(users, keep_repeats=True), tuple(ranked[:MAX_NAMES]),
-                 _unique([*errors, *mentions])[:MAX_ERRORS], _unique(results)[-MAX_RESULTS:])
+                 _unique([*errors, *mentions])[:MAX_ERRORS],
+                 tuple(choose(collapse(_unique(results)), MAX_RESULTS)))
 
 
 def digest(content: str, max_chars: int = 400) -> str:
@@ -258,20 +267,6 @@ def _error_cost(line: str) -> int:
     return estimate_tokens(line) + 2
 
 
-def _results(results: Sequence[str], budget: float) -> list[str]:
-    """The results that fit `budget`: findings first, the latest first; in their order."""
-    order = sorted(range(len(results)), key=lambda i: (rank(results[i]), -i))
-    chosen: set[int] = set()
-    used = 0
-    for index in order:
-        cost = _error_cost(results[index])
-        if used + cost > budget:
-            break
-        chosen.add(index)
-        used += cost
-    return [r for i, r in enumerate(results) if i in chosen]
-
-
 def render_floor_parts(
     floor: Floor,
     budget: int,
@@ -286,7 +281,8 @@ def render_floor_parts(
     "errors", "results"; empty parts left out): user messages (the oldest middle ones
     shortened first; the first and the last kept whole when asked), then names, error lines
     up to their shares (more when the user messages leave room); results, on top, up to
-    `RESULTS_SHARE` of the budget (findings first, the latest first, printed in order).
+    `RESULTS_SHARE` of the budget (near-duplicates once; findings and computed results
+    first, then the latest; printed in order).
     Names chosen that the notes beside the floor (`shown`) already show are not printed
     twice (see `names_shown`)."""
     users_cost = sum(estimate_tokens(t) + 2 for t in floor.user_messages)
@@ -297,7 +293,7 @@ def render_floor_parts(
     errors = _take(floor.error_lines,
                    max(budget * ERRORS_SHARE, budget - users_cost - names_cost), _error_cost)
     errors_cost = sum(map(_error_cost, errors))
-    results = _results(floor.results, budget * RESULTS_SHARE)
+    results = choose(collapse(floor.results), budget * RESULTS_SHARE, _error_cost)
     users_budget = budget - names_cost - errors_cost
     users = fit_users(list(floor.user_messages), users_budget, keep_first, keep_last,
                       whole_first)
