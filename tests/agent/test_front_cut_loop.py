@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from nbagent import LiteLLMModel, Usage
-from nbagent.agent._model_side import may_cut_silently
-from nbagent.engine._history import History
-from nbagent.engine._tracker import TRUNCATED_SHARE, TokenTracker, Truncation
+from nbagent import History, LiteLLMModel, Usage
+from nbagent.agent import may_cut_silently
+from nbagent.engine import TokenTracker, Truncation
+from nbagent.engine._tracker import TRUNCATED_SHARE
 from nbagent.testing import ScriptedModel, reply
 from tests.helpers import make_agent
 

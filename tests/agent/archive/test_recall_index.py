@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nbagent.agent.archive._archive import Archive, recall
+from nbagent.agent.archive import Archive, recall
 from nbagent.agent.archive._recall import index_of
 
 SYSTEM = {"role": "system", "content": "You are careful."}

@@ -11,7 +11,7 @@ import pytest
 
 from nbagent.agent.mcp._definitions import definition
 from nbagent.agent.mcp._tools import make_tool, tool_names, valid_name
-from nbagent.agent.tools._tool import OutputStore, run_tool
+from nbagent.agent.tools import OutputStore, run_tool
 
 SCHEMA = {"type": "object", "title": "queryArguments",
           "properties": {"sql": {"type": "string", "title": "Sql"},

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from nbagent import Agent, LocalModelError
-from nbagent.agent.models._local_model import LocalModel
-from nbagent.agent.models._local_server import LocalServer, amx_advertised
+from nbagent.agent.models._local_server import amx_advertised
+from nbagent.local import LocalModel, LocalServer
 from nbagent.testing import ScriptedModel
 
 from ...openai_stub import StubServer
