@@ -242,3 +242,24 @@ def test_the_boundary_stops_short_of_a_live_note_the_next_snip_may_clear() -> No
                {"role": "assistant", "content": "done"}]
     agent.session.rewrite(history)
     assert CacheMemory.plan(agent.session, [], enabled=True).boundary == 1
+
+
+def test_user_messages_in_a_row_with_image_parts_go_as_one() -> None:
+    figures = {"role": "user", "content": [
+        {"type": "text", "text": "[nbagent images: figures]\nimage 1: run 1, figure 1"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo"}}]}
+    note = {"role": "user", "content": "[nbagent notebook note: x = 1]"}
+    tool = {"role": "tool", "tool_call_id": "c1", "content": "plotted"}
+    for name in ("openai/gpt-4o", "deepseek/deepseek-chat", "ollama/llava"):
+        sent, _ = apply_cache_plan(name, None, [tool, figures, note, {**figures}], None)
+        assert [m["role"] for m in sent] == ["tool", "user"]
+        parts = sent[1]["content"]
+        assert [p["type"] for p in parts] == ["text", "image_url", "text", "image_url"]
+        assert parts[2]["text"] == f"{note['content']}\n\n{figures['content'][0]['text']}"
+        assert parts[1] == parts[3] == figures["content"][1]
+        asked = [{"role": "user", "content": "why?"}, figures]
+        sent, _ = apply_cache_plan(name, None, asked, None)
+        assert sent == [{"role": "user", "content": [
+            {"type": "text", "text": f"why?\n\n{figures['content'][0]['text']}"},
+            figures["content"][1]]}]
+    assert figures["content"][0]["text"].endswith("figure 1")  # the history is untouched

@@ -132,3 +132,22 @@ def test_with_notes_on_no_body_sends_two_user_messages_in_a_row(stub: ProviderSt
     last = json.dumps(bodies[3]["messages"][-1])
     assert "nbagent notebook note" in last and "peak" in last
     agent.close()
+
+
+@pytest.mark.parametrize("name", ["openai/gpt-4o", "openai/my-own-server"])
+def test_a_question_after_a_rounds_figures_goes_in_the_same_user_message(
+        stub: ProviderStub, name: str) -> None:
+    """A turn that ended after its figures (no reply came) leaves them last: the next
+    question joins them, text and image parts, in one user message as litellm builds it."""
+    png = base64.b64encode(PNG + b"\x00" * 16).decode()
+    figures = {"role": "user", "content": [
+        {"type": "text", "text": "[nbagent images: figures made by the tool calls above]"},
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}}]}
+    model = LiteLLMModel(name, api_base=f"{stub.base_url}/v1", api_key="sk-test-not-real")
+    model.complete([{"role": "system", "content": "s"}, figures,
+                    {"role": "user", "content": "and now?"}], [], on_text=None)
+    ((_, body),) = stub.bodies
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    parts = body["messages"][1]["content"]
+    assert [p["type"] for p in parts] == ["text", "image_url", "text"]
+    assert parts[1]["image_url"]["url"].endswith(png) and parts[2]["text"] == "and now?"

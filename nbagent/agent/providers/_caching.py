@@ -99,19 +99,38 @@ def breakpoints(plan: CachePlan, minimum: int) -> list[int]:
 
 
 def joined_user_messages(messages: list[Message]) -> list[Message]:
-    """Two or more user messages in a row (the user's and a notebook note) as one, their
-    texts a blank line apart: some providers and chat templates refuse two in a row. The
-    same history always gives the same bytes, so a cached prefix still matches."""
+    """Two or more user messages in a row (the user's, a notebook note, a round's figures)
+    as one, their texts a blank line apart: some providers and chat templates refuse two in
+    a row. A list content (text and image parts) joins part by part. The same history
+    always gives the same bytes, so a cached prefix still matches."""
     joined: list[Message] = []
     for message in messages:
         last = joined[-1] if joined else None
         if (last is not None and last.get("role") == message.get("role") == "user"
-                and isinstance(last.get("content"), str)
-                and isinstance(message.get("content"), str)):
-            joined[-1] = {**last, "content": f"{last['content']}\n\n{message['content']}"}
+                and _joinable(last.get("content")) and _joinable(message.get("content"))):
+            joined[-1] = {**last, "content": _joined(last["content"], message["content"])}
         else:
             joined.append(message)
     return joined if len(joined) < len(messages) else messages
+
+
+def _joinable(content: Any) -> bool:
+    return isinstance(content, str) or (
+        isinstance(content, list) and all(isinstance(part, dict) for part in content))
+
+
+def _joined(first: str | list[dict[str, Any]],
+            second: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """Two contents as one: texts a blank line apart; where either holds parts, the parts
+    in order, the text parts that meet merged (a blank line apart, as two strings)."""
+    if isinstance(first, str) and isinstance(second, str):
+        return f"{first}\n\n{second}"
+    head = [{"type": "text", "text": first}] if isinstance(first, str) else list(first)
+    tail = [{"type": "text", "text": second}] if isinstance(second, str) else list(second)
+    if head and tail and head[-1].get("type") == tail[0].get("type") == "text":
+        meeting = {**head[-1], "text": f"{head[-1].get('text', '')}\n\n{tail[0].get('text', '')}"}
+        return [*head[:-1], meeting, *tail[1:]]
+    return [*head, *tail]
 
 
 def apply_cache_plan(model: str, provider: str | None, messages: list[Message],
