@@ -152,9 +152,12 @@ def parse_parts(text: str) -> list[str]:
 def report(result: dict[str, Any]) -> str:
     """The section's Markdown: what ran and under what load, then each part's table."""
     load = result["load_average"]
+    end = result.get("load_average_end")
+    at_end = (f", {end[0]:.1f} / {end[1]:.1f} / {end[2]:.1f} at the end (this run's own "
+              f"load included)" if end else "")
     text = (f"{result['cores']} cores; load average {load[0]:.1f} / {load[1]:.1f} / "
-            f"{load[2]:.1f} (1 / 5 / 15 min) at the start — on a shared machine only ratios "
-            f"within one run count. Parts run: {', '.join(result['parts'])}; "
+            f"{load[2]:.1f} (1 / 5 / 15 min) at the start{at_end} — on a shared machine "
+            f"only ratios within one run count. Parts run: {', '.join(result['parts'])}; "
             f"`--repeat {result['repeats']}`, medians.\n\n")
     if result.get("session") and (session := session_table(result["session"])):
         text += session + "\n"
@@ -188,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         result["chat"] = measure(args.tokens, args.prompt, args.repeats, say)
     if set(args.parts) - {"chat"}:
         result["session"] = measure_session(args.parts, args.repeats, say)
+    result["load_average_end"] = os.getloadavg()
     print(json.dumps(result, indent=2) if args.json else report(result))
     if not args.no_write:
         write_section("embedded", TITLE, report(result))
