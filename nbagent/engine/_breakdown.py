@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._history import History
-from ._markers import is_memory, is_note, is_notebook_state, is_summary
+from ._markers import is_images, is_memory, is_note, is_notebook_state, is_summary
 from ._thresholds import ContextState
 from ._tokens import (
     REPLY_PRIMING,
@@ -31,7 +31,7 @@ class Breakdown:
     system: int
     tools: int
     memory: int  # session memory, summaries, notebook state and notes: what nbagent wrote
-    tool_results: int
+    tool_results: int  # tool messages and the figures their round made
     conversation: int  # user and assistant messages, tool calls
     free: int  # left before the base `percent_left` is measured against
     state: ContextState
@@ -81,7 +81,9 @@ def context_breakdown(
         if is_memory(message) or is_summary(message) or is_notebook_state(message) or \
                 is_note(message):
             raw["memory"] += tokens
-        elif message["role"] == "tool":
+        elif message["role"] == "tool" or is_images(message):
+            # a round's figures ride in a user message only because many providers take no
+            # image in a tool message: they are tool output, cleared by L1 like one
             raw["tool_results"] += tokens
         else:
             raw["conversation"] += tokens

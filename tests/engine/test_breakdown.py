@@ -73,3 +73,42 @@ def test_with_auto_compact_off_free_is_measured_against_the_effective_window() -
     breakdown = context_breakdown(History(session(3)), [], state)
     assert breakdown.base == state.thresholds.effective_window
     assert round(100 * breakdown.free / breakdown.base) == round(state.percent_left)
+
+
+def test_a_rounds_figures_count_with_the_tool_results_not_the_conversation() -> None:
+    import base64
+    import io
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from nbagent.engine import IMAGES_HEADER, REPLY_PRIMING
+
+    figure = Figure(figsize=(6.4, 4.8), dpi=100)
+    figure.add_subplot().plot([1, 3, 2])
+    buffer = io.BytesIO()
+    FigureCanvasAgg(figure).print_png(buffer)
+    png = base64.b64encode(buffer.getvalue()).decode()
+    call = {"id": "c1", "type": "function", "function": {"name": "run_code",
+                                                          "arguments": '{"code": "plot()"}'}}
+    round_ = [{"role": "system", "content": "You are careful."},
+              {"role": "user", "content": "plot the sales"},
+              {"role": "assistant", "content": None, "tool_calls": [call]},
+              {"role": "tool", "tool_call_id": "c1", "content": "a line plot, 3 points"}]
+    figures = {"role": "user", "content": [
+        {"type": "text", "text": f"{IMAGES_HEADER}\nimage 1: agent run 1, figure 1"},
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}}]}
+    rows = []
+    for messages in (round_, [*round_, figures]):
+        history = History([*messages, {"role": "assistant", "content": "It rises."}])
+        # the state's total as counted, so each row is its own count (no sharing out)
+        tokens = sum(history.message_tokens(i) for i in range(len(history))) + \
+            count_tools_tokens(TOOLS, estimate_tokens) + REPLY_PRIMING
+        state = context_state("local/test", tokens, settings=Settings(max_context_tokens=8_192))
+        rows.append(context_breakdown(history, TOOLS, state, estimate_tokens).parts)
+    without, with_figures = rows
+    grown = History([figures]).message_tokens(0)
+    assert grown > 400  # a 640×480 image, counted by its size
+    assert with_figures["tool results"] == without["tool results"] + grown
+    assert with_figures["conversation"] == without["conversation"]
+    assert with_figures["summary / memory"] == without["summary / memory"] == 0
