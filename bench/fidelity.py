@@ -784,12 +784,14 @@ recall them; decisions go last:
 
 {table(long)}
 
-At this length the value the code computed is what leaves first (results and code outputs
-under 100%; the indicator column's name and the error line stay through every compaction).
-The floor keeps findings (a change, a comparison, a score) first and, of the other figures,
-the latest: the exploration answers after it ("… the top value covers 28% of rows.", about a
-hundred of them) fill the floor's share before "the mean … over merged is …" (a real
-session's archive still holds the sentence for recall).
+At this length the session reports far more results than the floor's share for them holds
+(15% of its budget, on top of the rest). The floor keeps findings (a change, a comparison, a
+score) and computed results (a figure a tool's output printed just before the assistant
+reported it, as "the mean … over merged is …": marked "(computed)", so the rank outlives
+the output) first, then the latest others; the same subject reported again with the same
+figures is kept once. Before computed results ranked first, the mean was crowded out by the
+hundred exploration answers after it ("… the top value covers 28% of rows."): results 75%,
+probes 91% and code outputs 70–76% / 67% on every path.
 
 Every path a window can take. A server that states no window (an OpenAI-compatible server of
 one's own; a local one that reports none gets a smaller assumption, with the same paths
