@@ -72,12 +72,12 @@ class ContextMeter(anywidget.AnyWidget):  # type: ignore[misc]
     last_compaction = Unicode("", help="Levels and tokens before → after of the last one.")
     cost = Float(0.0, help="The session's cost so far, in USD.")
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, agent: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._reading: MeterReading | None = None
         self._fallback_id = f"nbagent-meter-fallback-{secrets.token_hex(6)}"
         self._fallback_shown = False
-        self._agent: Any = None  # the agent followed: its undo marks and billing
+        self._agent = agent  # the agent followed (None: none): its undo marks and billing
 
     @classmethod
     def for_state(cls, state: ContextState, *, cost: float = 0.0) -> ContextMeter:
@@ -183,10 +183,11 @@ class MeterLine:
         display(MeterLine.follow(agent))   # in each chat cell; one subscription
     """
 
-    def __init__(self, state: ContextState | None = None, *, cost: float = 0.0) -> None:
+    def __init__(self, state: ContextState | None = None, *, cost: float = 0.0,
+                 agent: Any = None) -> None:
         self.display_id = f"nbagent-meter-{secrets.token_hex(6)}"  # the newest line's
         self.last_compaction = ""
-        self._agent: Any = None  # the agent followed: its undo marks and billing
+        self._agent = agent  # the agent followed (None: none): its undo marks and billing
         self.reading: MeterReading | None = (
             MeterReading.of(state, cost=cost) if state is not None else None
         )
@@ -269,8 +270,7 @@ def _follow(kind: type[_Meter], agent: Any) -> _Meter:
     for subscriber in events.subscribers():
         if isinstance(subscriber, kind):  # (anywidget gives each instance its own subclass)
             return subscriber
-    made = kind()
-    made._agent = agent
+    made = kind(agent=agent)
     made(ContextChanged(agent.context_state(), agent.cost))
     events.subscribe(made)
     return made
