@@ -9,30 +9,36 @@ stop it."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import secrets
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
 
+from tests.real import lab as shared
+from tests.real.lab import (
+    LINE,
+    WAIT_MS,
+    Lab,
+    idle,
+    menu,
+    notebook,
+    open_notebook,
+    reload,
+    run_cell,
+    save,
+)
+
+chromium, browser = shared.chromium, shared.browser  # module fixtures, used by name
 pytestmark = pytest.mark.real
 ROOT = Path(__file__).parents[2]
-CHROMIUM = "/usr/bin/chromium"
 SCREENSHOT = ROOT / "docs" / "meter-in-jupyterlab.png"
 SCREENSHOT_DARK = ROOT / "docs" / "meter-in-jupyterlab-dark.png"
-WAIT_MS = 120_000
 WIDGET = ".nbagent-meter"  # the meter drawn by the widget's own code (not a fallback copy)
-LINE = ".jp-OutputArea-output > .nbagent-meter-body"  # a chat cell's meter: plain HTML
 
 SLOW_MODEL = '''\
 import time
@@ -66,52 +72,8 @@ agent = nbagent.new_session(model=ScriptedModel(default=reply(f"Run this:\\n\\n`
 '''
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def notebook(path: Path, *sources: str) -> None:
-    cells = [nbformat.v4.new_code_cell(source) for source in sources]
-    made = nbformat.v4.new_notebook(cells=cells)
-    made.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                   "language": "python"}
-    nbformat.write(made, path)
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    """Debian's Chromium (Playwright cannot download its own browser here): installed
-    with apt when missing, as root or through sudo."""
-    if not Path(CHROMIUM).exists():
-        sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        for command in (
-            ["apt-get", "update", "-qq"],
-            ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium"],
-        ):
-            done = subprocess.run([*sudo, *command], env=env, capture_output=True, text=True)
-            if done.returncode != 0:
-                pytest.fail(
-                    f"Chromium is needed at {CHROMIUM} and could not be installed "
-                    f"({' '.join(command)}: {done.stderr.strip()[-300:]}). Install it with: "
-                    "sudo apt-get install chromium"
-                )
-    return CHROMIUM
-
-
-class Lab:
-    def __init__(self, base: str, token: str, root: Path) -> None:
-        self.base, self.token, self.root = base, token, root
-
-    def url(self, name: str, workspace: str) -> str:
-        return f"{self.base}/lab/workspaces/{workspace}/tree/{name}?reset&token={self.token}"
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    root = tmp_path_factory.mktemp("lab")
+def write_notebooks(root: Path) -> None:
+    """The quickstart and this module's notebooks, in the folder JupyterLab serves."""
     shutil.copy(ROOT / "examples" / "quickstart.ipynb", root)
     notebook(root / "widget.ipynb", "%load_ext nbagent", SLOW_MODEL, "%%chat\nhello",
              "%nbagent meter")  # the interactive meter, an extra
@@ -135,125 +97,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         'print("hello asked", [m["content"] for m in nbagent.current().history\n'
         '                      if m["role"] == "user"].count("hello"), "times")',
     )
-    settings = tmp_path_factory.mktemp("lab-settings")
-    for plugin, values in {
-        "@jupyterlab/apputils-extension/notification": {"fetchNews": "false",
-                                                        "checkForUpdates": False},
-    }.items():  # (the widget manager keeps its default: no widget state saved)
-        path = settings / f"{plugin}.jupyterlab-settings"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values))
-    port, token = free_port(), secrets.token_hex(16)
-    server = subprocess.Popen(
-        [
-            sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1",
-            f"--port={port}", f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}", "--allow-root",
-            f"--LabApp.user_settings_dir={settings}",
-            f"--LabApp.workspaces_dir={tmp_path_factory.mktemp('lab-workspaces')}",
-            "--LabApp.news_url=",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise RuntimeError("JupyterLab did not start") from None
-                time.sleep(0.5)
-        yield Lab(base, token, root)
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
 
 
-@pytest.fixture(scope="module")
-def browser(chromium: str) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=chromium,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--no-first-run"],
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
-def open_notebook(browser: Any, lab: Lab, name: str, workspace: str) -> Any:
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=lab.base)
-    page = context.new_page()
-    page.goto(lab.url(name, workspace))
-    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=WAIT_MS)
-    idle(page)
-    return page
-
-
-def idle(page: Any) -> None:
-    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
-        timeout=WAIT_MS)
-
-
-def menu(page: Any, top: str, *items: str) -> None:
-    page.locator(".lm-MenuBar-itemLabel", has_text=top).first.click()
-    for item in items:
-        page.locator(".lm-Menu-itemLabel", has_text=item).first.click()
-
-
-PROMPT_JS = ("(index) => document.querySelectorAll('.jp-Notebook .jp-Cell')[index]"
-             ".querySelector('.jp-InputPrompt').textContent")
-
-
-def run_cell(page: Any, index: int, *, wait: bool = True) -> Any:
-    """Run one cell (Ctrl+Enter, again if the key was lost) and, with `wait`, until its
-    prompt shows a new execution count."""
-    from playwright.sync_api import Error as PlaywrightError
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
-    # A notebook just opened may redraw a cell while it is scrolled to ("not attached to
-    # the DOM"); a scroll, unlike a second Ctrl+Enter, is safe to try again.
-    for attempt in range(3):
-        try:
-            cell.scroll_into_view_if_needed(timeout=15_000)
-            break
-        except PlaywrightError:
-            if attempt == 2:
-                raise
-            page.wait_for_timeout(500)
-    before = page.evaluate(PROMPT_JS, index)
-    started = f"(index) => {{ const p = ({PROMPT_JS})(index); return p !== {json.dumps(before)}" \
-              " && /\\[(\\d+|\\*)\\]/.test(p); }"
-    for attempt in range(3):
-        dialog = page.locator(".jp-Dialog")
-        assert not dialog.count(), f"JupyterLab shows a dialog: {dialog.first.inner_text()}"
-        cell.locator(".jp-InputArea-editor").click()
-        page.keyboard.press("Control+Enter")
-        try:
-            page.wait_for_function(started, arg=index, timeout=15_000)
-            break
-        except PlaywrightTimeout:
-            if attempt == 2:
-                raise
-    if wait:
-        page.wait_for_function(f"(index) => /\\[\\d+\\]/.test(({PROMPT_JS})(index))",
-                               arg=index, timeout=WAIT_MS)
-        idle(page)
-    return cell
+lab = shared.serving("lab", write_notebooks)
 
 
 def _rgba(colour: str) -> tuple[float, float, float, float]:
@@ -357,18 +203,10 @@ def test_the_meter_in_jupyterlab_light_and_dark_then_saved_restarted_and_reloade
     menu(page, "Settings", "Theme", "JupyterLab Light")
 
     # The everyday round trip: save, restart the kernel, reload the page.
-    page.keyboard.press("Control+s")
     saved = lab.root / "quickstart.ipynb"
-    deadline = time.monotonic() + 60
-    while "last compaction L" not in saved.read_text():
-        assert time.monotonic() < deadline, "the notebook was not saved"
-        time.sleep(0.5)
+    save(page, saved, "last compaction L")
     assert "application/vnd.jupyter.widget-view+json" not in saved.read_text()
-    menu(page, "Kernel", "Shut Down Kernel")
-    page.wait_for_timeout(1_000)
-    page.reload()
-    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=WAIT_MS)
-    idle(page)
+    reload(page)
     reloaded = page.locator(LINE)
     reloaded.last.wait_for(timeout=WAIT_MS)
     reloaded.last.scroll_into_view_if_needed()
@@ -427,13 +265,7 @@ def test_a_reopened_notebook_continues_its_conversation(browser: Any, lab: Lab) 
     for index in (0, 1, 2):
         run_cell(page, index)
     page.keyboard.press("Control+s")
-    menu(page, "Kernel", "Shut Down Kernel")
-    page.wait_for_timeout(1_000)
-    page.reload()  # the notebook reopened, its kernel new: Jupyter Server names the notebook
-    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=WAIT_MS)
-    idle(page)  # the new kernel is up and the notebook drawn: its cells stay attached
-    page.wait_for_function("() => document.querySelectorAll('.jp-Notebook .jp-Cell').length "
-                           "=== 4", timeout=WAIT_MS)
+    reload(page, cells=4)  # the notebook reopened, its kernel new: Jupyter Server names it
     for index in (0, 1):
         run_cell(page, index)
     asked = run_cell(page, 3).locator(".jp-OutputArea").inner_text()

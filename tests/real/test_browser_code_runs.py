@@ -3,34 +3,24 @@ the tool calls; the kernel runs the code): the chat cell shows the code, what it
 a DataFrame table, a figure from the inline backend and an error's traceback, before and
 after save → kernel shut down → reload; and the `ask` loop end to end — the question in
 JupyterLab's input box, the answer `c` putting the code in a new cell below, the user
-running it, the next chat carrying what it printed. Reuses test_browser.py's fixtures."""
+running it, the next chat carrying what it printed. The server, Chromium and the page
+helpers are the browser tests' (tests/real/lab.py)."""
 
 from __future__ import annotations
 
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
 
-from tests.real.test_browser import (  # noqa: F401  (fixtures, used by name)
-    ROOT,
-    WAIT_MS,
-    Lab,
-    browser,
-    chromium,
-    idle,
-    lab,
-    menu,
-    notebook,
-    open_notebook,
-    run_cell,
-)
+from tests.real import lab as shared
+from tests.real.lab import WAIT_MS, Lab, idle, notebook, open_notebook, reload, run_cell, save
 
+chromium, browser, lab = shared.chromium, shared.browser, shared.serving("lab")
 pytestmark = pytest.mark.real
-SCREENSHOT = ROOT / "docs" / "code-runs-in-jupyterlab.png"
+SCREENSHOT = Path(__file__).parents[2] / "docs" / "code-runs-in-jupyterlab.png"
 ANALYSIS = textwrap.dedent("""\
     import pandas as pd
     import matplotlib.pyplot as plt
@@ -74,16 +64,8 @@ def chat_cell_parts(cell: Any) -> dict[str, int]:
     }
 
 
-def save(page: Any, path: Path, index: int) -> None:
-    page.keyboard.press("Control+s")
-    deadline = time.monotonic() + 60
-    while not nbformat.read(path, as_version=4).cells[index].outputs:
-        assert time.monotonic() < deadline, "the notebook was not saved"
-        time.sleep(0.5)
-
-
 def test_the_models_code_and_its_outputs_show_in_the_chat_cell_and_survive_reload(
-        browser: Any, lab: Lab) -> None:  # noqa: F811
+        browser: Any, lab: Lab) -> None:
     path = lab.root / "analysis.ipynb"
     notebook(path, "%load_ext nbagent", session("auto", AUTO_STEPS),
              "%%chat\nchart revenue by region")
@@ -104,14 +86,10 @@ def test_the_models_code_and_its_outputs_show_in_the_chat_cell_and_survive_reloa
     cell.scroll_into_view_if_needed()
     cell.screenshot(path=str(SCREENSHOT))
 
-    save(page, path, 2)
+    save(page, path, "image/png")  # the chat cell's figure, its last output
     outputs = nbformat.read(path, as_version=4).cells[2].outputs
     assert any("image/png" in o.get("data", {}) for o in outputs)
-    menu(page, "Kernel", "Shut Down Kernel")
-    page.wait_for_timeout(1_000)
-    page.reload()
-    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=WAIT_MS)
-    idle(page)
+    reload(page)
     reloaded = page.locator(".jp-Notebook .jp-Cell").nth(2)
     reloaded.locator(".jp-OutputArea-output img").first.wait_for(timeout=WAIT_MS)
     assert chat_cell_parts(reloaded) == live
@@ -119,7 +97,7 @@ def test_the_models_code_and_its_outputs_show_in_the_chat_cell_and_survive_reloa
 
 
 def test_ask_puts_the_code_in_a_cell_the_user_runs_and_the_next_chat_sees_its_output(
-        browser: Any, lab: Lab) -> None:  # noqa: F811
+        browser: Any, lab: Lab) -> None:
     path = lab.root / "ask.ipynb"
     notebook(path, "%load_ext nbagent", session("ask", ASK_STEPS), "%%chat\nadd them up",
              "%%chat\nwhat did it print?",

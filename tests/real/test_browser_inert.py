@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from tests.notebook.test_render import PAYLOADS
-from tests.real import test_browser as shared
-from tests.real.test_browser import WAIT_MS, Lab, idle, notebook, open_notebook, run_cell
+from tests.real import lab as shared
+from tests.real.lab import WAIT_MS, Lab, idle, notebook, open_notebook, reload, run_cell, save
 
 # JupyterLab and Chromium as the other browser tests start them (module fixtures, by name).
-chromium, browser, lab = shared.chromium, shared.browser, shared.lab
+chromium, browser, lab = shared.chromium, shared.browser, shared.serving("lab")
 pytestmark = pytest.mark.real
 SHOTS = Path(__file__).parents[2] / "build" / "screenshots"
 
@@ -86,21 +86,6 @@ INSPECT_JS = """() => {
   }
   return found;
 }"""
-
-
-def save(page: Any, path: Path, needle: str) -> None:
-    page.keyboard.press("Control+s")
-    deadline = time.monotonic() + 60
-    while needle not in path.read_text():
-        assert time.monotonic() < deadline, "the notebook was not saved"
-        time.sleep(0.5)
-
-
-def reload(page: Any) -> None:
-    page.reload()
-    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=WAIT_MS)
-    idle(page)
-    page.wait_for_timeout(1_500)  # outputs drawn (and any handler they carry fired)
 
 
 def test_a_hostile_reply_runs_no_script_streaming_drawn_or_reloaded(

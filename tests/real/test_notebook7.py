@@ -5,42 +5,28 @@ line, no waiting line left behind — the first chat cell's meter, moved by the 
 Python, goes back to its own turn's numbers when the second chat cell runs, and save →
 kernel shut down → reload shows the same. A hostile reply runs no script
 while it streams, once drawn and hovered, or after a reload. One Notebook 7 server serves the
-module; Chromium and the cell helpers are test_browser's."""
+module; the server, Chromium and the cell helpers are the browser tests' (tests/real/lab.py)."""
 
 from __future__ import annotations
 
 import json
 import re
-import secrets
-import subprocess
-import sys
 import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
 
-from tests.real import test_browser as shared
-from tests.real.test_browser import (
-    LINE,
-    WAIT_MS,
-    Lab,
-    free_port,
-    idle,
-    menu,
-    notebook,
-    open_notebook,
-    run_cell,
-)
+from tests.real import lab as shared
+from tests.real.lab import CELL, LINE, WAIT_MS, Lab, idle, notebook, open_notebook, reload, save
+from tests.real.lab import run_cell as run
 from tests.real.test_browser_inert import CONTROL, FLAGS_JS, HOSTILE, INSPECT_JS, MODEL
 
 chromium, browser = shared.chromium, shared.browser  # module fixtures, used by name
+notebook7 = shared.serving("notebook")  # Notebook 7's own app, not JupyterLab
 pytestmark = pytest.mark.real
 SHOTS = Path(__file__).parents[2] / "build" / "screenshots"
-CELL = ".jp-Notebook .jp-Cell"
 
 SESSION = '''\
 import nbagent
@@ -77,53 +63,6 @@ PAYLOADS = ('<img src=x onerror="top.__pwned=1">\n\n<script>top.__pwned=1</scrip
             + HOSTILE)
 
 
-class Notebook7(Lab):
-    """Where Notebook 7 opens a notebook: /notebooks/<name> (it keeps no workspaces)."""
-
-    def url(self, name: str, workspace: str) -> str:
-        return f"{self.base}/notebooks/{name}?token={self.token}"
-
-
-@pytest.fixture(scope="module")
-def notebook7(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Notebook7]:
-    root = tmp_path_factory.mktemp("nb7")
-    settings = tmp_path_factory.mktemp("nb7-settings")
-    plugin = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
-    plugin.parent.mkdir(parents=True)
-    plugin.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-    port, token = free_port(), secrets.token_hex(16)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "notebook", "--no-browser", "--ip=127.0.0.1",
-         f"--port={port}", f"--IdentityProvider.token={token}",
-         f"--ServerApp.root_dir={root}", "--allow-root",
-         f"--JupyterNotebookApp.user_settings_dir={settings}",
-         f"--JupyterNotebookApp.workspaces_dir={tmp_path_factory.mktemp('nb7-workspaces')}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise RuntimeError("Notebook 7 did not start") from None
-                time.sleep(0.5)
-        yield Notebook7(base, token, root)
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-
-
-def run(page: Any, index: int, *, wait: bool = True) -> Any:
-    """test_browser's run_cell (which retries the scroll Notebook 7's redraws can break)."""
-    return run_cell(page, index, wait=wait)
-
-
 def story(page: Any, index: int) -> dict[str, Any]:
     """What one chat cell shows: its non-empty outputs' texts, the reply's emphasised word,
     the tool lines, the meter lines and any waiting line."""
@@ -152,23 +91,12 @@ def tokens(meter: str) -> int:
 
 def save_and_reload(page: Any, path: Path, cells: int, needle: str) -> None:
     """Save, shut the kernel down, reload the page: what shows now comes from the file."""
-    page.keyboard.press("Control+s")
-    deadline = time.monotonic() + 60
-    while needle not in path.read_text():
-        assert time.monotonic() < deadline, "the notebook was not saved"
-        time.sleep(0.5)
-    menu(page, "Kernel", "Shut Down Kernel")
-    page.wait_for_timeout(1_000)
-    page.reload()
-    page.locator(CELL).first.wait_for(timeout=WAIT_MS)
-    idle(page)
-    page.wait_for_function(f"(n) => document.querySelectorAll({json.dumps(CELL)}).length === n",
-                           arg=cells, timeout=WAIT_MS)
-    page.wait_for_timeout(1_500)  # outputs drawn (and any handler they carry fired)
+    save(page, path, needle)
+    reload(page, cells)
 
 
 def test_two_chats_tell_one_story_in_notebook7_and_keep_it_after_reload(
-        browser: Any, notebook7: Notebook7) -> None:
+        browser: Any, notebook7: Lab) -> None:
     path = notebook7.root / "invoices.ipynb"
     notebook(path, *CELLS)
     page = open_notebook(browser, notebook7, path.name, "")
@@ -212,7 +140,7 @@ def test_two_chats_tell_one_story_in_notebook7_and_keep_it_after_reload(
 
 
 def test_a_hostile_reply_runs_no_script_in_notebook7(
-        browser: Any, notebook7: Notebook7) -> None:
+        browser: Any, notebook7: Lab) -> None:
     path = notebook7.root / "hostile.ipynb"
     # The reply streams a few words at a time (the JupyterLab test's dripping model).
     notebook(path, "%load_ext nbagent", MODEL.format(text=json.dumps(PAYLOADS)),

@@ -1,33 +1,32 @@
 """A saved notebook is a record, in real JupyterLab 4 under headless Chromium: three chat
 cells with a pin, a compaction and a chat from Python code between them, run one by one;
 after save → kernel shut down → reload, each chat cell's meter line shows the numbers of
-its own turn (what it showed when its cell finished), not the newest state. Reuses the
-JupyterLab and browser fixtures of test_browser.py, with other chats, a 16K window and the
-dark theme."""
+its own turn (what it showed when its cell finished), not the newest state. JupyterLab,
+Chromium and the page helpers are the browser tests' (tests/real/lab.py); this module's
+chats have a 16K window and the dark theme."""
 
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 
-import nbformat
 import pytest
 
-from tests.real.test_browser import (  # noqa: F401  (fixtures, used by name)
+from tests.real import lab as shared
+from tests.real.lab import (
+    CELL,
     LINE,
     WAIT_MS,
     Lab,
-    browser,
-    chromium,
-    idle,
-    lab,
     menu,
     notebook,
     open_notebook,
+    reload,
     run_cell,
+    save,
 )
 
+chromium, browser, lab = shared.chromium, shared.browser, shared.serving("lab")
 pytestmark = pytest.mark.real
 
 SESSION = '''\
@@ -64,13 +63,13 @@ def tokens(text: str) -> int:
 
 
 def meter_of(page: Any, index: int) -> str:
-    line = page.locator(".jp-Notebook .jp-Cell").nth(index).locator(LINE)
+    line = page.locator(CELL).nth(index).locator(LINE)
     line.wait_for(timeout=WAIT_MS)
     return " ".join(line.inner_text().split())
 
 
 def test_each_chat_cell_keeps_the_meter_of_its_turn_after_save_and_reload(
-        browser: Any, lab: Lab) -> None:  # noqa: F811
+        browser: Any, lab: Lab) -> None:
     notebook(lab.root / "record.ipynb", *CELLS)
     page = open_notebook(browser, lab, "record.ipynb", "record")
     menu(page, "Settings", "Theme", "JupyterLab Dark")
@@ -90,19 +89,8 @@ def test_each_chat_cell_keeps_the_meter_of_its_turn_after_save_and_reload(
         assert re.match(r"\d+% context left until auto-compact ● \w[\w ]* [\d,]+ tokens · "
                         r"auto-compact at 13,\d{3}", text), text
 
-    page.keyboard.press("Control+s")
-    saved = lab.root / "record.ipynb"
-    deadline = time.monotonic() + 60
-    while nbformat.read(saved, as_version=4).cells[CHATS[-1]].outputs == []:
-        assert time.monotonic() < deadline, "the notebook was not saved"
-        time.sleep(0.5)
-    menu(page, "Kernel", "Shut Down Kernel")
-    page.wait_for_timeout(1_000)
-    page.reload()
-    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=WAIT_MS)
-    idle(page)
-    page.wait_for_function("(n) => document.querySelectorAll('.jp-Notebook .jp-Cell').length "
-                           "=== n", arg=len(CELLS), timeout=WAIT_MS)
+    save(page, lab.root / "record.ipynb", "last compaction L")  # the last chat cell's line
+    reload(page, len(CELLS))
     reloaded = {index: meter_of(page, index) for index in CHATS}
     assert reloaded == {**at_turn_end, CHATS[-1]: live}
     assert "model not found" not in page.locator(".jp-Notebook").inner_text()

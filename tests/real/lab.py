@@ -1,0 +1,241 @@
+"""What the browser tests share: a Jupyter server — JupyterLab 4 or Notebook 7, on 127.0.0.1
+with a token, started and stopped once per test module (`serving(app)`) — Debian's
+Chromium driven by Playwright (the `chromium` and `browser` module fixtures), notebooks
+written to disk (`notebook`), and what a test does on a page: open a notebook, run a cell,
+wait for the kernel, use a menu, save (`save`) and reopen (`reload`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+WAIT_MS = 120_000
+CELL = ".jp-Notebook .jp-Cell"
+LINE = ".jp-OutputArea-output > .nbagent-meter-body"  # a chat cell's meter: plain HTML
+# Each app: its name in messages, the app class that takes the settings options, and its
+# own options (JupyterLab's news and update checks would reach for the network).
+APPS = {
+    "lab": ("JupyterLab", "LabApp", ["--LabApp.news_url=",
+                                     "--LabApp.check_for_updates_class="
+                                     "jupyterlab.NeverCheckForUpdate"]),
+    "notebook": ("Notebook 7", "JupyterNotebookApp", []),
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def notebook(path: Path, *sources: str) -> None:
+    """Write a notebook of these code cells, on the python3 kernel."""
+    cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    made = nbformat.v4.new_notebook(cells=cells)
+    made.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                   "language": "python"}
+    nbformat.write(made, path)
+
+
+class Lab:
+    """A running Jupyter server: its address, token, root folder and app."""
+
+    def __init__(self, base: str, token: str, root: Path, app: str = "lab") -> None:
+        self.base, self.token, self.root, self.app = base, token, root, app
+
+    def url(self, name: str, workspace: str) -> str:
+        """Where `name` opens: in JupyterLab, in a workspace of its own (reset, so no
+        layout carries over); Notebook 7 keeps no workspaces."""
+        if self.app == "notebook":
+            return f"{self.base}/notebooks/{name}?token={self.token}"
+        return f"{self.base}/lab/workspaces/{workspace}/tree/{name}?reset&token={self.token}"
+
+
+@contextmanager
+def serve(app: str, root: Path, scratch: pytest.TempPathFactory) -> Iterator[Lab]:
+    """Run `jupyter <app>` on `root` with settings of its own (no news, no update check)
+    until the block ends."""
+    title, app_class, options = APPS[app]
+    settings = scratch.mktemp(f"{app}-settings")
+    plugin = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    port, token = free_port(), secrets.token_hex(16)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", app, "--no-browser", "--ip=127.0.0.1",
+         f"--port={port}", f"--IdentityProvider.token={token}",
+         f"--ServerApp.root_dir={root}", "--allow-root",
+         f"--{app_class}.user_settings_dir={settings}",
+         f"--{app_class}.workspaces_dir={scratch.mktemp(f'{app}-workspaces')}", *options],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError(f"{title} did not start") from None
+                time.sleep(0.5)
+        yield Lab(base, token, root, app)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def serving(app: str, prepare: Callable[[Path], None] | None = None) -> Any:
+    """A module fixture: `app` ("lab" or "notebook") serving a fresh folder, which
+    `prepare` fills first."""
+
+    @pytest.fixture(scope="module")
+    def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+        root = tmp_path_factory.mktemp(app)
+        if prepare is not None:
+            prepare(root)
+        with serve(app, root, tmp_path_factory) as lab:
+            yield lab
+
+    return running
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    """Debian's Chromium (Playwright cannot download its own browser here): installed
+    with apt when missing, as root or through sudo."""
+    if not Path(CHROMIUM).exists():
+        sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        for command in (
+            ["apt-get", "update", "-qq"],
+            ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "chromium"],
+        ):
+            done = subprocess.run([*sudo, *command], env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                pytest.fail(
+                    f"Chromium is needed at {CHROMIUM} and could not be installed "
+                    f"({' '.join(command)}: {done.stderr.strip()[-300:]}). Install it with: "
+                    "sudo apt-get install chromium"
+                )
+    return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def browser(chromium: str) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=chromium,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--no-first-run"],
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def open_notebook(browser: Any, lab: Lab, name: str, workspace: str) -> Any:
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=lab.base)
+    page = context.new_page()
+    page.goto(lab.url(name, workspace))
+    page.locator(CELL).first.wait_for(timeout=WAIT_MS)
+    idle(page)
+    return page
+
+
+def idle(page: Any) -> None:
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
+        timeout=WAIT_MS)
+
+
+def menu(page: Any, top: str, *items: str) -> None:
+    page.locator(".lm-MenuBar-itemLabel", has_text=top).first.click()
+    for item in items:
+        page.locator(".lm-Menu-itemLabel", has_text=item).first.click()
+
+
+PROMPT_JS = ("(index) => document.querySelectorAll('.jp-Notebook .jp-Cell')[index]"
+             ".querySelector('.jp-InputPrompt').textContent")
+
+
+def run_cell(page: Any, index: int, *, wait: bool = True) -> Any:
+    """Run one cell (Ctrl+Enter, again if the key was lost) and, with `wait`, until its
+    prompt shows a new execution count."""
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    cell = page.locator(CELL).nth(index)
+    # A notebook just opened may redraw a cell while it is scrolled to ("not attached to
+    # the DOM"); a scroll, unlike a second Ctrl+Enter, is safe to try again.
+    for attempt in range(3):
+        try:
+            cell.scroll_into_view_if_needed(timeout=15_000)
+            break
+        except PlaywrightError:
+            if attempt == 2:
+                raise
+            page.wait_for_timeout(500)
+    before = page.evaluate(PROMPT_JS, index)
+    started = f"(index) => {{ const p = ({PROMPT_JS})(index); return p !== {json.dumps(before)}" \
+              " && /\\[(\\d+|\\*)\\]/.test(p); }"
+    for attempt in range(3):
+        dialog = page.locator(".jp-Dialog")
+        assert not dialog.count(), f"JupyterLab shows a dialog: {dialog.first.inner_text()}"
+        cell.locator(".jp-InputArea-editor").click()
+        page.keyboard.press("Control+Enter")
+        try:
+            page.wait_for_function(started, arg=index, timeout=15_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+    if wait:
+        page.wait_for_function(f"(index) => /\\[\\d+\\]/.test(({PROMPT_JS})(index))",
+                               arg=index, timeout=WAIT_MS)
+        idle(page)
+    return cell
+
+
+def save(page: Any, path: Path, needle: str) -> None:
+    """Save the notebook (Ctrl+S) and wait until its file holds `needle`: outputs only
+    the last run wrote, so the file on disk is the one the page shows."""
+    page.keyboard.press("Control+s")
+    deadline = time.monotonic() + 60
+    while needle not in path.read_text():
+        assert time.monotonic() < deadline, "the notebook was not saved"
+        time.sleep(0.5)
+
+
+def reload(page: Any, cells: int | None = None) -> None:
+    """Shut the kernel down and reload the page: what shows now comes from the file (and,
+    with `cells`, once that many cells are drawn)."""
+    menu(page, "Kernel", "Shut Down Kernel")
+    page.wait_for_timeout(1_000)
+    page.reload()
+    page.locator(CELL).first.wait_for(timeout=WAIT_MS)
+    idle(page)  # the new kernel is up and the notebook drawn: its cells stay attached
+    if cells is not None:
+        page.wait_for_function(f"(n) => document.querySelectorAll({json.dumps(CELL)}).length"
+                               " === n", arg=cells, timeout=WAIT_MS)
+    page.wait_for_timeout(1_500)  # outputs drawn (and any handler they carry fired)
