@@ -77,7 +77,9 @@ def test_one_turn_with_a_tool_round_answers_each_question_at_most_once() -> None
     # before the first request), the tool call (the meter), its result (the mid-loop
     # check) and the answer (the meter). The other asks in between — the blocking check
     # before each request, the check before the second request, the meter after the tool
-    # round and at the end — find the history unchanged and read that count.
+    # round and at the end — find the history unchanged and read that count. The tool
+    # call's count is not superseded unseen: the meter shows it while the tool runs
+    # (test_the_meter_shows_the_turns_request_while_its_tool_runs), so 4, not 3.
     assert hits["count"] <= 4
 
 
@@ -139,3 +141,29 @@ def test_settings_are_one_object_until_a_variable_changes(
     monkeypatch.setenv("NBAGENT_KEEP_RECENT_TURNS", "5")
     assert nbagent.Settings.from_env() is not first
     assert nbagent.Settings.from_env().keep_recent_turns == 5
+
+
+def test_the_meter_shows_the_turns_request_while_its_tool_runs() -> None:
+    """While a tool runs (a long computation, an approval the user answers) the meter
+    shows the history as it is then — this turn's message and the tool call — not the end
+    of the previous turn: the recount after the tool-call message is what it shows."""
+    from nbagent.widgets import MeterLine
+
+    during: list[tuple[int, int]] = []
+
+    def slow_tool(x: int) -> str:
+        """Add one to x."""
+        reading = line.reading
+        assert reading is not None
+        during.append((reading.tokens, agent.context_state().tokens))
+        return str(x + 1)
+
+    agent = nbagent.Agent(model=ScriptedModel([reply("warm"), calls(("slow_tool", {"x": 1})),
+                                               reply("2")]),
+                          tools=[slow_tool], archive=False, namespace={})
+    agent.chat("hi")
+    line = MeterLine.follow(agent)
+    before = agent.context_state().tokens
+    agent.chat("add one to 1, " + "with a long explanation " * 60)
+    ((shown, now),) = during
+    assert shown == now > before + 200  # this turn's message is in what the meter shows
