@@ -3,8 +3,9 @@
 `set_current`) and which conversation a notebook continues (`notebook_path`,
 `notebook_key`, `linked_session`), what a turn returns and was billed (`ChatResult`,
 `Billing`), and the request path's parts (`with_context`, `CacheMemory`,
-`may_cut_silently`). Its folders have their own doors: `models`, `providers`, `tools`,
-`archive`, `mcp`. The package root `nbagent` re-exports what a user works with.
+`may_cut_silently`, `sees_images`). Its folders have their own doors: `models`,
+`providers`, `tools`, `archive`, `mcp`. The package root `nbagent` re-exports what a user
+works with.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
     from ._billing import Billing
     from ._current import current, new_session, reset, set_current
     from ._loop import ChatResult
-    from ._model_side import may_cut_silently
+    from ._model_side import may_cut_silently, sees_images
     from ._notebook_link import linked_session, notebook_key, notebook_path
     from ._request import CacheMemory, with_context
     from ._settings import Settings
@@ -44,6 +45,7 @@ __all__ = [
     "notebook_key",
     "notebook_path",
     "reset",
+    "sees_images",
     "set_current",
     "with_context",
 ]

@@ -5,7 +5,9 @@ bounded in characters and bytes (`PageBounds`), what the notebook shows the mode
 `notebook_state` block under `STATE_TITLE`, its `variable_lines`, one value's
 `describe_value`, `{name}`/`In[n]`/`Out[n]` references expanded) and the `run_code` tool's
 runs and answers (`code_runs`, `runs_as_cells`, the texts the model reads when code did
-not run). `nbagent.code` is the user's door to running code.
+not run) and the figures its code made, sent to a model that reads images (`attach_png`,
+`take_figures`, `images_message`, `without_images`). `nbagent.code` is the user's door to
+running code.
 """
 
 from __future__ import annotations
@@ -16,6 +18,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._builtin import BUILTIN_TOOLS, BuiltinTool, builtin_names, notebook_tools
     from ._context import ToolContext
+    from ._images import (
+        MAX_IMAGE_CHARS,
+        MAX_IMAGES,
+        Figure,
+        attach_png,
+        images_message,
+        take_figures,
+        without_images,
+    )
     from ._namespace import STATE_TITLE, notebook_state, variable_lines
     from ._paging import PageBounds
     from ._references import REFERENCE_CHARS, expand_cell_references
@@ -26,34 +37,41 @@ if TYPE_CHECKING:
 # The names load on first use, not here: the archive's record kinds import `_code_ran` from
 # this folder while `_builtin` imports the archive, so importing them here would turn that
 # into a circle between the two packages, whichever is entered first.
-_PARTS = ("._tool", "._builtin", "._context", "._namespace", "._paging", "._references",
-          "._run_code", "._values")
+_PARTS = ("._tool", "._builtin", "._context", "._images", "._namespace", "._paging",
+          "._references", "._run_code", "._values")
 
 __all__ = [
     "AS_CELL",
     "BUILTIN_TOOLS",
     "DECLINED",
+    "MAX_IMAGES",
+    "MAX_IMAGE_CHARS",
     "NO_ONE",
     "OFF",
     "REFERENCE_CHARS",
     "STATE_TITLE",
     "BuiltinTool",
+    "Figure",
     "HandOver",
     "OutputStore",
     "PageBounds",
     "Tool",
     "ToolContext",
     "as_tool",
+    "attach_png",
     "builtin_names",
     "code_runs",
     "describe_value",
     "expand_cell_references",
+    "images_message",
     "notebook_state",
     "notebook_tools",
     "run_tool",
     "runs_as_cells",
+    "take_figures",
     "tool",
     "variable_lines",
+    "without_images",
 ]
 
 
