@@ -10,7 +10,7 @@ import random
 from typing import Any
 
 from nbagent.compaction import extract_floor, session_memory_compact
-from nbagent.engine._markers import is_memory
+from nbagent.engine._markers import NOTE_HEADER, is_memory
 from nbagent.engine._tokens import estimate_tokens
 from nbagent.engine.compaction._floor import (
     RESULTS_SHARE,
@@ -90,6 +90,13 @@ def test_what_makes_a_result_computed() -> None:
     assert [r.startswith(COMPUTED) for r in results] == [True, True, False, False, False]
 
 
+def test_a_figure_the_kernel_note_showed_is_computed_too() -> None:
+    note = {"role": "user", "content": f"{NOTE_HEADER}\nmerged: DataFrame (4812, 12)"}
+    floor = extract_floor([SYSTEM, note, {"role": "user", "content": "How many rows now?"},
+                           {"role": "assistant", "content": "merged has 4,812 rows now."}])
+    assert floor.results == (f"{COMPUTED}merged has 4,812 rows now.",)
+
+
 def test_a_computed_mean_reported_early_survives_a_hundred_exploration_answers() -> None:
     messages = [SYSTEM, *computed_mean(), *explorations(100)]
     text = render_floor(extract_floor(messages), floor_budget(TRIGGER))
@@ -122,6 +129,8 @@ def test_the_same_subject_with_the_same_figures_is_kept_once() -> None:
         MEAN, "the mean quantity over merged is 126.41."]  # another subject
     assert collapse([MEAN, "the mean unit_price over merged is 98.20."]) == [
         MEAN, "the mean unit_price over merged is 98.20."]  # another figure
+    assert collapse(["col_1 has mean 3.5.", "col_2 has mean 3.5."]) == [
+        "col_1 has mean 3.5.", "col_2 has mean 3.5."]  # names that differ by a digit
     assert collapse([f"{COMPUTED}The mean is 126.41.", MEAN]) == [f"{COMPUTED}{MEAN}"]
     replies = [{"role": "assistant", "content": f"Region r_{i} holds {i}.5% of the orders."}
                for i in range(12)]

@@ -30,7 +30,8 @@ from . import _identifiers as ids
 from ._evidence import NOTES_ONLY_HEADING, fenced, read_notes_only, words
 from ._render import _text
 from ._results import results_in
-from ._results_kept import Outputs, choose, collapse, marked
+from ._results_kept import Outputs, marked
+from ._results_kept import kept as kept_results
 from ._users import decides, fit_users, shorten_user_message
 
 __all__ = ["Floor", "decides", "extract_floor", "floor_budget", "render_floor",
@@ -169,7 +170,7 @@ def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
     ranked = sorted(real, key=lambda name: found[name])  # stable: first seen first
     return Floor(_unique(users, keep_repeats=True), tuple(ranked[:MAX_NAMES]),
                  _unique([*errors, *mentions])[:MAX_ERRORS],
-                 tuple(choose(collapse(_unique(results)), MAX_RESULTS)))
+                 tuple(kept_results(_unique(results), MAX_RESULTS)))
 
 
 def digest(content: str, max_chars: int = 400) -> str:
@@ -293,7 +294,7 @@ def render_floor_parts(
     errors = _take(floor.error_lines,
                    max(budget * ERRORS_SHARE, budget - users_cost - names_cost), _error_cost)
     errors_cost = sum(map(_error_cost, errors))
-    results = choose(collapse(floor.results), budget * RESULTS_SHARE, _error_cost)
+    results = kept_results(floor.results, budget * RESULTS_SHARE, _error_cost)
     users_budget = budget - names_cost - errors_cost
     users = fit_users(list(floor.user_messages), users_budget, keep_first, keep_last,
                       whole_first)

@@ -17,9 +17,10 @@ from ._results import FINDING
 # the next compaction. The model reads it too: that figure came from an output.
 COMPUTED = "(computed) "
 MAX_DECIMALS = 8  # an output's decimals looked at when a reply rounds its figure
+MAX_COMPARED = 240  # results compared for near-duplicates (bounds the pairwise work)
 
 _NUMBER = re.compile(r"(?<![\w.])[-+−]?\d[\d,]*(?:\.\d+)?(?![\w])")
-_WORD = re.compile(r"[A-Za-z][A-Za-z_\-']+")
+_WORD = re.compile(r"[A-Za-z][\w\-']*")  # a name's digits are part of it: col_1 is not col_2
 
 
 def _plain(figure: str) -> str:
@@ -152,3 +153,12 @@ def choose(results: Sequence[str], limit: float, cost: Callable[[str], float] = 
         chosen.add(index)
         used += spent
     return [r for i, r in enumerate(results) if i in chosen]
+
+
+def kept(results: Sequence[str], limit: float, cost: Callable[[str], float] = lambda _: 1
+         ) -> list[str]:
+    """`choose` among `results` once near-duplicates are collapsed. Only the first
+    `MAX_COMPARED` by rank are compared (the pairs grow as the square): a long session's
+    other results past those would not be chosen anyway."""
+    pool = choose(results, MAX_COMPARED) if len(results) > MAX_COMPARED else results
+    return choose(collapse(pool), limit, cost)
