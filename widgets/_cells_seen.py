@@ -1,6 +1,6 @@
 """The cells the user runs, recorded for the agent's next turn: `CellLog` hooks IPython's
 pre/post_run_cell events and keeps each cell's code, what it printed (a bounded copy of
-the kernel's stdout and stderr through their `echo`), its value and its error; the next
+the kernel's stdout and stderr through their hooks), its value and its error; the next
 chat carries them (`noted`) as a note before the message. Taking them is a transaction:
 they are the note's once its user message is in the history, and go back for the next
 chat when the chat failed before that (a `BusyError`, a failure before sending); re-running
@@ -10,9 +10,10 @@ nbagent's own magics are not recorded; the `see_cells` setting turns the note of
 
 from __future__ import annotations
 
+import functools
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +43,7 @@ class CellLog:
     def __init__(self) -> None:
         self.cells: list[RanCell] = []
         self._printed: BoundedText | None = None
-        self._streams: list[Any] = []
+        self._watched: list[tuple[Any, Callable[[Any], Any]]] = []  # (stream, its hook)
         self._carried: dict[str, Taken] = {}  # exchange (cell id) → what its message holds
 
     def pre_run_cell(self, info: Any) -> None:
@@ -51,12 +52,13 @@ class CellLog:
             return
         self._printed = BoundedText(PRINTED_CHARS // 2, PRINTED_CHARS // 2)
         for stream in (sys.stdout, sys.stderr):
-            # ipykernel's streams copy what they are given to `echo` (None when unused)
-            if hasattr(stream, "echo") and stream.echo is None:
-                stream.echo = self._printed
-                self._streams.append(stream)
+            hook = _watch(stream, self._printed)
+            if hook is not None:
+                self._watched.append((stream, hook))
 
     def post_run_cell(self, result: Any) -> None:
+        for stream, _ in self._watched:
+            stream.flush()  # what the cell printed reaches its hook (it waits for the send)
         printed, self._printed = self._printed, None
         self._release()
         info = getattr(result, "info", None)
@@ -72,10 +74,9 @@ class CellLog:
         del self.cells[:-KEEP_CELLS]
 
     def _release(self) -> None:
-        for stream in self._streams:
-            if stream.echo is self._printed or isinstance(stream.echo, BoundedText):
-                stream.echo = None
-        self._streams = []
+        for stream, hook in self._watched:
+            _in_io_thread(stream, functools.partial(stream.unregister_hook, hook))
+        self._watched = []
 
     def take(self, agent: Agent, exchange: str | None) -> Taken:
         """The cells for a chat in `exchange`: those run since the last chat took them,
@@ -119,6 +120,30 @@ def _text(value: Any) -> str:
         return repr(value)
     except Exception as error:
         return f"(a {type(value).__name__} whose repr raised {type(error).__name__})"
+
+
+def _watch(stream: Any, printed: BoundedText) -> Callable[[Any], Any] | None:
+    """Copy what the running cell prints on `stream` (an ipykernel `OutStream`; None for
+    any other) into `printed` through the stream's own hooks, which see each message it
+    sends: only those of the cell's request, passed on unchanged."""
+    if not callable(getattr(stream, "register_hook", None)) or \
+            getattr(stream, "pub_thread", None) is None:
+        return None
+    request = (getattr(stream, "parent_header", None) or {}).get("msg_id")
+
+    def hook(message: Any) -> Any:
+        if (message.get("parent_header") or {}).get("msg_id") == request:
+            printed.write(str(message.get("content", {}).get("text", "")))
+        return message
+
+    _in_io_thread(stream, functools.partial(stream.register_hook, hook))
+    return hook
+
+
+def _in_io_thread(stream: Any, call: Callable[[], Any]) -> None:
+    # a stream's hooks are thread-local and its sends run in its IO thread: (un)register
+    # there, in order with the flushes scheduled after (at once when that thread is gone)
+    stream.pub_thread.schedule(call)
 
 
 LOG = CellLog()

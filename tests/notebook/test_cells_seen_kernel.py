@@ -72,3 +72,20 @@ def test_a_failed_chat_cell_run_again_still_sends_the_cells(client: Any) -> None
     again = "\n".join(str(m["content"] or "") for m in value(client, "model.requests[-1]"))
     assert again.count(NOTE) == 1 and again.count("the answer is 42") == 1
     assert value(client, "len(model.steps)") == 0
+
+
+def test_what_a_cell_printed_on_both_streams_is_seen_bounded(client: Any) -> None:
+    """The kernel's streams hand each message they send to the hooks the log registers:
+    stdout and stderr both reach the note, a flood only by its head and tail, and the
+    front end still receives all of it."""
+    run(client, SETUP.replace('provider_error(400, "Invalid request: unsupported parameter"),',
+                              ""), "cell-setup")
+    flood = "import sys\nprint('first line')\nprint('x' * 100_000)\n" \
+        "print('to stderr', file=sys.stderr)\nprint('last line')"
+    shown = run(client, flood, "cell-a")
+    streamed = "".join(m["content"].get("text", "") for m in shown if m["msg_type"] == "stream")
+    assert streamed.count("x") >= 100_000  # the hooks pass every message on
+    run(client, "%%chat\nwhat did it print?", "cell-b")
+    sent = "\n".join(str(m["content"] or "") for m in value(client, "model.requests[-1]"))
+    assert "first line" in sent and "to stderr" in sent and "last line" in sent
+    assert sent.count("x" * 50) < 100_000 // 50  # bounded: the middle is cut

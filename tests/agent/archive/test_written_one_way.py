@@ -30,9 +30,6 @@ STILL_ASSIGNED = {
     # an embedded model built before the agent existed (a found GGUF's `model()`) gets the
     # agent's status hook; `chat_model` builds the others with it
     "nbagent/agent/_agent.py: model.on_status",
-    # ipykernel's OutStream copies what it is written to `echo`, set only when it is
-    # built; its `register_hook` is thread-local and its flush runs in the IO thread
-    "widgets/_cells_seen.py: stream.echo",
     # markdown-it-py's documented way to choose which links render (no constructor option)
     "widgets/_render.py: md.validateLink",
 }
