@@ -94,7 +94,10 @@ def write_notebooks(root: Path) -> None:
         "%%chat\nhello",
         "%%chat\nanswer slowly",
         "%%chat\nafter the interrupt",
-        'print("hello asked", [m["content"] for m in nbagent.current().history\n'
+        # the user's own words: the first chat's message also carries the note of the
+        # cells run before it (the model code), and a re-run sends that note again
+        'print("hello asked", [m["content"].rsplit("\\n\\n", 1)[-1]\n'
+        '                      for m in nbagent.current().history\n'
         '                      if m["role"] == "user"].count("hello"), "times")',
     )
 
