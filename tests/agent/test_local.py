@@ -14,12 +14,11 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, History, ModelCallError, Settings, Usage, estimate_tokens
-from nbagent.agent._agent import DEFAULT_SYSTEM
-from nbagent.agent.models._server_info import probe_window
-from nbagent.agent.tools._builtin import notebook_tools
-from nbagent.agent.tools._tool import OutputStore, Tool
+from nbagent.agent import DEFAULT_SYSTEM
+from nbagent.agent.models import probe_window
+from nbagent.agent.tools import OutputStore, Tool, notebook_tools
 from nbagent.demo import SYSTEM, sales_tools
-from nbagent.engine._tracker import TokenTracker
+from nbagent.engine import TokenTracker
 from nbagent.local import (
     TOOL_CALLING_FORMAT,
     LocalModel,
