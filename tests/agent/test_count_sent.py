@@ -30,7 +30,7 @@ def count_of(messages: list[dict[str, object]], tools: list[dict[str, object]],
                    "(AgentModel._count), outside this change's files: it counts the history "
                    "as stored, images included, for every model")
 def test_after_a_switch_to_a_model_without_images_the_count_is_the_cleared_text() -> None:
-    from nbagent.agent.tools._images import without_images
+    from nbagent.agent.tools import without_images
 
     previous = use_code_runner(FigureRunner())
     try:

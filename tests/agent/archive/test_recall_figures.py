@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from nbagent.agent.archive import Archive, recall
-from nbagent.agent.tools._images import Figure, images_message
+from nbagent.agent.tools import Figure, images_message
 
 
 def real_png(width_in: float, height_in: float) -> str:

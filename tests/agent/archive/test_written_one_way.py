@@ -15,10 +15,9 @@ from typing import Any
 import pytest
 
 import nbagent
-from nbagent.agent.archive._kinds import BY_KIND, RecordKind, ReplayState
-from nbagent.agent.archive._replay import replay
-from nbagent.agent.tools._code_runner import PlainRunner
-from nbagent.agent.tools._run_code import code_runs
+from nbagent.agent.archive import BY_KIND, RecordKind, ReplayState, replay
+from nbagent.agent.tools import code_runs
+from nbagent.code import PlainRunner
 from nbagent.testing import Archive, ScriptedModel, ScriptedSummarizer, calls, reply
 from tests.helpers import nine_sections
 
