@@ -31,6 +31,7 @@ from .models._server_info import (
     probe_window,
     runtime_base,
 )
+from .tools._images import without_images
 
 Message = dict[str, Any]
 
@@ -179,9 +180,20 @@ class AgentModel:
                 cached[2] is schemas and cached[3] is agent.model and cached[4] is tracker \
                 and cached[5] == exact:
             return int(cached[6])
-        count = self._count(history, tracker, schemas, exact)
+        count = self._count(self._as_sent(history), tracker, schemas, exact)
         self._counted = (weakref.ref(history), key, schemas, agent.model, tracker, exact, count)
         return count
+
+    def _as_sent(self, history: History) -> History:
+        """`history` as the request carries it to this model: a round's figures go as their
+        cleared text to a model that reads no images (one chosen after they were sent)."""
+        if sees_images(self._agent.model):
+            return history
+        sent = without_images(history.messages)
+        # a copy only when there is something to clear; the tracker's anchor (the last real
+        # usage) belongs to the stored history, so a copy is estimated whole — the anchor was
+        # another model's usage anyway, since a model that saw the figures read them
+        return history if sent is history.messages else History(sent)
 
     def _count(self, history: History, tracker: TokenTracker, schemas: list[dict[str, Any]],
                exact: Callable[..., int] | None) -> int:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import pytest
-
 from nbagent.code import use_code_runner
 from nbagent.engine import (
     REPLY_PRIMING,
@@ -25,10 +23,6 @@ def count_of(messages: list[dict[str, object]], tools: list[dict[str, object]],
     return sum(count_message_tokens(m, counter) for m in messages) + \
         count_tools_tokens(tools, counter) + REPLY_PRIMING
 
-
-@pytest.mark.xfail(strict=True, reason="the count is made in nbagent/agent/_model_side.py "
-                   "(AgentModel._count), outside this change's files: it counts the history "
-                   "as stored, images included, for every model")
 def test_after_a_switch_to_a_model_without_images_the_count_is_the_cleared_text() -> None:
     from nbagent.agent.tools import without_images
 
