@@ -21,19 +21,19 @@ from ._probe_http import Deadline, client, gather_bounded, get_json, run_bounded
 from ._server_info import (
     LLAMA_CPP_PYTHON_DEFAULT,
     ServerWindow,
+    WindowReader,
     is_llama_cpp_python,
     llama_cpp_props,
+    llama_cpp_python_window,
+    llama_cpp_window,
+    lm_studio_served_window,
     lm_studio_window,
     ollama_shown,
+    ollama_window,
     positive_int,
+    vllm_window,
 )
 
-DEFAULT_SERVERS = {  # runtime -> where it listens by default
-    "Ollama": "http://127.0.0.1:11434",
-    "LM Studio": "http://127.0.0.1:1234",
-    "llama.cpp server": "http://127.0.0.1:8080",
-    "vLLM": "http://127.0.0.1:8000",
-}
 PROBE_S = 0.3  # one request of a probe, at most (connect, headers and body together)
 SERVER_BUDGET_S = 1.0  # everything asked of one server, at most (all servers at once)
 MAX_SHOWN = 16  # Ollama models asked about (/api/show), at most
@@ -151,11 +151,33 @@ def openai_compatible(runtime: str) -> Probe:
     return probe
 
 
-PROBES: dict[str, Probe] = {
-    "Ollama": probe_ollama, "LM Studio": probe_lm_studio,
-    "llama.cpp server": openai_compatible("llama.cpp server"),
-    "vLLM": openai_compatible("vLLM"),
-}
+@dataclass(frozen=True)
+class Runtime:
+    """One local runtime: the only place it is named. Discovery probes each row that has a
+    `port` with its `probe`; a session asks each row's `window` reader in the table's order
+    (`_server_info.probe_window`) until one answers. Adding a runtime is one row here, its
+    reader (and its probe, unless an existing probe recognises it), and its stub in
+    tests/agent/models/test_runtime_table.py."""
+
+    name: str
+    port: int | None  # where it listens by default (None: found on another row's port)
+    probe: Probe | None  # discovery's look at that port (None: another row's probe names it)
+    window: WindowReader  # the window it serves a model with, from its own endpoints
+
+
+# The order is the window probe's: the most certain answer first (llama.cpp's /props is the
+# served n_ctx; llama-cpp-python's row only assumes its default, so it comes last).
+RUNTIMES: tuple[Runtime, ...] = (
+    Runtime("llama.cpp server", 8080, openai_compatible("llama.cpp server"), llama_cpp_window),
+    Runtime("vLLM", 8000, openai_compatible("vLLM"), vllm_window),
+    Runtime("LM Studio", 1234, probe_lm_studio, lm_studio_served_window),
+    Runtime("Ollama", 11434, probe_ollama, ollama_window),
+    # its default port is vLLM's: the OpenAI-compatible probe names it by its listing
+    Runtime("llama-cpp-python server", None, None, llama_cpp_python_window),
+)
+DEFAULT_SERVERS = {  # runtime -> where it listens by default
+    r.name: f"http://127.0.0.1:{r.port}" for r in RUNTIMES if r.port is not None}
+PROBES: dict[str, Probe] = {r.name: r.probe for r in RUNTIMES if r.probe is not None}
 
 
 def is_loopback_root(root: str) -> bool:

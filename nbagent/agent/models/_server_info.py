@@ -14,7 +14,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -184,23 +184,64 @@ def _data(answer: Any) -> list[Any]:
     return data if isinstance(data, list) else []
 
 
+class Asked:
+    """One server's answers during one window probe: each endpoint is asked at most once,
+    however many runtimes' readers read it (vLLM's and llama-cpp-python's both read
+    /v1/models)."""
+
+    def __init__(self, http: httpx.AsyncClient, root: str, deadline: Deadline) -> None:
+        self.http, self.root, self.deadline = http, root, deadline
+        self._answers: dict[tuple[str, str], Any] = {}
+
+    async def get(self, path: str, body: Mapping[str, Any] | None = None) -> Any:
+        key = (path, repr(body))
+        if key not in self._answers:
+            self._answers[key] = await get_json(self.http, f"{self.root}{path}",
+                                                self.deadline, body)
+        return self._answers[key]
+
+
+WindowReader = Callable[[Asked, tuple[str, ...]], Awaitable["ServerWindow | None"]]
+
+
 async def _ask(http: httpx.AsyncClient, root: str, names: tuple[str, ...],
                deadline: Deadline) -> ServerWindow | None:
-    # llama.cpp first: its /props is the only answer that is certainly the served n_ctx
-    found = llama_cpp_props(await get_json(http, f"{root}/props", deadline))
-    if found is not None:
-        return found
-    listed = _data(await get_json(http, f"{root}/v1/models", deadline))
-    entry = _pick(listed, names, "id")
+    # The runtime table's rows hold discovery's probes, which read this module's readers:
+    # imported here, not at the top, so the two modules do not import each other at load.
+    from ._local_runtimes import RUNTIMES
+
+    asked = Asked(http, root, deadline)
+    for runtime in RUNTIMES:  # in the table's order: the most certain answer first
+        found = await runtime.window(asked, names)
+        if found is not None:
+            return found
+    return None
+
+
+async def llama_cpp_window(asked: Asked, names: tuple[str, ...]) -> ServerWindow | None:
+    """llama.cpp's /props: the only answer that is certainly the served n_ctx."""
+    return llama_cpp_props(await asked.get("/props"))
+
+
+async def vllm_window(asked: Asked, names: tuple[str, ...]) -> ServerWindow | None:
+    """vLLM's /v1/models entry for the model: `max_model_len`."""
+    entry = _pick(_data(await asked.get("/v1/models")), names, "id")
     window = positive_int(entry.get("max_model_len")) if entry is not None else None
-    if window:
-        return ServerWindow(window, "vLLM /v1/models max_model_len")
-    found = _lm_studio(_data(await get_json(http, f"{root}/api/v0/models", deadline)), names)
-    if found is None:
-        found = await _ollama(http, root, names, deadline)
-    if found is None and any(is_llama_cpp_python(e) for e in listed):
-        found = LLAMA_CPP_PYTHON_DEFAULT
-    return found
+    return ServerWindow(window, "vLLM /v1/models max_model_len") if window else None
+
+
+async def lm_studio_served_window(asked: Asked, names: tuple[str, ...]
+                                  ) -> ServerWindow | None:
+    """LM Studio's /api/v0/models entry for the model (or the only one loaded)."""
+    return _lm_studio(_data(await asked.get("/api/v0/models")), names)
+
+
+async def llama_cpp_python_window(asked: Asked, names: tuple[str, ...]
+                                  ) -> ServerWindow | None:
+    """llama-cpp-python's server says no window: recognised by its listing, its default
+    n_ctx is assumed (last: any runtime that says a number is more certain)."""
+    listed = _data(await asked.get("/v1/models"))
+    return LLAMA_CPP_PYTHON_DEFAULT if any(is_llama_cpp_python(e) for e in listed) else None
 
 
 def is_llama_cpp_python(entry: Any) -> bool:
@@ -240,11 +281,11 @@ def lm_studio_window(entry: Mapping[str, Any]) -> ServerWindow | None:
     return None
 
 
-async def _ollama(http: httpx.AsyncClient, root: str, names: tuple[str, ...],
-                  deadline: Deadline) -> ServerWindow | None:
+async def ollama_window(asked: Asked, names: tuple[str, ...]) -> ServerWindow | None:
+    """Ollama's /api/ps (the context it allocated, once loaded), else /api/show."""
     name = names[-1]  # Ollama knows its models without litellm's prefix
     listed_as = {name, name if ":" in name else f"{name}:latest"}  # "llama3" is "llama3:latest"
-    running = await get_json(http, f"{root}/api/ps", deadline)
+    running = await asked.get("/api/ps")
     models = running.get("models") if isinstance(running, Mapping) else None
     if isinstance(models, list):
         entry = next((m for m in models if isinstance(m, Mapping)
@@ -252,7 +293,7 @@ async def _ollama(http: httpx.AsyncClient, root: str, names: tuple[str, ...],
         allocated = positive_int(entry.get("context_length")) if entry is not None else None
         if allocated:
             return ServerWindow(allocated, "Ollama /api/ps context_length (as loaded)")
-    shown = await get_json(http, f"{root}/api/show", deadline, {"model": name})
+    shown = await asked.get("/api/show", {"model": name})
     return ollama_shown(shown) if isinstance(shown, Mapping) else None
 
 
