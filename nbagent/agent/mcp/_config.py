@@ -126,7 +126,7 @@ def server_spec(name: str, raw: ServerSpec | Mapping[str, Any]) -> ServerSpec:
         raise McpConfigError(f"MCP server {name!r}: expected an object with 'command' or 'url', "
                              f"got {type(raw).__name__}")
     fields = {key: value for key, value in raw.items()
-              if key != "disabled" and key not in _PASSED_OVER}
+              if key not in DISABLED_FORMS and key not in _PASSED_OVER}
     kind = fields.get("type")
     if "envFile" in fields:
         fields["env"] = {**_env_file(name, fields.pop("envFile")), **dict(fields.get("env") or {})}
@@ -161,14 +161,28 @@ def _env_file(name: str, path: Any) -> dict[str, str]:
     return {key: value for key, value in dotenv_values(file).items() if value is not None}
 
 
+# The forms that switch an entry off: key -> the value that does. The one table for both
+# paths — a mapping given in code (`server_specs`) and a config file (`read_mcp_config`) —
+# and for `server_spec`, which drops these keys: a new form (another client's
+# `"enabled": false`) is one row here, never one path only (the other would start a server
+# its config marks off).
+DISABLED_FORMS: dict[str, Any] = {"disabled": True}
+
+
+def is_disabled(raw: Any) -> bool:
+    """True for an entry its config switches off (any of `DISABLED_FORMS`)."""
+    return isinstance(raw, Mapping) and any(
+        key in raw and raw[key] is value for key, value in DISABLED_FORMS.items())
+
+
 def server_specs(servers: Mapping[str, ServerSpec | Mapping[str, Any]]) -> dict[str, ServerSpec]:
-    """Every enabled server of a name → spec mapping, checked (`"disabled": true` skips
+    """Every enabled server of a name → spec mapping, checked (`is_disabled` skips
     one); the first unusable one raises `McpConfigError`."""
     specs: dict[str, ServerSpec] = {}
     for name, raw in servers.items():
         if not isinstance(name, str) or not name.strip():
             raise McpConfigError(f"MCP server names must be non-empty text, got {name!r}")
-        if isinstance(raw, Mapping) and raw.get("disabled") is True:
+        if is_disabled(raw):
             continue
         specs[name] = server_spec(name, raw)
     return specs
@@ -216,7 +230,7 @@ def read_mcp_config(path: str | Path) -> McpConfig:
     for name, raw in servers.items():
         if not isinstance(name, str) or not name.strip():
             config.skipped[str(name)] = "a server name must be non-empty text"
-        elif isinstance(raw, Mapping) and raw.get("disabled") is True:
+        elif is_disabled(raw):
             config.skipped[name] = "disabled in the config"
         else:
             try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,7 @@ from nbagent.agent.mcp import (
     server_spec,
     server_specs,
 )
+from nbagent.agent.mcp._config import DISABLED_FORMS, is_disabled
 from nbagent.mcp import McpConfigError
 
 
@@ -155,3 +157,16 @@ def test_a_settings_file_with_an_mcp_section(tmp_path: Path) -> None:
     config = tmp_path / "settings.json"
     config.write_text('{"editor.fontSize": 14, "mcp": {"servers": {"a": {"command": "a"}}}}')
     assert list(read_mcp_config(config).servers) == ["a"]
+
+
+@pytest.mark.parametrize(("key", "off"), list(DISABLED_FORMS.items()))
+def test_both_paths_agree_on_every_disabled_form(tmp_path: Path, key: str, off: Any) -> None:
+    # a mapping given in code and a config file: one rule (is_disabled), each form of it
+    entries = {"off": {"command": "x", key: off}, "on": {"command": "y", key: not off}}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": entries}))
+    read = read_mcp_config(config)
+    assert is_disabled(entries["off"]) and not is_disabled(entries["on"])
+    assert list(server_specs(entries)) == list(read.servers) == ["on"]
+    assert read.skipped == {"off": "disabled in the config"}
+    assert server_specs(entries)["on"] == read.servers["on"]  # the switch key is not a field
