@@ -23,10 +23,11 @@ from ._model_side import AgentModel
 from ._resume import resume
 from ._session import Session
 from ._settings import Settings
-from ._texts import DEFAULT_SYSTEM, NOTICE
+from ._texts import DEFAULT_SYSTEM, LOADING_PROVIDER, NOTICE
 from ._toolbox import Toolbox
 from .archive._archive import data_dir
 from .models._discovery import find_local_models, first_run_notice
+from .models._litellm import import_pending
 from .models._llm import ChatModel, RetryPolicy
 from .models._resolve import LOCAL_MODEL, EmbeddedModel, chat_model
 from .tools._builtin import builtin_names
@@ -223,6 +224,8 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         `BusyError` while another chat runs. Whatever ends a turn early, even an
         interrupt, leaves a valid history.
         """
+        if import_pending():  # begun at %load_ext moments ago: say why the chat is quiet
+            self.events.emit(Status(LOADING_PROVIDER))
         self._answers.probe()
         starting = self.toolbox.unlisted_servers()
         if starting:

@@ -16,6 +16,7 @@ from ..engine._window import WindowInfo
 from .archive._redact import redact
 from .providers._errors import auth_hint
 
+LOADING_PROVIDER = "loading the provider library (litellm), once per kernel…"
 NOTICE = ("answers come from the embedded SmolLM2-135M, a very small model (no API key, no "
           "network); agent.use_model(NAME) picks any litellm model")
 DEFAULT_SYSTEM = (

@@ -75,6 +75,32 @@ def test_a_chat_that_needs_litellm_during_the_import_gets_the_whole_module(
     assert result == {"completion": True, "quiet": True}
 
 
+def test_a_chat_that_waits_for_the_import_says_so_first_and_only_then(tmp_path: Path) -> None:
+    result, _ = python("""
+        from nbagent import Agent
+        from nbagent.testing import ScriptedModel, reply
+        gate = threading.Event()
+        real = door._import_quietly
+        door._import_quietly = lambda: (gate.wait(), real())  # an import still under way
+        door.import_in_background()
+        agent = Agent(model=ScriptedModel([reply("one"), reply("two")]), archive=False,
+                      namespace={})
+        seen = []
+        agent.events.subscribe(lambda event: seen.append(getattr(event, "text", "")))
+        first = agent.chat("hello").text
+        lines = [line for line in seen if "provider library" in line]
+        gate.set()
+        [t.join() for t in threading.enumerate() if t.name == "nbagent-import-litellm"]
+        seen.clear()
+        agent.chat("again")
+        print(json.dumps({"first": first, "lines": lines,
+                          "later": [line for line in seen if "provider library" in line]}))
+    """, tmp_path)
+    assert result["first"] == "one"
+    assert result["lines"] == ["loading the provider library (litellm), once per kernel…"]
+    assert result["later"] == []  # imported: the next chat has nothing to wait for
+
+
 def test_an_import_that_fails_fails_neither_the_load_nor_anything_after_it(
         tmp_path: Path) -> None:
     result, stderr = python("""

@@ -60,3 +60,9 @@ def import_in_background() -> threading.Thread | None:
             return None
         _importing = thread
         return thread
+
+
+def import_pending() -> bool:
+    """True while the background import runs: a chat starting now waits for it."""
+    thread = _importing
+    return thread is not None and thread.is_alive()
