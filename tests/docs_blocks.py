@@ -18,6 +18,7 @@ from pathlib import Path
 
 from nbagent.widgets import ChatMagics, _parse
 
+from nbagent.agent.models._local_runtimes import describe_runtimes
 from nbagent.agent.tools._builtin import describe_builtin_tools
 from nbagent.compaction import describe_ladder
 
@@ -98,6 +99,8 @@ BLOCKS = (
     Block("built-in tools", "tools.md",
           "nbagent.agent.tools._builtin.describe_builtin_tools", describe_builtin_tools),
     Block("magics", "configuration.md", "tests.docs_blocks.describe_magics", describe_magics),
+    Block("runtimes", "models.md", "nbagent.agent.models._local_runtimes.describe_runtimes",
+          describe_runtimes),
 )
 
 

@@ -180,6 +180,19 @@ DEFAULT_SERVERS = {  # runtime -> where it listens by default
 PROBES: dict[str, Probe] = {r.name: r.probe for r in RUNTIMES if r.probe is not None}
 
 
+def describe_runtimes() -> str:
+    """The table as docs/models.md shows it: each runtime, where it listens by default, and
+    where its window comes from (its reader's docstring)."""
+    rows = ["| runtime | default port | where the window comes from (the source the meter "
+            "names) |", "|---|---|---|"]
+    for runtime in RUNTIMES:
+        port = str(runtime.port) if runtime.port else \
+            "found on another runtime's port by its listing"
+        doc = " ".join((runtime.window.__doc__ or "").split())
+        rows.append(f"| {runtime.name} | {port} | {doc} |")
+    return "\n".join(rows)
+
+
 def is_loopback_root(root: str) -> bool:
     """Only this machine: 127.0.0.0/8, ::1 or "localhost" (never a name that resolves
     elsewhere, never another host)."""

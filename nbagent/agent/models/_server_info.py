@@ -219,12 +219,14 @@ async def _ask(http: httpx.AsyncClient, root: str, names: tuple[str, ...],
 
 
 async def llama_cpp_window(asked: Asked, names: tuple[str, ...]) -> ServerWindow | None:
-    """llama.cpp's /props: the only answer that is certainly the served n_ctx."""
+    """`/props` → `default_generation_settings.n_ctx`, the only answer that is certainly
+    the served window (`server: llama.cpp /props n_ctx`)."""
     return llama_cpp_props(await asked.get("/props"))
 
 
 async def vllm_window(asked: Asked, names: tuple[str, ...]) -> ServerWindow | None:
-    """vLLM's /v1/models entry for the model: `max_model_len`."""
+    """`/v1/models` → the model's `max_model_len` (`server: vLLM /v1/models
+    max_model_len`)."""
     entry = _pick(_data(await asked.get("/v1/models")), names, "id")
     window = positive_int(entry.get("max_model_len")) if entry is not None else None
     return ServerWindow(window, "vLLM /v1/models max_model_len") if window else None
@@ -232,14 +234,15 @@ async def vllm_window(asked: Asked, names: tuple[str, ...]) -> ServerWindow | No
 
 async def lm_studio_served_window(asked: Asked, names: tuple[str, ...]
                                   ) -> ServerWindow | None:
-    """LM Studio's /api/v0/models entry for the model (or the only one loaded)."""
+    """`/api/v0/models` → `loaded_context_length`; not loaded yet: `max_context_length`,
+    asked again once loaded (`server: LM Studio /api/v0/models loaded_context_length`)."""
     return _lm_studio(_data(await asked.get("/api/v0/models")), names)
 
 
 async def llama_cpp_python_window(asked: Asked, names: tuple[str, ...]
                                   ) -> ServerWindow | None:
-    """llama-cpp-python's server says no window: recognised by its listing, its default
-    n_ctx is assumed (last: any runtime that says a number is more certain)."""
+    """No endpoint says `n_ctx`: recognised by its `/v1/models` listing (`owned_by: "me"`),
+    its default 2,048 is assumed (`assumed: llama-cpp-python's default n_ctx (...)`)."""
     listed = _data(await asked.get("/v1/models"))
     return LLAMA_CPP_PYTHON_DEFAULT if any(is_llama_cpp_python(e) for e in listed) else None
 
@@ -282,7 +285,10 @@ def lm_studio_window(entry: Mapping[str, Any]) -> ServerWindow | None:
 
 
 async def ollama_window(asked: Asked, names: tuple[str, ...]) -> ServerWindow | None:
-    """Ollama's /api/ps (the context it allocated, once loaded), else /api/show."""
+    """Loaded: `/api/ps` → `context_length`, what Ollama allocated (`server: Ollama /api/ps
+    context_length (as loaded)`); else `/api/show`'s Modelfile `num_ctx` (`server: Ollama
+    /api/show num_ctx (the Modelfile's)`); else Ollama's default context, 4,096, capped by
+    the trained length, asked again once loaded (`assumed: Ollama's default context (...)`)."""
     name = names[-1]  # Ollama knows its models without litellm's prefix
     listed_as = {name, name if ":" in name else f"{name}:latest"}  # "llama3" is "llama3:latest"
     running = await asked.get("/api/ps")
