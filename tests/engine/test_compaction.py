@@ -308,6 +308,14 @@ def test_session_memory_folds_old_rounds_and_keeps_a_verbatim_tail() -> None:
     validate_messages(folded)
 
 
+def test_the_prompts_wrapper_tags_echoed_around_the_notes_stay_out_of_the_block() -> None:
+    summarize = ScriptedSummarizer(["<memory>\n- user explores sales_df by column\n</memory>"])
+    folded = session_memory_compact(session(10), summarize, **MEMORY_KNOBS)
+    block = folded[1]["content"]
+    assert "- user explores sales_df by column" in block
+    assert "<memory>" not in block and "</memory>" not in block
+
+
 def test_the_second_run_sends_only_the_new_rounds_and_appends_a_block() -> None:
     summarize = ScriptedSummarizer(["- first notes on sales_df", "- second notes on col_12"])
     first = session_memory_compact(session(10), summarize, **MEMORY_KNOBS)

@@ -70,6 +70,9 @@ FLOOR_ONLY = "(No notes: {why}. What follows was kept by code, verbatim.)"
 _NOT_CALLED = "the summarizer was not called"
 _NOT_USABLE = "the summarizer's notes were not usable"
 _WORD = re.compile(r"[A-Za-z][A-Za-z_]{5,}")
+# the prompt's own wrappers, on a line of their own: a small model echoes them around its
+# notes, and a chat model that reads them in the block echoes them into its replies
+_WRAPPER_LINE = re.compile(r"^[ \t]*</?(?:memory|conversation)>[ \t]*$\n?", re.MULTILINE)
 
 
 def validate_notes(text: str, floor: Floor) -> list[str]:
@@ -104,7 +107,8 @@ def _block(notes: str | None, floor: Floor, budget: int, why: str = _NOT_USABLE,
     the notes show that are neither in `floor` nor `real` (what the summarizer read) are
     listed as the notes' own, so reading the block back (`kept_floor`) does not take a
     name the summarizer made up for one the conversation had."""
-    body = notes.strip() if notes is not None else FLOOR_ONLY.format(why=why)
+    body = _WRAPPER_LINE.sub("", notes).strip() if notes is not None else FLOOR_ONLY.format(
+        why=why)
     text = render_floor(floor, budget, keep_first=keep_first, focus=focus,
                         shown=body if notes is not None else "")
     if notes is not None:
