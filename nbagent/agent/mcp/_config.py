@@ -188,6 +188,19 @@ def server_specs(servers: Mapping[str, ServerSpec | Mapping[str, Any]]) -> dict[
     return specs
 
 
+# Where each client's file keeps its servers, one row per format, asked in this order (the
+# first that holds something is read): Claude Desktop, Cursor, Windsurf and Claude Code
+# (`mcpServers`), VS Code's mcp.json (`servers`), a VS Code settings file (`mcp.servers`).
+# A new format that is JSON(C) is one row here and its case in test_config.
+SERVER_KEYS: tuple[tuple[str, ...], ...] = (("mcpServers",), ("servers",), ("mcp", "servers"))
+
+
+def _at(document: Any, keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        document = document.get(key) if isinstance(document, dict) else None
+    return document
+
+
 @dataclass(frozen=True)
 class McpConfig:
     """A config file as read: the usable `servers`, and each entry `skipped` with why."""
@@ -218,12 +231,8 @@ def read_mcp_config(path: str | Path) -> McpConfig:
     except ValueError as error:
         raise McpConfigError(f"the MCP config {str(file)!r} is not valid JSON "
                              f"({error})") from None
-    servers = None
-    if isinstance(document, dict):
-        nested = document.get("mcp")
-        servers = document.get("mcpServers", document.get("servers"))
-        if servers is None and isinstance(nested, dict):
-            servers = nested.get("servers")
+    servers = next((found for keys in SERVER_KEYS
+                    if (found := _at(document, keys)) is not None), None)
     if not isinstance(servers, dict):
         raise McpConfigError(f"the MCP config {str(file)!r} has no 'mcpServers' object")
     config = McpConfig(str(file))

@@ -18,7 +18,7 @@ from nbagent.agent.mcp import (
     server_spec,
     server_specs,
 )
-from nbagent.agent.mcp._config import DISABLED_FORMS, is_disabled
+from nbagent.agent.mcp._config import DISABLED_FORMS, SERVER_KEYS, is_disabled
 from nbagent.mcp import McpConfigError
 
 
@@ -170,3 +170,13 @@ def test_both_paths_agree_on_every_disabled_form(tmp_path: Path, key: str, off: 
     assert list(server_specs(entries)) == list(read.servers) == ["on"]
     assert read.skipped == {"off": "disabled in the config"}
     assert server_specs(entries)["on"] == read.servers["on"]  # the switch key is not a field
+
+
+@pytest.mark.parametrize("keys", SERVER_KEYS, ids=[".".join(k) for k in SERVER_KEYS])
+def test_each_config_format_gives_its_servers(tmp_path: Path, keys: tuple[str, ...]) -> None:
+    document: dict[str, Any] = {"a": {"command": "a-server"}}
+    for key in reversed(keys):
+        document = {"editor.fontSize": 14, key: document}
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(document))
+    assert list(read_mcp_config(config).servers) == ["a"]
