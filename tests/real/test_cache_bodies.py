@@ -16,6 +16,7 @@ import pytest
 
 from nbagent import Agent, LiteLLMModel, RetryPolicy, Settings, tool
 from nbagent.agent.providers import CachePlan, apply_cache_plan
+from nbagent.agent.providers._caching import FAMILIES, family_of
 from nbagent.testing import ScriptedSummarizer
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
@@ -246,14 +247,35 @@ def test_a_resumed_session_keeps_its_notes_and_sends_none_while_nothing_changed(
     resumed.close()
 
 
+# Each cache family's sample models (a row of FAMILIES without samples fails): whether a
+# row's route joins user messages itself is checked on the body litellm really builds.
+FAMILY_SAMPLES = {
+    "marked": ["anthropic/claude-sonnet-4-5",
+               "bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0"],
+    "none": ["lm_studio/qwen2.5-7b-instruct"],
+    "keyed": ["openai/gpt-4o"],
+    "automatic": ["deepseek/deepseek-chat", "openai/my-local-llama"],
+}
+
+
+def test_every_cache_family_has_samples_that_belong_to_it() -> None:
+    from litellm import get_llm_provider
+
+    assert list(FAMILY_SAMPLES) == [family.name for family in FAMILIES]
+    for family, names in FAMILY_SAMPLES.items():
+        for name in names:
+            assert family_of(name, get_llm_provider(name)[1]).name == family, name
+
+
 @pytest.mark.parametrize("name", ["anthropic/claude-sonnet-4-5",
                                   "bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0",
                                   "openai/gpt-4o", "deepseek/deepseek-chat"])
 def test_no_body_sends_two_user_messages_in_a_row(stub: ProviderStub, name: str,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A note follows the user's message in the history; what goes out is one user turn
-    (litellm joins them for Anthropic and Bedrock, nbagent for the others), as providers
-    and chat templates that want turns to alternate require."""
+    (litellm joins them for Anthropic and Bedrock, nbagent for the others: each family's
+    `route_joins_user_messages`), as providers and chat templates that want turns to
+    alternate require."""
     for variable, value in (("AWS_ACCESS_KEY_ID", "AKIATESTNOTREAL"),
                             ("AWS_SECRET_ACCESS_KEY", "not-a-real-secret"),
                             ("AWS_REGION_NAME", "us-east-1")):
@@ -268,3 +290,25 @@ def test_no_body_sends_two_user_messages_in_a_row(stub: ProviderStub, name: str,
         roles = [m["role"] for m in body["messages"]]
         assert all(not (a == b == "user") for a, b in zip(roles, roles[1:], strict=False))
     assert "model_v2" in json.dumps(stub.bodies[-1][1]["messages"])
+
+
+@pytest.mark.parametrize("name", [n for names in FAMILY_SAMPLES.values() for n in names])
+def test_each_familys_route_sends_user_messages_in_a_row_as_one_turn(
+        stub: ProviderStub, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two user messages stored in a row (one the history already ends on, then the
+    question) reach the provider as one user turn on every family's route: joined by
+    litellm where the row says its route joins them, by nbagent everywhere else."""
+    for variable, value in (("AWS_ACCESS_KEY_ID", "AKIATESTNOTREAL"),
+                            ("AWS_SECRET_ACCESS_KEY", "not-a-real-secret"),
+                            ("AWS_REGION_NAME", "us-east-1")):
+        monkeypatch.setenv(variable, value)
+    agent = agent_for(stub, name, namespace={})
+    agent.history.extend([{"role": "user", "content": "The sales table is loaded."}])
+    chat_turns(stub, agent, 1)
+    roles = [m["role"] for m in agent.history]
+    assert roles[:3] == ["system", "user", "user"]  # stored as two
+    assert stub.bodies
+    for _, body in stub.bodies:
+        roles = [m["role"] for m in body["messages"]]
+        assert all(not (a == b == "user") for a, b in zip(roles, roles[1:], strict=False))
+    assert "The sales table is loaded." in json.dumps(stub.bodies[0][1]["messages"])

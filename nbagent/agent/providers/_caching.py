@@ -1,7 +1,8 @@
 """Prompt caching, per provider family: which requests carry cache breakpoints, where they
-go, and which get a per-session cache key (and, for every family but the marked one, user
-messages in a row sent as one). Pure functions on OpenAI-format messages; litellm turns a
-message's `cache_control` into the provider's own marker.
+go, and which get a per-session cache key (and, for every family whose route does not join
+them itself, user messages in a row sent as one): the `FAMILIES` table. Pure functions
+on OpenAI-format messages; litellm turns a message's `cache_control` into the provider's
+own marker.
 
     marked     Anthropic direct, Bedrock's and Vertex's Claude models: only what a request
                marks is cached. Up to four breakpoints: the latest stable message, the
@@ -66,16 +67,49 @@ class CachePlan:
     preamble: int = 1  # leading system messages (system prompt, pins)
 
 
+@dataclass(frozen=True)
+class Family:
+    """One cache family: which models belong (their litellm `pattern`, or any model of
+    `providers`; with `only_via`, the pattern counts only when litellm routes the model
+    through that provider), whether its requests carry breakpoints (`marks`) or a
+    per-session key (`keyed`), and whether the route joins user messages in a row itself
+    (`route_joins_user_messages`: litellm's Anthropic-format transformations do, each
+    message keeping its marker). Every other route gets them joined here, since some
+    providers and chat templates refuse two in a row: a family that marks is not a route
+    that joins (a Claude model reached in OpenAI format is marked and not joined by it)."""
+
+    name: CacheFamily
+    pattern: re.Pattern[str]
+    providers: tuple[str, ...] = ()
+    only_via: str | None = None
+    marks: bool = False
+    keyed: bool = False
+    route_joins_user_messages: bool = False
+
+    def holds(self, name: str, provider: str | None) -> bool:
+        if self.only_via is not None:
+            return provider == self.only_via and bool(self.pattern.search(name))
+        return bool(self.pattern.search(name)) or provider in self.providers
+
+
+# The families, asked in order: the first that holds a model is its family.
+FAMILIES: tuple[Family, ...] = (
+    Family("marked", _MARKED, marks=True, route_joins_user_messages=True),
+    Family("none", _NEVER, providers=("gemini", "vertex_ai")),
+    Family("keyed", _OPENAI, only_via="openai", keyed=True),
+    Family("automatic", re.compile("")),  # the rest: a stable prefix, nothing sent
+)
+
+
+def family_of(model: str, provider: str | None = None) -> Family:
+    """The family row of `model` (a litellm name); `provider` is litellm's, if known."""
+    name = model.strip()
+    return next(family for family in FAMILIES if family.holds(name, provider))
+
+
 def cache_family(model: str, provider: str | None = None) -> CacheFamily:
     """How `model` (a litellm name) caches prompts; `provider` is litellm's, if known."""
-    name = model.strip()
-    if _MARKED.search(name):
-        return "marked"
-    if _NEVER.search(name) or provider in ("gemini", "vertex_ai"):
-        return "none"
-    if provider == "openai" and _OPENAI.search(name):
-        return "keyed"
-    return "automatic"
+    return family_of(model, provider).name
 
 
 def minimum_cacheable(model: str) -> int:
@@ -136,17 +170,16 @@ def _joined(first: str | list[dict[str, Any]],
 def apply_cache_plan(model: str, provider: str | None, messages: list[Message],
                      plan: CachePlan | None) -> tuple[list[Message], dict[str, Any]]:
     """The messages to send (copies where marked or joined) and the extra request
-    options. Consecutive user messages are joined except where markers go: litellm's
-    Anthropic transformations join them into one turn themselves, each keeping its
-    marker."""
-    family = cache_family(model, provider)
-    if family != "marked":
+    options. Consecutive user messages are joined unless the family's route joins them
+    itself (its own flag, not its marks: see `Family`)."""
+    family = family_of(model, provider)
+    if not family.route_joins_user_messages:
         messages = joined_user_messages(messages)
     if plan is None or not plan.enabled:
         return messages, {}
-    if family == "keyed":
+    if family.keyed:
         return messages, ({"prompt_cache_key": plan.key} if plan.key else {})
-    if family != "marked":
+    if not family.marks:
         return messages, {}
     marks = breakpoints(plan, minimum_cacheable(model))
     if not marks:
