@@ -36,7 +36,7 @@ from ._markers import (
     is_summary,
     snip_placeholder,
 )
-from ._questions import CostedSummarizer, SummaryCost
+from ._questions import FREE, CostedSummarizer, SummaryCost, summary_cost
 from ._settings import ENV_PREFIX, EngineSettings
 from ._thresholds import (
     METER_LEVELS,
@@ -63,6 +63,7 @@ from ._window import SMALL_MODELS, WindowInfo, resolve_window, small_model_for, 
 
 __all__ = [
     "ENV_PREFIX",
+    "FREE",
     "IMAGES_CLEARED",
     "IMAGES_HEADER",
     "IMAGE_TOKENS",
@@ -113,6 +114,7 @@ __all__ = [
     "resolve_window",
     "small_model_for",
     "snip_placeholder",
+    "summary_cost",
     "table_lookup",
     "threshold_rows",
     "thresholds",

@@ -4,20 +4,13 @@ model states nothing (its calls are made as they always were)."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 pytest.importorskip("llama_cpp")
 
 from nbagent import Agent  # noqa: E402
-from nbagent.engine import SummaryCost  # noqa: E402
+from nbagent.engine import FREE, SummaryCost, summary_cost  # noqa: E402
 from nbagent.local import SUMMARY_TOKENS, LocalModel, prompt_counter  # noqa: E402
-
-
-def summary_cost(summarize: object) -> SummaryCost | None:
-    """The cost the agent's summarizer carries to the ladder (None: it states none)."""
-    return getattr(summarize, "summary_cost", None)
 
 
 def served(max_output: int = 512) -> LocalModel:
@@ -41,11 +34,11 @@ def test_the_embedded_model_states_the_same_before_its_server_runs(
     agent = Agent(settings={"local_n_ctx": 2048}, archive=False, namespace={})
     assert agent.model.name == "local/smollm2"
     cost = summary_cost(agent.controller.summarize)
-    assert cost is not None and cost.max_calls == 1
+    assert cost.max_calls == 1
     assert agent.model.running is None  # asking started nothing
 
 
-def test_a_cloud_model_states_no_cost() -> None:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+def test_a_cloud_model_states_no_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     agent = Agent(model="openai/gpt-4o", archive=False, namespace={})
-    assert summary_cost(agent.controller.summarize) is None
+    assert summary_cost(agent.controller.summarize) is FREE  # as the ladder reads it: FREE
