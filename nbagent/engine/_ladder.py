@@ -30,8 +30,8 @@ from typing import Any, Literal
 from ._decision import Trigger
 from ._level_context import LadderContext
 from ._plans import (
-    _everything,
-    _folded,
+    everything,
+    folded,
     plan_floor,
     plan_memory,
     plan_overflow,
@@ -40,7 +40,7 @@ from ._plans import (
 )
 from ._questions import SummaryCost, summary_cost
 from ._settings import EngineSettings
-from ._texts import RUNNING
+from ._texts import NOT_WORTH, RUNNING, SPENT
 from ._thresholds import Thresholds
 from .compaction import (
     LevelResult,
@@ -91,17 +91,11 @@ def _summary(c: LadderContext) -> dict[str, Any]:
 
 
 def _memory_folds(messages: Sequence[Message], counts: Sequence[int], c: LadderContext) -> int:
-    return _folded(messages, counts, c, c.summarizer_window)[1]
+    return folded(messages, counts, c, c.summarizer_window)[1]
 
 
 def _summary_folds(messages: Sequence[Message], counts: Sequence[int], c: LadderContext) -> int:
-    return _everything(messages, counts)[1]
-
-
-NOT_WORTH = ("not worth a summarizer call: it would free about {tokens:,} tokens, under the "
-             "{bar:,} ({share:.0%} of the window) its model asks of a call; the floor stands in")
-SPENT = ("the compaction's summarizer calls are spent ({calls} of {calls} this model allows); "
-         "the floor stands in")
+    return everything(messages, counts)[1]
 
 
 def _not_worth(folds: Folds, context: LadderContext, cost: SummaryCost,

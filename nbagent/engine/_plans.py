@@ -50,7 +50,7 @@ def plan_snip(messages: Sequence[Message], counts: Sequence[int], c: LadderConte
                            tokens=sum(counts[i] for i in old))
 
 
-def _folded(messages: Sequence[Message], counts: Sequence[int], c: LadderContext,
+def folded(messages: Sequence[Message], counts: Sequence[int], c: LadderContext,
             window: int | None) -> tuple[tuple[int, ...], int]:
     s, scaled = c.settings, c.limits.scaled
     start, end = fold_span(messages, counts, tail_min_tokens=scaled(s.memory_tail_min_tokens),
@@ -60,7 +60,7 @@ def _folded(messages: Sequence[Message], counts: Sequence[int], c: LadderContext
     return turn_numbers(messages, start, end), sum(counts[start:end])
 
 
-def _everything(messages: Sequence[Message], counts: Sequence[int]
+def everything(messages: Sequence[Message], counts: Sequence[int]
                 ) -> tuple[tuple[int, ...], int]:
     layout = Layout.of(messages)
     end = pending_start(messages)
@@ -69,7 +69,7 @@ def _everything(messages: Sequence[Message], counts: Sequence[int]
 
 def plan_memory(messages: Sequence[Message], counts: Sequence[int], c: LadderContext
                 ) -> str | None:
-    turns, tokens = _folded(messages, counts, c, c.summarizer_window)
+    turns, tokens = folded(messages, counts, c, c.summarizer_window)
     if not tokens:  # an empty span (a folded span may start mid-turn: no turn number)
         return None
     return FOLDING.format(turns=turns_text(turns), tokens=tokens)
@@ -77,7 +77,7 @@ def plan_memory(messages: Sequence[Message], counts: Sequence[int], c: LadderCon
 
 def plan_summary(messages: Sequence[Message], counts: Sequence[int], c: LadderContext
                  ) -> str | None:
-    turns, tokens = _everything(messages, counts)
+    turns, tokens = everything(messages, counts)
     if not tokens:
         return None
     return SUMMARIZING.format(turns=turns_text(turns), tokens=tokens)
@@ -85,9 +85,9 @@ def plan_summary(messages: Sequence[Message], counts: Sequence[int], c: LadderCo
 
 def plan_floor(messages: Sequence[Message], counts: Sequence[int], c: LadderContext
                ) -> str | None:
-    turns, tokens = _folded(messages, counts, c, None)
+    turns, tokens = folded(messages, counts, c, None)
     if not turns:  # too little to fold: the floor takes the whole conversation (L3's form)
-        turns, tokens = _everything(messages, counts)
+        turns, tokens = everything(messages, counts)
     if not tokens:
         return None
     return FLOORING.format(turns=turns_text(turns), tokens=tokens)

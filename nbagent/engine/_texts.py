@@ -26,6 +26,11 @@ NO_REDUCTION = "no reduction"
 STILL_OVER = "still {tokens:,} tokens, over the {trigger:,} trigger"
 LOST_PENDING = "the result lost a pending tool call"
 CHANGED_SYSTEM = "the result changed the system prompt"
+# why the floor stood in for a summarizer call (the model's stated SummaryCost said no)
+NOT_WORTH = ("not worth a summarizer call: it would free about {tokens:,} tokens, under the "
+             "{bar:,} ({share:.0%} of the window) its model asks of a call; the floor stands in")
+SPENT = ("the compaction's summarizer calls are spent ({calls} of {calls} this model allows); "
+         "the floor stands in")
 
 GET_IT_BACK = "the recall tool finds any detail; agent.undo_compaction() restores it all"
 
