@@ -104,6 +104,20 @@ def ask(
     raise AssertionError("unreachable")
 
 
+def ask_within(
+    summarize: Summarizer, request: list[Message], check: Callable[[str], list[str]],
+    retry: str, max_calls: int | None,
+) -> tuple[SummaryReply, int, float | None, list[str]]:
+    """`ask` with at most `max_calls` calls (None: its usual one retry): with one call the
+    reply is checked here instead, so a reply with problems is not asked again."""
+    if max_calls is None or max_calls >= 2:
+        return ask(summarize, request, check, retry)
+    # `ask` retries only when its check finds problems: a check that finds none makes it
+    # ask once (its error handling kept); the real check runs on that one reply
+    reply, calls, cost, _none = ask(summarize, request, lambda _text: [], retry)
+    return reply, calls, cost, check(reply.text)
+
+
 def error_text(error: BaseException) -> str:
     """An exception's text, even when its `__str__` raises."""
     try:

@@ -24,6 +24,7 @@ from ._common import (
     Summarizer,
     SummaryReply,
     add_costs,
+    ask_within,
     counts_for,
     looks_like_error,
     prefix_sums,
@@ -42,7 +43,6 @@ from ._floor import (
     render_floor,
 )
 from ._render import RESULT_CHARS, render_message, render_transcript
-from ._summary import ask_within
 
 MEMORY_SYSTEM = (
     "You keep the working memory of a long conversation between a data scientist and an AI "

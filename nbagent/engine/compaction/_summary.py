@@ -8,7 +8,7 @@ in so the user's words and the identifiers seen survive a weak summarizer.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from .._exceptions import CompactionFailed
 from .._markers import (
@@ -25,8 +25,7 @@ from ._common import (
     LevelResult,
     Message,
     Summarizer,
-    SummaryReply,
-    ask,
+    ask_within,
     counts_for,
     looks_like_error,
     pending_start,
@@ -194,20 +193,6 @@ def _fit_transcript(span: Sequence[Message], counts: Sequence[int], budget: int 
     omitted = start - (first + 1 if first is not None else 0)
     middle = [_OMITTED.format(count=omitted)] if omitted > 0 else []
     return "\n\n".join([*head, *middle, *rendered[start:]])
-
-
-def ask_within(
-    summarize: Summarizer, request: list[Message], check: Callable[[str], list[str]],
-    retry: str, max_calls: int | None,
-) -> tuple[SummaryReply, int, float | None, list[str]]:
-    """`ask` with at most `max_calls` calls (None: its usual one retry): with one call the
-    reply is checked here instead, so a reply with problems is not asked again."""
-    if max_calls is None or max_calls >= 2:
-        return ask(summarize, request, check, retry)
-    # `ask` retries only when its check finds problems: a check that finds none makes it
-    # ask once (its error handling kept); the real check runs on that one reply
-    reply, calls, cost, _none = ask(summarize, request, lambda _text: [], retry)
-    return reply, calls, cost, check(reply.text)
 
 
 def full_compact(
