@@ -1,6 +1,7 @@
 """Objects receive what they need when they are built, not by assignment afterwards: a
 session's output store has its loader (the session's archive, read at each call) from the
-start, and no module assigns a hook into another object."""
+start. That no module assigns a hook into another object is checked in
+tests/agent/archive/test_written_one_way.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Figures the model's code makes reach a model that reads images as image parts (issue 33
 item 1): one user message right after the round's tool results, bounded in count and
-size, counted at a fixed estimate per image, cleared by L1 once old, archived and resumed
+size, counted by their pixel size, cleared by L1 once old, archived and resumed
 with the base64 whole, untouched by redaction; a model that reads no images never gets
 one. The scripted model drives the turn; a real matplotlib figure is the PNG."""
 
@@ -15,11 +15,10 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, Settings
-from nbagent.agent._model_side import sees_images
+from nbagent.agent import sees_images
 from nbagent.agent.archive._redact import Redactor
-from nbagent.agent.models._embedded import LOCAL_MODEL
-from nbagent.agent.tools._code_runner import CodeResult, PlainRunner, use_code_runner
-from nbagent.agent.tools._images import (
+from nbagent.agent.models import LOCAL_MODEL
+from nbagent.agent.tools import (
     MAX_IMAGE_CHARS,
     MAX_IMAGES,
     Figure,
@@ -28,11 +27,18 @@ from nbagent.agent.tools._images import (
     take_figures,
     without_images,
 )
-from nbagent.engine._events import EventStream
-from nbagent.engine._markers import IMAGES_CLEARED, is_images, is_plain_user
-from nbagent.engine._tokens import IMAGE_TOKENS, estimate_message_tokens, image_tokens
+from nbagent.code import CodeResult, PlainRunner, use_code_runner
+from nbagent.engine import (
+    IMAGE_TOKENS,
+    IMAGES_CLEARED,
+    estimate_message_tokens,
+    is_images,
+    is_plain_user,
+)
+from nbagent.engine._tokens import image_tokens
 from nbagent.engine.compaction import snip_old_tools
 from nbagent.engine.compaction._common import Layout
+from nbagent.events import EventStream
 from nbagent.testing import ScriptedModel, calls, reply
 
 VISION = "gpt-4o"  # litellm's map: supports_vision

@@ -10,8 +10,7 @@ import random
 from typing import Any
 
 from nbagent.compaction import extract_floor, session_memory_compact
-from nbagent.engine._markers import NOTE_HEADER, is_memory
-from nbagent.engine._tokens import estimate_tokens
+from nbagent.engine import NOTE_HEADER, estimate_tokens, is_memory
 from nbagent.engine.compaction._floor import (
     RESULTS_SHARE,
     floor_budget,
