@@ -160,9 +160,9 @@ def test_redact_value_returns_a_copy_and_leaves_the_live_message_alone() -> None
 # -- through the archive: every place, and resume and recall still work ------------------------
 
 def write_everywhere(archive: Archive, text: str, secret: str) -> list[dict[str, Any]]:
-    """The text as a model name and api_base, a user message, tool arguments, a tool
+    """The text as a model name, a user message, tool arguments, a tool
     result, a full output and a decision."""
-    archive.write_session(f"openai/{text}", archive.session_id, api_base=text)
+    archive.write_session(f"openai/{text}", archive.session_id)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You are careful."},
         {"role": "user", "content": f"please look: {text}"},

@@ -112,12 +112,11 @@ def _no_check(record: Record) -> str | None:
 
 @dataclass(frozen=True)
 class SessionStarted:
-    """A session starts writing its archive (or goes on in it after a resume): its model,
-    its id and any detail worth keeping (e.g. `api_base`)."""
+    """A session starts writing its archive (or goes on in it after a resume): its model
+    and its id."""
 
     model: str
     id: str
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -130,7 +129,7 @@ class ExchangeOpened:
 
 # One function per kind: the fields of the record its event becomes.
 def _from_session(event: Any) -> Record:
-    return {"model": event.model, "id": event.id, **event.details}
+    return {"model": event.model, "id": event.id}
 
 
 def _from_message(event: Any) -> Record:

@@ -1,6 +1,7 @@
-"""`Shortcuts`: the archive's typed calls for records written by hand (tests, benches, a
-tool): each makes its event and goes through the kinds table like a session's records
-(`Archive.record`), so there is one way to write a record, whoever writes it.
+"""`Shortcuts`: the archive's typed calls for records written by hand (tests and
+bench/archive_scale; a session records its events instead): each makes its event and
+goes through the kinds table like a session's records (`Archive.record`), so there is
+one way to write a record, whoever writes it.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...engine._events import Compacted, MessageAdded, OutputStored, Rewriting
-from ._kinds import ExchangeOpened, SessionStarted, kind_of
+from ._kinds import SessionStarted, kind_of
 
 
 class Shortcuts:
@@ -22,10 +23,10 @@ class Shortcuts:
               snapshot: Any = None) -> bool:
         raise NotImplementedError
 
-    def write_session(self, model: str, session_id: str, **details: Any) -> None:
-        """The session's start (or a resume): its model, id, `sequence` (its place among
-        the sessions in its data folder: what "latest" means) and e.g. `api_base`."""
-        self.record(SessionStarted(model, session_id, details))
+    def write_session(self, model: str, session_id: str) -> None:
+        """The session's start (or a resume): its model and id; the writer adds its
+        `sequence` (its place among the sessions in its data folder: what "latest" means)."""
+        self.record(SessionStarted(model, session_id))
 
     def write_message(self, message: Mapping[str, Any]) -> None:
         self.record(MessageAdded(dict(message)))
@@ -41,7 +42,3 @@ class Shortcuts:
     def write_decision(self, decision: Mapping[str, Any]) -> None:
         """A decision record as a dict (a session's come from `Compacted` events)."""
         self.write(kind_of(Compacted), {"decision": decision})
-
-    def write_exchange(self, key: str, index: int | None = None) -> None:
-        """The history's message `index` (default: the last) opened the cell `key`'s exchange."""
-        self.record(ExchangeOpened(key, index))
