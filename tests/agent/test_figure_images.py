@@ -157,11 +157,11 @@ def test_only_pngs_are_attached_and_a_take_empties_the_round() -> None:
     events = EventStream()
     assert not attach_png(events, "not base64 at all!", "x")
     assert not attach_png(events, base64.b64encode(b"GIF89a....").decode(), "gif")
-    assert attach_png(events, png_of([1, 2]), "raw bytes")
+    assert attach_png(events, base64.b64encode(png_of([1, 2])).decode(), "one line")
     with_breaks = base64.encodebytes(png_of([2, 1])).decode()  # line breaks every 76
     assert attach_png(events, with_breaks, "wrapped")
     taken = take_figures(events)
-    assert [f.name for f in taken] == ["raw bytes", "wrapped"]
+    assert [f.name for f in taken] == ["one line", "wrapped"]
     assert "\n" not in taken[1].png and take_figures(events) == []
 
 

@@ -38,17 +38,14 @@ _pending: weakref.WeakKeyDictionary[EventStream, list[Figure]] = weakref.WeakKey
 _lock = threading.Lock()  # tools run in a worker thread, the loop takes in its own
 
 
-def attach_png(events: EventStream, data: str | bytes, name: str) -> bool:
-    """Attach a PNG (base64 text, as a display bundle holds it, or raw bytes) to the
-    round running on `events`; returns False for data that is not a PNG."""
-    if isinstance(data, bytes):
-        png = base64.b64encode(data).decode("ascii")
-    else:
-        png = "".join(data.split())  # base64 from an encoder may carry line breaks
-        try:
-            base64.b64decode(png[:64], validate=True)
-        except (binascii.Error, ValueError):
-            return False
+def attach_png(events: EventStream, data: str, name: str) -> bool:
+    """Attach a PNG (base64 text, as a display bundle holds it) to the round running on
+    `events`; returns False for data that is not a PNG."""
+    png = "".join(data.split())  # base64 from an encoder may carry line breaks
+    try:
+        base64.b64decode(png[:64], validate=True)
+    except (binascii.Error, ValueError):
+        return False
     if not png.startswith(PNG_BASE64):
         return False
     with _lock:
