@@ -15,7 +15,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from nbagent import Agent
@@ -34,6 +34,7 @@ class Taken:
     cells: list[RanCell]
     note: str | None
     again: Taken | None = None  # what the exchange it replaces carried, if it does
+    fresh: int = 0  # how many of `cells` (the last) were run since the last chat took them
 
 
 class CellLog:
@@ -88,10 +89,14 @@ class CellLog:
         self._carried = {key: taken for key, taken in self._carried.items()
                          if _carries(sent, taken.note)}
         again = self._carried.pop(exchange, None) if exchange is not None else None
-        cells = [*(again.cells if again is not None else []), *self.cells]
+        if again is not None:  # one step back only: a cell re-run many times holds no chain
+            again = replace(again, again=None)
+        # the same bound as between two chats, however often the cell is run again
+        cells = [*(again.cells if again is not None else []), *self.cells][-KEEP_CELLS:]
+        fresh = min(len(self.cells), len(cells))
         self.cells = []
         note = cells_note(cells) if cells and agent.settings().see_cells else None
-        return Taken(cells, note, again)
+        return Taken(cells, note, again, fresh)
 
     def settle(self, taken: Taken, agent: Agent, exchange: str | None) -> None:
         """After the chat, however it ended: the cells are the note's when its user
@@ -107,7 +112,7 @@ class CellLog:
         back = taken.cells
         if taken.again is not None and exchange is not None and _carries(sent, taken.again.note):
             self._carried[exchange] = taken.again  # the earlier exchange was not replaced
-            back = taken.cells[len(taken.again.cells):]
+            back = taken.cells[len(taken.cells) - taken.fresh:]
         self.cells = [*back, *self.cells][-KEEP_CELLS:]
 
 
