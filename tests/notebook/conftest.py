@@ -24,3 +24,13 @@ def ip() -> Iterator[InteractiveShell]:
     yield shell
     shell.rl_next_input = None
     nbagent.agent._current._current = None
+
+
+@pytest.fixture
+def clean_namespace(ip: InteractiveShell) -> Iterator[None]:
+    """The shell is shared by the notebook tests: the variables a module's tests make leave
+    with each test (a module opts in with `pytestmark = usefixtures("clean_namespace")`)."""
+    before = set(ip.user_ns)
+    yield
+    for name in set(ip.user_ns) - before:
+        del ip.user_ns[name]

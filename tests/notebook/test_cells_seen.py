@@ -8,7 +8,6 @@ its exchange, is tests/notebook/test_cells_seen_kernel.py."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,13 +21,8 @@ from tests.notebook.helpers import plain, session
 NOTE = "the cells the user ran since your last turn"
 
 
-@pytest.fixture(autouse=True)
-def clean_namespace(ip: InteractiveShell) -> Iterator[None]:
-    """The shell is shared by the notebook tests: the variables made here leave with them."""
-    before = set(ip.user_ns)
-    yield
-    for name in set(ip.user_ns) - before:
-        del ip.user_ns[name]
+# the shell is shared by the notebook tests: the variables made here leave with them
+pytestmark = pytest.mark.usefixtures("clean_namespace")
 
 
 def sent_text(request: list[dict[str, Any]]) -> str:

@@ -5,8 +5,6 @@ runs' code as the next input, and the cells the user ran join the next chat mess
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
@@ -15,14 +13,8 @@ import nbagent
 from nbagent.testing import ScriptedModel, calls, reply
 from tests.notebook.helpers import plain, session, shown
 
-
-@pytest.fixture(autouse=True)
-def clean_namespace(ip: InteractiveShell) -> Iterator[None]:
-    """The shell is shared by the notebook tests: the variables made here leave with them."""
-    before = set(ip.user_ns)
-    yield
-    for name in set(ip.user_ns) - before:
-        del ip.user_ns[name]
+# the shell is shared by the notebook tests: the variables made here leave with them
+pytestmark = pytest.mark.usefixtures("clean_namespace")
 
 
 def test_nbagent_shows_and_changes_the_policy(ip: InteractiveShell) -> None:
