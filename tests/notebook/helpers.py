@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import queue
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -53,14 +53,20 @@ KERNEL_WAIT_S = 120
 
 
 @contextmanager
-def python_kernel(folder: Path) -> Iterator[tuple[Any, Any]]:
+def python_kernel(folder: Path, *, settings: Mapping[str, str] | None = None
+                  ) -> Iterator[tuple[Any, Any]]:
     """A real python3 kernel (jupyter_client) working in `folder`, its archive there too,
-    with its default figure backend (the inline one): its manager and a ready client."""
+    with its default figure backend (the inline one): its manager and a ready client.
+    Given `settings`, nbagent's and OpenAI's settings come from them alone (none from the
+    shell that runs the tests)."""
     from jupyter_client.manager import KernelManager
 
     manager = KernelManager(kernel_name="python3")
-    env = {**os.environ, "NBAGENT_DATA_DIR": str(folder / "data"),
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env = dict(os.environ)
+    if settings is not None:
+        env = {k: v for k, v in env.items() if not k.startswith(("NBAGENT_", "OPENAI_"))}
+    env.update({"NBAGENT_DATA_DIR": str(folder / "data"), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                **(settings or {})})
     env.pop("MPLBACKEND", None)
     manager.start_kernel(env=env, cwd=str(folder))
     client = manager.client()
@@ -120,3 +126,14 @@ def execute(client: Any, code: str, *, cell_id: str | None = None, allow_stdin: 
         reply = client.get_shell_msg(timeout=KERNEL_WAIT_S)
         if reply["parent_header"].get("msg_id") == msg_id:
             return reply["content"], messages
+
+
+def printed(messages: list[dict[str, Any]]) -> str:
+    """Everything a cell printed, from its iopub messages: its streams and tracebacks."""
+    parts = []
+    for message in messages:
+        if message["msg_type"] == "stream":
+            parts.append(message["content"]["text"])
+        elif message["msg_type"] == "error":
+            parts.append("\n".join(message["content"]["traceback"]))
+    return "".join(parts)

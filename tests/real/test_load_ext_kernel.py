@@ -6,8 +6,6 @@ background from the load, finished before any chat asked for it."""
 from __future__ import annotations
 
 import json
-import os
-import queue
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +15,8 @@ from typing import Any
 import psutil  # ipykernel depends on it
 import pytest
 
+from tests.notebook.helpers import execute, python_kernel
+from tests.notebook.helpers import printed as cell_text
 from tests.openai_stub import StubServer
 
 pytestmark = pytest.mark.real
@@ -31,28 +31,8 @@ STATE = ("import json, sys, nbagent\n"
 
 def run(client: Any, code: str) -> tuple[dict[str, Any], str]:
     """Run `code`: the execute reply's content and everything the cell printed."""
-    msg_id = client.execute(code, allow_stdin=False)
-    printed: list[str] = []
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        assert time.monotonic() < deadline, f"the cell did not finish: {printed}"
-        try:
-            message = client.get_iopub_msg(timeout=1)
-        except queue.Empty:
-            continue
-        if message["parent_header"].get("msg_id") != msg_id:
-            continue
-        content = message["content"]
-        if message["msg_type"] == "status" and content["execution_state"] == "idle":
-            break
-        if message["msg_type"] == "stream":
-            printed.append(content["text"])
-        elif message["msg_type"] == "error":
-            printed.append("\n".join(content["traceback"]))
-    while True:
-        reply = client.get_shell_msg(timeout=WAIT_S)
-        if reply["parent_header"].get("msg_id") == msg_id:
-            return reply["content"], "".join(printed)
+    reply, messages = execute(client, code)
+    return reply, cell_text(messages)
 
 
 def state(client: Any) -> dict[str, bool]:
@@ -85,22 +65,10 @@ def poll(check: Any, what: str) -> Any:
 def started_kernel(tmp_path: Path, **env: str) -> Iterator[tuple[Any, int]]:
     """A fresh kernel (its client and pid) with nbagent's and OpenAI's settings from `env`
     only (none from the shell that runs the tests)."""
-    from jupyter_client.manager import KernelManager
-
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("NBAGENT_", "OPENAI_"))}
-    manager = KernelManager(kernel_name="python3")
-    manager.start_kernel(env={**clean, "NBAGENT_DATA_DIR": str(tmp_path / "data"), **env},
-                         cwd=str(tmp_path))
-    client = manager.client()
-    try:
-        client.start_channels()
-        client.wait_for_ready(timeout=WAIT_S)
-        reply, printed = run(client, "import os; print(os.getpid())")
-        assert reply["status"] == "ok", printed
-        yield client, int(printed.strip())
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
+    with python_kernel(tmp_path, settings=env) as (_, client):
+        reply, text = run(client, "import os; print(os.getpid())")
+        assert reply["status"] == "ok", text
+        yield client, int(text.strip())
 
 
 @pytest.fixture
