@@ -15,7 +15,7 @@ from nbagent.engine import (
     is_images,
 )
 from nbagent.testing import ScriptedModel, reply
-from tests.agent.test_figure_images import VISION, FigureRunner, plotting_turn
+from tests.agent.figures import VISION, FigureRunner, plotting_turn
 
 
 def count_of(messages: list[dict[str, object]], tools: list[dict[str, object]],

@@ -27,7 +27,7 @@ from nbagent.agent.tools import (
     take_figures,
     without_images,
 )
-from nbagent.code import CodeResult, PlainRunner, use_code_runner
+from nbagent.code import use_code_runner
 from nbagent.engine import (
     IMAGE_TOKENS,
     IMAGES_CLEARED,
@@ -40,9 +40,7 @@ from nbagent.engine.compaction import snip_old_tools
 from nbagent.engine.compaction._common import Layout
 from nbagent.events import EventStream
 from nbagent.testing import ScriptedModel, calls, reply
-
-VISION = "gpt-4o"  # litellm's map: supports_vision
-PLOT = "fig = Figure(); fig.add_subplot().plot([1, 3, 2]); 'plotted'"
+from tests.agent.figures import PLOT, VISION, FigureRunner, plotting_turn
 
 
 def png_of(points: list[float], dpi: int = 40) -> bytes:
@@ -57,44 +55,11 @@ def png_of(points: list[float], dpi: int = 40) -> bytes:
     return buffer.getvalue()
 
 
-class FigureRunner(PlainRunner):
-    """The plain runner, plus each matplotlib figure the code left in `fig` as the
-    notebook's runner shows it: an output with `image/png` (base64) and its text."""
-
-    def run(self, code: str, namespace: dict[str, Any], label: str,
-            explanation: str = "") -> CodeResult:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure as MplFigure
-
-        namespace.setdefault("Figure", MplFigure)
-        result = super().run(code, namespace, label, explanation)
-        figure = namespace.pop("fig", None)
-        if figure is not None:
-            buffer = io.BytesIO()
-            FigureCanvasAgg(figure).print_png(buffer)
-            result.outputs.append({"image/png": base64.b64encode(buffer.getvalue()).decode(),
-                                   "text/plain": "<Figure size 400x300 with 1 Axes>"})
-            result.text += "\n\noutput 2:\na line plot with 3 points"
-        return result
-
-
 @pytest.fixture(autouse=True)
 def figure_runner() -> Any:
     previous = use_code_runner(FigureRunner())
     yield
     use_code_runner(previous)
-
-
-def plotting_turn(name: str, *, data: Path | None = None, runs: int = 1) -> tuple[
-        Agent, ScriptedModel]:
-    steps = [calls(("run_code", {"code": PLOT, "explanation": "plot it"}))
-             for _ in range(runs)]
-    model = ScriptedModel([*steps, reply("a rising then falling line")], name=name)
-    agent = Agent(model=model, namespace={}, archive=data is not None,
-                  settings=Settings(run_code="auto", data_dir=str(data) if data else None))
-    agent.chat("plot it")
-    model.assert_consumed()
-    return agent, model
 
 
 def image_urls(messages: list[dict[str, Any]]) -> list[str]:

@@ -17,7 +17,7 @@ import pytest
 
 from nbagent import Agent, LiteLLMModel, RetryPolicy, Settings
 from nbagent.code import use_code_runner
-from tests.agent.test_figure_images import PLOT, FigureRunner
+from tests.agent.figures import PLOT, FigureRunner
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
 from cache_real import ProviderStub  # noqa: E402
