@@ -1,10 +1,11 @@
-"""Probes for the local model servers a user may already run, on their default loopback
-ports: Ollama (11434), LM Studio (1234), a llama.cpp server (8080), vLLM or
-llama-cpp-python's server (8000). Each probe asks the server's own listing endpoints and
-answers the models it offers, with their window (and where it came from) and tool support
-when the server says. All probes run at once, each within its own total budget
-(`SERVER_BUDGET_S`), so the whole look is bounded whatever listens on those ports. Only
-loopback addresses are ever asked, and no redirect is followed (`_probe_http`)."""
+"""The local runtimes as one table (`RUNTIMES`: name, default port, discovery probe,
+window reader), and the probes for the servers a user may already run, on each runtime's
+default loopback port (docs/models.md's table is generated from the rows). Each probe
+asks the server's own listing endpoints and answers the models it offers, with their
+window (and where it came from) and tool support when the server says. All probes run at
+once, each within its own total budget (`SERVER_BUDGET_S`), so the whole look is bounded
+whatever listens on those ports. Only loopback addresses are ever asked, and no redirect
+is followed (`_probe_http`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ._probe_http import Deadline, client, gather_bounded, get_json, run_bounded
-from ._server_info import (
+from ._window_readers import (
     LLAMA_CPP_PYTHON_DEFAULT,
     ServerWindow,
     WindowReader,

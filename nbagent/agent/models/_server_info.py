@@ -2,11 +2,10 @@
 
 litellm does not know the window a local server runs a model with (it is a launch
 option), and a wrong one is the top cause of overflows with local models. This asks
-the server itself — llama.cpp's `/props`, vLLM's `/v1/models`, LM Studio's
-`/api/v0/models`, Ollama's `/api/ps` and `/api/show` — and only on a loopback or
-private-network host (the user's own `api_base`). llama-cpp-python's server reports no
-window: it is recognised by its listing and its default `n_ctx` is assumed. Requests go
-through `_probe_http` (one total deadline, no redirects); nothing here raises.
+the server itself, through each runtime's window reader in the order of the runtime table
+(`_local_runtimes.RUNTIMES`, the readers in `_window_readers`), and only on a loopback or
+private-network host (the user's own `api_base`). Requests go through `_probe_http` (one
+total deadline, no redirects); nothing here raises.
 """
 
 from __future__ import annotations
@@ -14,14 +13,15 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from ._probe_http import Deadline, Unreachable, client, get_json, run_bounded
+from ._local_runtimes import RUNTIMES
+from ._probe_http import Deadline, Unreachable, client, run_bounded
+from ._window_readers import Asked
+from ._window_readers import ServerWindow as ServerWindow  # what a probe answers, asked here
 
 # litellm prefixes that route to a local OpenAI-compatible or Ollama server; the
 # server knows the model by the rest of the name.
@@ -37,28 +37,9 @@ _DEFAULT_BASES = {"ollama": ("OLLAMA_API_BASE", "http://localhost:11434"),
                   "ollama_chat": ("OLLAMA_API_BASE", "http://localhost:11434"),
                   "lm_studio": ("LM_STUDIO_API_BASE", None),
                   "hosted_vllm": ("HOSTED_VLLM_API_BASE", None)}
-OLLAMA_DEFAULT_CONTEXT = 4_096  # Ollama's default below 24 GiB of VRAM (its context-length docs)
-LLAMA_CPP_PYTHON_N_CTX = 2_048  # llama-cpp-python's server: `--n_ctx` default
 UNKNOWN_LOCAL_WINDOW = 4_096  # assumed for a local server that reports no window
 PROBE_BUDGET_S = 2.0  # a whole window probe (every endpoint asked), at most
 REQUEST_S = 1.0  # one of its requests, at most
-
-
-@dataclass(frozen=True)
-class ServerWindow:
-    """The window a server runs a model with: `detail` names where the number came from;
-    `assumed` when it is the runtime's default rather than a number the server reported;
-    `until_loaded` when Ollama will say the real one once the model is loaded."""
-
-    window: int
-    detail: str
-    assumed: bool = False
-    until_loaded: bool = False
-
-
-LLAMA_CPP_PYTHON_DEFAULT = ServerWindow(
-    LLAMA_CPP_PYTHON_N_CTX, "llama-cpp-python's default n_ctx (its server does not say)",
-    assumed=True)
 
 
 def probe_window(api_base: str, model: str, *,
@@ -163,164 +144,11 @@ def _model_names(model: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def positive_int(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return int(value) if value > 0 else None
-
-
-def _pick(entries: Iterable[Any], names: tuple[str, ...], key: str) -> Mapping[str, Any] | None:
-    """The entry whose `key` is one of `names`, else the only entry there is."""
-    listed = [e for e in entries if isinstance(e, Mapping)]
-    for name in names:
-        for entry in listed:
-            if entry.get(key) == name:
-                return entry
-    return listed[0] if len(listed) == 1 else None
-
-
-def _data(answer: Any) -> list[Any]:
-    data = answer.get("data") if isinstance(answer, Mapping) else None
-    return data if isinstance(data, list) else []
-
-
-class Asked:
-    """One server's answers during one window probe: each endpoint is asked at most once,
-    however many runtimes' readers read it (vLLM's and llama-cpp-python's both read
-    /v1/models)."""
-
-    def __init__(self, http: httpx.AsyncClient, root: str, deadline: Deadline) -> None:
-        self.http, self.root, self.deadline = http, root, deadline
-        self._answers: dict[tuple[str, str], Any] = {}
-
-    async def get(self, path: str, body: Mapping[str, Any] | None = None) -> Any:
-        key = (path, repr(body))
-        if key not in self._answers:
-            self._answers[key] = await get_json(self.http, f"{self.root}{path}",
-                                                self.deadline, body)
-        return self._answers[key]
-
-
-WindowReader = Callable[[Asked, tuple[str, ...]], Awaitable["ServerWindow | None"]]
-
-
 async def _ask(http: httpx.AsyncClient, root: str, names: tuple[str, ...],
                deadline: Deadline) -> ServerWindow | None:
-    # The runtime table's rows hold discovery's probes, which read this module's readers:
-    # imported here, not at the top, so the two modules do not import each other at load.
-    from ._local_runtimes import RUNTIMES
-
     asked = Asked(http, root, deadline)
     for runtime in RUNTIMES:  # in the table's order: the most certain answer first
         found = await runtime.window(asked, names)
         if found is not None:
             return found
     return None
-
-
-async def llama_cpp_window(asked: Asked, names: tuple[str, ...]) -> ServerWindow | None:
-    """`/props` → `default_generation_settings.n_ctx`, the only answer that is certainly
-    the served window (`server: llama.cpp /props n_ctx`)."""
-    return llama_cpp_props(await asked.get("/props"))
-
-
-async def vllm_window(asked: Asked, names: tuple[str, ...]) -> ServerWindow | None:
-    """`/v1/models` → the model's `max_model_len` (`server: vLLM /v1/models
-    max_model_len`)."""
-    entry = _pick(_data(await asked.get("/v1/models")), names, "id")
-    window = positive_int(entry.get("max_model_len")) if entry is not None else None
-    return ServerWindow(window, "vLLM /v1/models max_model_len") if window else None
-
-
-async def lm_studio_served_window(asked: Asked, names: tuple[str, ...]
-                                  ) -> ServerWindow | None:
-    """`/api/v0/models` → `loaded_context_length`; not loaded yet: `max_context_length`,
-    asked again once loaded (`server: LM Studio /api/v0/models loaded_context_length`)."""
-    return _lm_studio(_data(await asked.get("/api/v0/models")), names)
-
-
-async def llama_cpp_python_window(asked: Asked, names: tuple[str, ...]
-                                  ) -> ServerWindow | None:
-    """No endpoint says `n_ctx`: recognised by its `/v1/models` listing (`owned_by: "me"`),
-    its default 2,048 is assumed (`assumed: llama-cpp-python's default n_ctx (...)`)."""
-    listed = _data(await asked.get("/v1/models"))
-    return LLAMA_CPP_PYTHON_DEFAULT if any(is_llama_cpp_python(e) for e in listed) else None
-
-
-def is_llama_cpp_python(entry: Any) -> bool:
-    """llama-cpp-python's `/v1/models` lists each model as owned by "me" with `permissions`."""
-    return isinstance(entry, Mapping) and entry.get("owned_by") == "me" and \
-        "permissions" in entry
-
-
-def llama_cpp_props(props: Any) -> ServerWindow | None:
-    """llama.cpp's `/props`: `default_generation_settings.n_ctx` (older builds: `n_ctx`)."""
-    if not isinstance(props, Mapping):
-        return None
-    settings = props.get("default_generation_settings")
-    n_ctx = positive_int(settings.get("n_ctx")) if isinstance(settings, Mapping) else None
-    n_ctx = n_ctx or positive_int(props.get("n_ctx"))
-    return ServerWindow(n_ctx, "llama.cpp /props n_ctx") if n_ctx else None
-
-
-def _lm_studio(data: list[Any], names: tuple[str, ...]) -> ServerWindow | None:
-    entry = _pick(data, names, "id")
-    if entry is None:
-        loaded = [e for e in data if isinstance(e, Mapping) and e.get("state") == "loaded"]
-        entry = loaded[0] if len(loaded) == 1 else None
-    return lm_studio_window(entry) if entry is not None else None
-
-
-def lm_studio_window(entry: Mapping[str, Any]) -> ServerWindow | None:
-    """LM Studio's `/api/v0/models` entry: the loaded context length, else the most the
-    model can be loaded with (it loads on the first request, at that length or less)."""
-    loaded = positive_int(entry.get("loaded_context_length"))
-    if loaded:
-        return ServerWindow(loaded, "LM Studio /api/v0/models loaded_context_length")
-    most = positive_int(entry.get("max_context_length"))
-    if most:
-        return ServerWindow(most, "LM Studio /api/v0/models max_context_length (model not "
-                            "loaded yet)", until_loaded=True)
-    return None
-
-
-async def ollama_window(asked: Asked, names: tuple[str, ...]) -> ServerWindow | None:
-    """Loaded: `/api/ps` → `context_length`, what Ollama allocated (`server: Ollama /api/ps
-    context_length (as loaded)`); else `/api/show`'s Modelfile `num_ctx` (`server: Ollama
-    /api/show num_ctx (the Modelfile's)`); else Ollama's default context, 4,096, capped by
-    the trained length, asked again once loaded (`assumed: Ollama's default context (...)`)."""
-    name = names[-1]  # Ollama knows its models without litellm's prefix
-    listed_as = {name, name if ":" in name else f"{name}:latest"}  # "llama3" is "llama3:latest"
-    running = await asked.get("/api/ps")
-    models = running.get("models") if isinstance(running, Mapping) else None
-    if isinstance(models, list):
-        entry = next((m for m in models if isinstance(m, Mapping)
-                      and listed_as & {m.get("name"), m.get("model")}), None)
-        allocated = positive_int(entry.get("context_length")) if entry is not None else None
-        if allocated:
-            return ServerWindow(allocated, "Ollama /api/ps context_length (as loaded)")
-    shown = await asked.get("/api/show", {"model": name})
-    return ollama_shown(shown) if isinstance(shown, Mapping) else None
-
-
-def ollama_shown(shown: Mapping[str, Any]) -> ServerWindow | None:
-    """From Ollama's `/api/show`: the Modelfile's `num_ctx`, else Ollama's default context
-    (capped by the trained length in `model_info`) — what its OpenAI-compatible endpoint
-    uses, as that endpoint cannot ask for more."""
-    for line in str(shown.get("parameters") or "").splitlines():
-        key, _, value = line.strip().partition(" ")
-        if key == "num_ctx" and value.strip().isdigit() and int(value) > 0:
-            return ServerWindow(int(value), "Ollama /api/show num_ctx (the Modelfile's)")
-    info = shown.get("model_info")
-    trained = None
-    if isinstance(info, Mapping):
-        trained = next((positive_int(v) for k, v in info.items()
-                        if str(k).endswith(".context_length") and positive_int(v)), None)
-    if trained is None:
-        return None
-    # Not loaded and no num_ctx: Ollama allocates its default, not the trained length;
-    # counting on the trained length would let Ollama cut the prompt silently.
-    window = min(trained, OLLAMA_DEFAULT_CONTEXT)
-    return ServerWindow(window, f"Ollama's default context (model trained for {trained:,}; "
-                        "set OLLAMA_CONTEXT_LENGTH or num_ctx for more)", assumed=True,
-                        until_loaded=True)
