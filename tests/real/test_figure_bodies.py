@@ -151,3 +151,46 @@ def test_a_question_after_a_rounds_figures_goes_in_the_same_user_message(
     parts = body["messages"][1]["content"]
     assert [p["type"] for p in parts] == ["text", "image_url", "text"]
     assert parts[1]["image_url"]["url"].endswith(png) and parts[2]["text"] == "and now?"
+
+
+def no_user_after_tool(body: dict[str, Any]) -> bool:
+    roles = [m["role"] for m in body["messages"]]
+    return not any(a == "tool" and b == "user" for a, b in zip(roles, roles[1:], strict=False))
+
+
+def test_mistral_gets_an_assistant_line_between_the_tool_result_and_the_figures(
+        stub: ProviderStub) -> None:
+    """Mistral refuses a user message right after a tool result ("Unexpected role 'user'
+    after role 'tool'"): its request carries a bridge there; the history does not."""
+    agent = plotting_chat(stub, "mistral/pixtral-large-latest")  # reads images
+    (_, second) = stub.bodies[1]
+    assert no_user_after_tool(second)
+    roles = [m["role"] for m in second["messages"]]
+    assert roles[-4:] == ["assistant", "tool", "assistant", "user"]
+    assert "image_url" in json.dumps(second["messages"][-1])  # the figure still goes
+    stored = [m["role"] for m in agent.history.messages]
+    assert ["tool", "user"] == stored[-3:-1]  # what happened, unchanged
+    agent.close()
+
+
+@pytest.mark.parametrize("name", ["mistral/mistral-small-latest",
+                                  "openai/mistralai/Mistral-Small-3.1-24B-Instruct"])
+def test_a_question_after_an_unanswered_round_is_bridged_for_mistral_models(
+        stub: ProviderStub, name: str) -> None:
+    """An interrupted round leaves a tool result last; the next question follows it. For a
+    Mistral model (its API, or a server of one's own serving one) a bridge goes between;
+    for others the order goes as it is."""
+    history = [{"role": "system", "content": "s"}, {"role": "user", "content": "look"},
+               {"role": "assistant", "content": None, "tool_calls": [
+                   {"id": "c1", "type": "function",
+                    "function": {"name": "list_variables", "arguments": "{}"}}]},
+               {"role": "tool", "tool_call_id": "c1", "content": "interrupted"},
+               {"role": "user", "content": "and now?"}]
+    for model_name in (name, "openai/gpt-4o"):
+        model = LiteLLMModel(model_name, api_base=f"{stub.base_url}/v1",
+                             api_key="sk-test-not-real")
+        stub.steps.append("ok")
+        model.complete(history, [], on_text=None)
+    (_, bridged), (_, plain) = stub.bodies
+    assert no_user_after_tool(bridged) and bridged["messages"][-1]["content"] == "and now?"
+    assert not no_user_after_tool(plain)  # OpenAI takes it as it is: nothing added

@@ -25,6 +25,7 @@ from ...engine._usage import Usage
 from ...engine.compaction import SummaryReply
 from ..providers._caching import CachePlan, apply_cache_plan, cache_family
 from ..providers._errors import retry_after_seconds, should_retry
+from ..providers._roles import bridged, refuses_user_after_tool
 from ._litellm import litellm
 from ._stream import stream_reply
 
@@ -152,7 +153,10 @@ class LiteLLMModel:
     ) -> Completion:
         """`complete`, with the prompt cache's markers or key placed by `plan`."""
         module = litellm()
-        sent, caching = apply_cache_plan(self.name, self.provider(), messages, plan)
+        provider = self.provider()
+        sent, caching = apply_cache_plan(self.name, provider, messages, plan)
+        if refuses_user_after_tool(self.name, provider):
+            sent = bridged(sent)
         request: dict[str, Any] = {"model": self.name, "messages": sent, **caching,
                                    **self.options}
         if tools:
