@@ -10,8 +10,9 @@ works with.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ._doors import lazy_door
 
 if TYPE_CHECKING:
     from ._agent import Agent
@@ -51,17 +52,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """A name of `__all__`, imported from its part on first use (see above)."""
-    if name in __all__:
-        for part in _PARTS:
-            module = importlib.import_module(part, __name__)
-            if name in vars(module):
-                value = vars(module)[name]
-                globals()[name] = value
-                return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_door(globals(), _PARTS)  # see above
