@@ -43,4 +43,5 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_door(globals(), _PARTS)  # see above
+if not TYPE_CHECKING:  # mypy reads the imports above, so a name no part has is an error
+    __getattr__, __dir__ = lazy_door(globals(), _PARTS)  # see above
