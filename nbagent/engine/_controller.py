@@ -274,7 +274,7 @@ class CompactionController:
                 return self._finish(attempt, "skipped", before)
             return self._finish(attempt, "failed" if trigger in ("auto", "overflow") else "none",
                                 before)
-        attempt.left_view = view_change(original, work, counts).text()
+        attempt.record(left_view=view_change(original, work, counts).text())
         self.events.emit(Rewriting(work))  # the archive writes it first (write-ahead)
         history.replace(work)
         undo = (original, history.generation, len(history))
