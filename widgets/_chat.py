@@ -40,7 +40,14 @@ from ._bundles import (
 from ._chat_lines import reply_bundle, retry_words, short_arguments, tool_bundle
 from ._frontend import updates_in_place
 from ._report import decision_bundle, error_parts
-from ._texts import INTERRUPTED, REPLACED, notebook_words
+from ._texts import (
+    INTERRUPTED,
+    NO_CODE,
+    PROPOSED,
+    REPLACED,
+    SMALL_MODEL_FOOTER,
+    notebook_words,
+)
 
 UPDATE_EVERY_S = 0.1  # redraw the streaming reply at most this often, and at least this often
 # A redraw renders the whole reply again: its interval stays this many times what the last
@@ -171,8 +178,12 @@ class ChatDisplay:
         self._flush()
         self.status("")
 
-    def finish(self, result: ChatResult) -> None:
-        """The chat ended: draw the whole reply, clear the status, say why it stopped."""
+    def finish(self, result: ChatResult, *, cell_asked: bool = False, proposed: bool = False,
+               small_model: bool = False) -> None:
+        """The chat ended: draw the whole reply, clear the status, then every line under it,
+        decided here and nowhere else (a new notice is its words in `_texts` and a line
+        here): why it stopped, the cost, and, from the caller's facts, whether a cell was
+        asked for (`cell_asked`) and one proposed (`proposed`), and the small model's footer."""
         self._final_reply(result)
         self.status("")
         if getattr(result, "truncated", False):
@@ -185,6 +196,12 @@ class ChatDisplay:
             self._append(plain_line("nbagent-replaced", REPLACED))
         if result.cost:
             self._append(plain_line("nbagent-cost", f"this cell cost ${result.cost:.4f}"))
+        if cell_asked and not proposed:
+            self.note(NO_CODE)
+        if proposed:
+            self.note(PROPOSED, "nbagent-proposed")
+        if small_model:
+            self.note(SMALL_MODEL_FOOTER)
 
     def _final_reply(self, result: ChatResult) -> None:
         if self._block is not None:

@@ -14,7 +14,7 @@ import nbagent
 from nbagent import Agent, NbagentError
 
 from . import _forms
-from ._texts import CELL_REQUEST, INTERRUPTED_RETRY, NO_CODE, PROPOSED, SMALL_MODEL_FOOTER
+from ._texts import CELL_REQUEST, INTERRUPTED_RETRY
 
 ERRORS: dict[int, str] = {}  # execution count → the error that cell raised (for Err[n])
 
@@ -61,17 +61,13 @@ def chat(shell: Any, agent: Agent, typed: str, *, as_cell: bool, exchange: str |
         for subscriber in (view, proposals):
             agent.events.unsubscribe(subscriber)
         _refresh(meter, agent)
-    view.finish(result)
     if as_cell and proposals.code is None:  # the model's own proposal comes first
         code = last_code_block(result.text)
         if code is not None:
             proposals.propose(code)
-        else:
-            view.note(NO_CODE)
-    if proposals.code is not None:
-        view.note(PROPOSED, "nbagent-proposed")
-    if agent.bundled_model:
-        view.note(SMALL_MODEL_FOOTER)
+    # The lines under the reply are all decided in ChatDisplay.finish; this passes the facts.
+    view.finish(result, cell_asked=as_cell, proposed=proposals.code is not None,
+                small_model=agent.bundled_model)
 
 
 def show_help(magic: Callable[..., Any]) -> None:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from nbagent.widgets import CellProposals
+from nbagent.widgets import CellProposals, ChatDisplay
 
 import nbagent
-from nbagent import tool
+from nbagent import ChatResult, tool
 from nbagent.events import CellProposed
 from nbagent.testing import ScriptedModel, calls, reply
 from tests.notebook.helpers import plain, session
@@ -108,3 +108,24 @@ def test_the_last_complete_code_block_becomes_the_cell(ip: InteractiveShell, mar
     with capture_output():
         ip.run_cell_magic("chat", "--cell", "the code, please")
     assert getattr(ip, "rl_next_input", None) == code
+
+
+@pytest.mark.parametrize(("cell_asked", "proposed", "small_model", "closing"), [
+    (True, False, True, ["no code block in the reply, so no cell was proposed", "footer"]),
+    (True, True, False, [PROPOSED]),
+    (False, True, True, [PROPOSED, "footer"]),
+    (False, False, False, []),
+], ids=["asked-none-small", "asked-proposed", "tool-proposed-small", "plain"])
+def test_every_line_under_a_reply_is_decided_by_finish_in_one_order(
+        ip: InteractiveShell, cell_asked: bool, proposed: bool, small_model: bool,
+        closing: list[str]) -> None:
+    """Why it stopped, the cost, then the cell lines and the footer: one place, one order."""
+    result = ChatResult(text="the reply", stop_message="Stopped after 3 rounds.", cost=0.5)
+    with capture_output() as captured:
+        ChatDisplay().finish(result, cell_asked=cell_asked, proposed=proposed,
+                             small_model=small_model)
+    shown = plain(captured)
+    footer = [line for line in shown if line.startswith("answered by SmolLM2")]
+    assert len(footer) == int(small_model)
+    assert shown == ["the reply", "Stopped after 3 rounds.", "this cell cost $0.5000",
+                     *[footer[0] if c == "footer" else c for c in closing]]
