@@ -38,10 +38,8 @@ def billing_words(billing: Billing | None) -> str:
 
 
 def compaction_text(decision: Decision) -> str:
-    """"L2 memory: 6,900 → 1,200", and "(undone)" once it was undone."""
-    text = (f"{' → '.join(decision.levels)}: {decision.tokens_before:,} → "
-            f"{decision.tokens_after:,}")
-    return f"{text} (undone)" if decision.undone else text
+    """"L2 memory: 6,900 → 1,200", and "(undone)" once it was undone (`Decision.words`)."""
+    return decision.words(brief=True)
 
 
 def last_compaction(agent: Any) -> str | None:

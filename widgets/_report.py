@@ -22,31 +22,15 @@ from ._texts import INTERRUPTED, first_line, notebook_words
 _RAW_TAIL = re.compile(r"\s*\((\w+(?:Error|Exception)\b[^()]*(?:\([^()]*\)[^()]*)*)\)\s*$")
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
-
-
 def decision_words(decision: Decision) -> str:
-    """One line for a compaction: "compacted (L2 memory): 1,972 → 1,463 tokens, 1 summarizer
-    call"; or why nothing was compacted, or why it failed. An undone one says so."""
-    levels = " → ".join(decision.levels)
-    if decision.action == "compacted":
-        calls = _plural(decision.summary_calls, "summarizer call")
-        undone = " — undone" if decision.undone else ""
-        return (f"compacted ({levels}): {decision.tokens_before:,} → "
-                f"{decision.tokens_after:,} tokens, {calls}{undone}")
-    if decision.action == "failed":
-        return (f"compaction failed: {decision.reason} — the history is unchanged "
-                f"({decision.tokens_before:,} tokens)")
-    return f"nothing compacted: {decision.reason} ({decision.tokens_before:,} tokens)"
+    """One line for a compaction, in the words every place says it (`Decision.words`)."""
+    return decision.words()
 
 
 def left_view_words(decision: Decision) -> str:
     """What left the model's view and how to bring it back (one line; "" when nothing did)."""
-    if not decision.changed or decision.undone:
-        return ""
-    left = decision.left_view
-    return notebook_words(str(left)) if left else ""
+    left = decision.left_view_words()
+    return notebook_words(left) if left else ""
 
 
 def decision_bundle(decision: Decision, *, summary: bool = False) -> dict[str, str]:

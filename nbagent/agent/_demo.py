@@ -129,12 +129,14 @@ def describe(state: ContextState) -> str:
 
 
 def describe_decision(decision: Decision) -> str:
-    levels = " → ".join(decision.levels) or "nothing"
-    text = (f"  ↳ {decision.trigger} compaction {decision.action}: {levels}, "
-            f"{decision.tokens_before:,} → {decision.tokens_after:,} tokens, "
-            f"{decision.summary_calls} summarizer calls")
+    """A decision in the words the notebook uses (`Decision.words`), naming its trigger,
+    with what left the view and, for a failure, the failures in a row."""
+    text = f"  ↳ {decision.words(trigger=True)}"
+    left = decision.left_view_words()
+    if left:
+        text += f"\n    {left}"
     if decision.action == "failed":
-        text += f"\n    ({decision.reason[-160:]}; failures in a row: {decision.failures})"
+        text += f"\n    (failures in a row: {decision.failures})"
     return text
 
 
