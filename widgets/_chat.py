@@ -211,7 +211,7 @@ class ChatDisplay:
             self._append(reply_bundle(result.text))
 
     def note(self, text: str, css_class: str = "nbagent-note") -> None:
-        """One more line under the chat (a proposed cell, a footer), in notebook words."""
+        """One more line under the chat, in notebook words (`finish` adds the closing ones)."""
         self._append(plain_line(css_class, notebook_words(text)))
 
 

@@ -1,6 +1,8 @@
 """What each magic does once its line is read: one call into nbagent's public API and
 the lines it shows (the meter from a chat's first moment, the reply, proposed cells,
 compaction progress, `%context`). The magics module only parses and dispatches here.
+Under a chat's reply this module adds no line of its own: it hands `ChatDisplay.finish`
+the facts (a cell asked for, one proposed, the small model) and finish decides the lines.
 """
 
 from __future__ import annotations
