@@ -71,10 +71,10 @@ class Session:
                                       tracker=self.tracker)
         self.history = History([{"role": "system", "content": system}],
                                count_message=self.tracker.count_message)
-        # given its loader now: outputs leave memory only for a session that keeps an
-        # archive (a session built without one keeps them all: nothing could read them back)
-        self.store = OutputStore(events=self.events,
-                                 loader=self._archived_output if archive else None)
+        # given its loader now: outputs leave memory only while the session has an archive
+        # to read them back from (one attached later, `attach_archive`, counts from then on)
+        self.store = OutputStore(events=self.events, loader=self._archived_output,
+                                 loadable=lambda: self.archive is not None)
         self.cost = 0.0
         self.billing = Billing()  # what its chat requests were billed
         self.cache_marks: dict[int, str] = {}  # breakpoints sent: index → prefix digest
@@ -106,8 +106,8 @@ class Session:
         first record, so a session that never chats writes nothing. Opening fails
         (`ArchiveError`) if another agent is writing that session. Which event becomes
         which record is the archive's table (`archive._kinds.KINDS`). Called again, the
-        records go to the new archive from then on. A session built without an archive
-        keeps every output in memory (its store was built with nothing to read back from)."""
+        records go to the new archive from then on. Until a session has an archive it keeps
+        every output in memory (nothing could read a dropped one back)."""
         if self._record not in self.events:
             self.events.subscribe(self._record, critical=True)
         if isinstance(open_archive, Archive):

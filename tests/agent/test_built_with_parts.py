@@ -37,8 +37,24 @@ def test_a_session_without_an_archive_keeps_every_output(tmp_path: Path) -> None
     store = agent.session.store
     for n in range(store.keep + 6):
         store.put(f"call-{n}", f"output {n}")
-    assert store.loader is None and len(store.outputs) == store.keep + 6
+    assert len(store.outputs) == store.keep + 6  # nothing could read a dropped one back
     assert store.get("call-0") == "output 0" and not list(tmp_path.rglob("*.jsonl"))
+
+
+def test_an_archive_attached_later_lets_old_outputs_leave_memory(tmp_path: Path) -> None:
+    """Built without an archive, then given one (`attach_archive`, as bench/soak.py does):
+    from then on the store drops what the archive can give back, so RAM stays flat."""
+    from nbagent.agent.archive import Archive
+
+    agent = agent_in(tmp_path, archive=False)
+    session = agent.session
+    session.attach_archive(lambda: Archive(session.id, tmp_path))
+    store = session.store
+    for n in range(3 * store.keep):
+        store.put(f"call-{n}", f"output {n} " * 50)
+    assert len(store.outputs) == store.keep
+    assert store.get("call-0") == "output 0 " * 50  # read back from the archive
+    session.close()
 
 
 def test_a_resumed_session_reads_back_with_the_loader_it_was_built_with(

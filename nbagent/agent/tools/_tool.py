@@ -155,19 +155,23 @@ class OutputStore:
     Each output is announced on the session's event stream (the archive keeps it).
     The newest `keep` outputs stay in memory; older ones are dropped once `loader`
     can fetch them back (from the session archive), so RAM does not grow with a
-    long session.
+    long session. `loadable` says whether it can now (a session's archive may be
+    attached after the store is built); None: whenever there is a loader.
     """
 
     outputs: dict[str, str] = field(default_factory=dict)
     events: EventStream | None = None
     loader: Callable[[str], str | None] | None = None
     keep: int = 64
+    loadable: Callable[[], bool] | None = None
 
     def put(self, ref: str, text: str) -> None:
         self.outputs[ref] = text
         if self.events is not None:
-            self.events.emit(OutputStored(ref, text))
-        while self.loader is not None and len(self.outputs) > self.keep:
+            self.events.emit(OutputStored(ref, text))  # archived now, where there is one
+        if self.loader is None or (self.loadable is not None and not self.loadable()):
+            return  # nothing could read a dropped output back: keep them all
+        while len(self.outputs) > self.keep:
             del self.outputs[next(iter(self.outputs))]
 
     def get(self, ref: str) -> str | None:
