@@ -10,8 +10,20 @@ import pytest
 from nbagent.widgets import ChatMagics
 
 from nbagent import Agent, Settings
+from nbagent.agent.mcp._config import SERVER_KEYS
+from nbagent.agent.providers._caching import FAMILIES, families_named
 from nbagent.agent.tools import BUILTIN_TOOLS
-from tests.docs_blocks import BLOCKS, REFRESH, Block, magic_help, magic_options
+from nbagent.agent.tools._values import RANK, VALUE_KINDS, ValueKind, entry_of
+from nbagent.engine import Decision
+from tests.docs_blocks import (
+    BLOCKS,
+    DECISION_WORDS,
+    REFRESH,
+    Block,
+    decision_field_words,
+    magic_help,
+    magic_options,
+)
 
 ROOT = Path(__file__).parents[1]
 
@@ -72,3 +84,85 @@ def test_the_agent_docstring_and_the_docs_copy_no_tool_list() -> None:
     tools = (ROOT / "docs" / "tools.md").read_text(encoding="utf-8")
     outside = tools.replace(BLOCKS[1].current(), "")
     assert all(f"| `{name}" not in outside for name in BUILTIN_TOOLS)
+
+
+def _setting_row(name: str) -> str:
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    return next(line for line in text.splitlines()
+                if line.startswith(f"| `NBAGENT_{name.upper()}` |"))
+
+
+def _prose(path: Path) -> str:
+    """A doc's text with its line breaks and runs of spaces as one space."""
+    return " ".join(path.read_text(encoding="utf-8").split())
+
+
+def test_the_prompt_caching_texts_name_every_cache_family() -> None:
+    # the setting's description is printed from FAMILIES; the docs' words are checked here
+    row = _setting_row("prompt_caching")
+    for family in FAMILIES:
+        assert family.named in row, (
+            f"docs/configuration.md's NBAGENT_PROMPT_CACHING row does not name the "
+            f"{family.name!r} family as its row does: {family.named!r}")
+    readme = _prose(ROOT / "README.md")
+    for marked_or_keyed in (families_named(marks=True), families_named(keyed=True)):
+        assert marked_or_keyed in row and marked_or_keyed in readme, marked_or_keyed
+        assert marked_or_keyed in (Settings.model_fields["prompt_caching"].description or "")
+
+
+def test_the_mcp_config_texts_name_every_key_path() -> None:
+    row, tools = _setting_row("mcp_config"), _prose(ROOT / "docs" / "tools.md")
+    description = Settings.model_fields["mcp_config"].description or ""
+    for keys in SERVER_KEYS:
+        path = f"`{'.'.join(keys)}`"
+        assert path in row, f"docs/configuration.md's NBAGENT_MCP_CONFIG row lacks {path}"
+        assert path in tools, f"docs/tools.md's config file section lacks {path}"
+        assert path in description, f"the mcp_config setting's description lacks {path}"
+
+
+def test_every_decision_field_is_described_and_every_description_names_a_field() -> None:
+    assert sorted(set(DECISION_WORDS) - set(Decision.model_fields)) == []
+    undescribed = [name for name in Decision.model_fields if not decision_field_words(name)]
+    assert undescribed == [], "describe them in tests/docs_blocks.py's DECISION_WORDS"
+
+
+# `decision.tokens_before` in code, "each decision says in `left_view`", "is marked `undone`"
+_DECISION_MENTION = re.compile(
+    r"\b(?:[Dd]ecision\.|decision's `|decision says in `|is marked `)([a-z_]+)")
+
+
+def test_every_decision_field_the_docs_name_is_one() -> None:
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    named = {(path.name, name) for path in docs
+             for name in _DECISION_MENTION.findall(_prose(path))}
+    assert {name for _, name in named} >= {"left_view", "undone", "tokens_before"}
+    unknown = sorted((doc, name) for doc, name in named
+                     if name not in Decision.model_fields and not hasattr(Decision, name))
+    assert unknown == [], "a doc names a Decision field that does not exist"
+
+
+def _an_xgboost_model() -> object:
+    return type("XGBClassifier", (), {"__module__": "xgboost.sklearn"})()
+
+
+def _value_samples() -> dict[str, object]:
+    """One value of each kind the listing tells apart: a kind added to VALUE_KINDS needs
+    one here (and entry_of must give it that kind), a kind removed fails too."""
+    import numpy as np
+    import pandas as pd
+
+    return {"table": pd.DataFrame({"a": [1]}), "series": pd.Series([1.0], name="s"),
+            "array": np.zeros(3), "model": _an_xgboost_model(), "value": 3,
+            "object": object()}
+
+
+def test_every_value_kind_has_a_sample() -> None:
+    assert set(_value_samples()) == {kind.name for kind in VALUE_KINDS}
+
+
+@pytest.mark.parametrize("kind", VALUE_KINDS, ids=[kind.name for kind in VALUE_KINDS])
+def test_each_value_kind_is_what_the_listing_makes_of_its_sample(kind: ValueKind) -> None:
+    entry = entry_of("sample", _value_samples()[kind.name])
+    assert entry is not None and entry.rank == RANK[kind.name]
+    # what list_variables tells the model (and docs/tools.md shows) says it
+    assert kind.shows in " ".join((BUILTIN_TOOLS["list_variables"].function.__doc__ or "").split())

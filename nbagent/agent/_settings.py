@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import Field, PositiveInt
 
 from ..engine._settings import ENV_PREFIX, EngineSettings
+from .mcp._config import MCP_CONFIG_SHAPE
+from .providers._caching import prompt_caching_words
 
 __all__ = ["ENV_PREFIX", "EngineSettings", "Settings"]
 
@@ -76,19 +78,15 @@ class Settings(EngineSettings):
         True, description="Tell the model about the cells you ran since its last turn (their "
         "code, a bounded excerpt of their outputs, their errors) with your next message."
     )
-    prompt_caching: bool = Field(
-        True, description="Mark requests for the provider's prompt cache where it needs "
-        "marks (Anthropic, Bedrock, Vertex's Anthropic models) and send a per-session cache "
-        "key where it accepts one (OpenAI); off sends requests unmarked."
-    )
+    prompt_caching: bool = Field(True, description=prompt_caching_words())
 
     @property
     def runs_code(self) -> bool:
         """Whether the run_code tool is offered (`run_code` is not off)."""
         return self.run_code != "off"
     mcp_config: str | None = Field(
-        None, description="A JSON file with an `mcpServers` object (as other MCP clients "
-        "use): those servers' tools are offered to the model."
+        None, description=f"{MCP_CONFIG_SHAPE[0].upper()}{MCP_CONFIG_SHAPE[1:]}, as other MCP "
+        "clients write: those servers' tools are offered to the model."
     )
     mcp_timeout_s: float = Field(
         60.0, gt=0, description="An MCP tool call still running after this many seconds "

@@ -29,8 +29,9 @@ class Toolbox:
     Args:
         own: the user's tools (functions or `@tool`s).
         mcp_servers: MCP servers by name (`{"command", "args", "env"}` or `{"url"}`).
-        mcp_config: a JSON file with an `mcpServers` object, as other MCP clients use (a
-            broken file is a warning, not an error: the chat goes on without it).
+        mcp_config: an MCP config file other MCP clients use (its shape:
+            `mcp._config.MCP_CONFIG_SHAPE`; a broken file is a warning, not an error: the
+            chat goes on without it).
         call_timeout: seconds an MCP tool call may take.
         approval: what MCP tool calls may do without asking, and how to ask (default:
             ask every call with `input()`).

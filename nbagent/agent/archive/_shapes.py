@@ -33,11 +33,13 @@ def _mixed_case(text: str) -> bool:
 class SecretShape:
     """One secret format. `pattern` finds candidates (it opens with a literal where it
     can: that keeps a pass over megabytes of output fast); `span` says which part of a
-    match is the secret, or None when the candidate is not one after all."""
+    match is the secret, or None when the candidate is not one after all. `looks_like`:
+    the examples a reader recognises it by (docs/security.md's list of shapes shows them)."""
 
     name: str
     pattern: re.Pattern[str]
     span: Callable[[re.Match[str]], Span | None]
+    looks_like: str
 
 
 def _whole(check: Callable[[str], bool] | None = None) -> Callable[[re.Match[str]], Span | None]:
@@ -55,8 +57,8 @@ def _whole(check: Callable[[str], bool] | None = None) -> Callable[[re.Match[str
 
 
 def _shape(name: str, pattern: str, span: Callable[[re.Match[str]], Span | None] | None = None,
-           flags: int = 0) -> SecretShape:
-    return SecretShape(name, re.compile(pattern, flags), span or _whole())
+           flags: int = 0, *, looks_like: str) -> SecretShape:
+    return SecretShape(name, re.compile(pattern, flags), span or _whole(), looks_like)
 
 
 def _no_word_before(width: int) -> str:
@@ -126,73 +128,111 @@ _URL_END = r"""(?=[\s"'<>)\]}`,;]|\Z)"""
 
 SHAPES: tuple[SecretShape, ...] = (
     _shape("OpenAI / Anthropic / OpenRouter key", r"sk-" + _no_word_before(3)
-           + r"[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])", _whole(_random_looking)),
+           + r"[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])", _whole(_random_looking),
+           looks_like="`sk-…`, `sk-proj-…`, `sk-ant-…`, `sk-or-…`"),
     _shape("AWS access key id", r"A" + _no_word_before(1) + r"(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])"
-           r"[A-Z0-9]{16}(?![A-Za-z0-9])"),
+           r"[A-Z0-9]{16}(?![A-Za-z0-9])",
+           looks_like="`AKIA…`, `ASIA…`"),
     _shape("AWS secret access key", r"(?P<key>(?i:key))" + _ASSIGN
-           + r"""["']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""", _aws_secret),
+           + r"""["']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""", _aws_secret,
+           looks_like="`aws_secret_access_key = …` (40 characters)"),
     _shape("GitHub token", r"g" + _no_word_before(1) + r"(?:h[pousr]_[A-Za-z0-9]{36,255}|"
-           r"ithub_pat_[A-Za-z0-9_]{50,255})(?![A-Za-z0-9_])"),
+           r"ithub_pat_[A-Za-z0-9_]{50,255})(?![A-Za-z0-9_])",
+           looks_like="`ghp_…`, `gho_…`, `ghu_…`, `ghs_…`, `ghr_…`, `github_pat_…`"),
     _shape("GitLab token", r"glpat-" + _no_word_before(6) + r"[A-Za-z0-9_-]{20,}"
-           r"(?![A-Za-z0-9_-])"),
+           r"(?![A-Za-z0-9_-])",
+           looks_like="`glpat-…`"),
     _shape("Google API key", r"AIza" + _no_word_before(4) + r"[0-9A-Za-z_-]{35}"
-           r"(?![A-Za-z0-9_-])"),
+           r"(?![A-Za-z0-9_-])",
+           looks_like="`AIza…`"),
     _shape("Slack token", r"xox" + _no_word_before(3) + r"[abposr]-[0-9A-Za-z-]{10,}"
-           r"(?![A-Za-z0-9_-])", _whole(_has_digit)),
+           r"(?![A-Za-z0-9_-])", _whole(_has_digit),
+           looks_like="`xoxb-…`, `xoxp-…` and kin"),
     _shape("Hugging Face token", r"hf_" + _no_word_before(3) + r"[A-Za-z0-9]{30,}"
-           r"(?![A-Za-z0-9_])", _whole(_mixed_case)),
+           r"(?![A-Za-z0-9_])", _whole(_mixed_case),
+           looks_like="`hf_…`"),
     _shape("Stripe key", r"[sr]k_" + _no_word_before(3) + r"(?:live|test)_[0-9A-Za-z]{16,}"
-           r"(?![A-Za-z0-9_])"),
+           r"(?![A-Za-z0-9_])",
+           looks_like="`sk_live_…`, `rk_live_…`, `sk_test_…`"),
     _shape("Groq key", r"gsk_" + _no_word_before(4) + r"[A-Za-z0-9]{40,}(?![A-Za-z0-9_])",
-           _whole(_random_looking)),
+           _whole(_random_looking),
+           looks_like="`gsk_…`"),
     _shape("Replicate token", r"r8_" + _no_word_before(3) + r"[A-Za-z0-9]{30,}"
-           r"(?![A-Za-z0-9_])", _whole(_random_looking)),
+           r"(?![A-Za-z0-9_])", _whole(_random_looking),
+           looks_like="`r8_…`"),
     _shape("Perplexity key", r"pplx-" + _no_word_before(5) + r"[A-Za-z0-9]{32,}"
-           r"(?![A-Za-z0-9_-])", _whole(_random_looking)),
+           r"(?![A-Za-z0-9_-])", _whole(_random_looking),
+           looks_like="`pplx-…`"),
     _shape("xAI key", r"xai-" + _no_word_before(4) + r"[A-Za-z0-9]{32,}(?![A-Za-z0-9_-])",
-           _whole(_random_looking)),
+           _whole(_random_looking),
+           looks_like="`xai-…`"),
     _shape("npm token", r"npm_" + _no_word_before(4) + r"[A-Za-z0-9]{36}(?![A-Za-z0-9_])",
-           _whole(_random_looking)),
-    _shape("PyPI token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{20,}"),
+           _whole(_random_looking),
+           looks_like="`npm_…`"),
+    _shape("PyPI token", r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{20,}",
+           looks_like="`pypi-AgEIcHlwaS5vcmc…`"),
     _shape("SendGrid key", r"SG\." + _no_word_before(3) + r"[A-Za-z0-9_-]{16,32}\."
-           r"[A-Za-z0-9_-]{16,64}(?![A-Za-z0-9_-])"),
+           r"[A-Za-z0-9_-]{16,64}(?![A-Za-z0-9_-])",
+           looks_like="`SG.….…`"),
     _shape("JSON Web Token", r"eyJ" + _no_word_before(3) + r"[A-Za-z0-9_-]{5,}\.eyJ"
-           r"[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}=*"),
+           r"[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}=*",
+           looks_like="`eyJ….eyJ….…`"),
     _shape("PEM private key", r"-----BEGIN (?P<label>[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----"
-           r"(?P<secret>" + _PEM_BODY + ")"),
+           r"(?P<secret>" + _PEM_BODY + ")",
+           looks_like="`-----BEGIN … PRIVATE KEY-----` blocks (also written with `\\n` in an "
+                      "`.env` file)"),
     _shape("Slack webhook URL", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/"
-           r"(?P<secret>T[A-Z0-9]{6,12}/[A-Z0-9]{6,14}/[A-Za-z0-9/]{16,64})" + _URL_END),
+           r"(?P<secret>T[A-Z0-9]{6,12}/[A-Z0-9]{6,14}/[A-Za-z0-9/]{16,64})" + _URL_END,
+           looks_like="`https://hooks.slack.com/services/T…/B…/…`"),
     _shape("Discord webhook URL", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/"
-           r"(?:v\d+/)?webhooks/\d{15,22}/(?P<secret>[A-Za-z0-9_-]{50,80})" + _URL_END),
+           r"(?:v\d+/)?webhooks/\d{15,22}/(?P<secret>[A-Za-z0-9_-]{50,80})" + _URL_END,
+           looks_like="`https://discord.com/api/webhooks/<id>/…`"),
     _shape("Microsoft Teams webhook URL", r"https://[A-Za-z0-9-]+\.webhook\.office\.com/"
            r"webhookb2/(?P<secret>[0-9a-f-]{36}@[0-9a-f-]{36}/IncomingWebhook/[0-9a-f]{32}/"
-           r"[0-9a-f-]{36}(?:/[A-Za-z0-9_-]{20,})?)" + _URL_END),
+           r"[0-9a-f-]{36}(?:/[A-Za-z0-9_-]{20,})?)" + _URL_END,
+           looks_like="`https://….webhook.office.com/webhookb2/…`"),
     _shape("Stripe webhook secret", r"whsec_" + _no_word_before(6) + r"[A-Za-z0-9]{32,}"
-           r"(?![A-Za-z0-9_])", _whole(_random_looking)),
+           r"(?![A-Za-z0-9_])", _whole(_random_looking),
+           looks_like="`whsec_…`"),
     _shape("Google OAuth client secret", r"GOCSPX-" + _no_word_before(7) + r"[A-Za-z0-9_-]{28}"
-           r"(?![A-Za-z0-9_-])"),
+           r"(?![A-Za-z0-9_-])",
+           looks_like="`GOCSPX-…`"),
     _shape("GitLab token (other kinds)", r"(?<![A-Za-z0-9_-])gl(?:oas|dt|rt|cbt|ptt|ft|imt|"
-           r"agent|soat|ffct)-[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])", _whole(_random_looking)),
+           r"agent|soat|ffct)-[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])", _whole(_random_looking),
+           looks_like="`gldt-…`, `glrt-…`, `glptt-…`, `gloas-…` and the other prefixes"),
     _shape("Databricks token", r"dapi" + _no_word_before(4) + r"[0-9a-f]{32}(?:-\d)?"
-           r"(?![A-Za-z0-9])"),
+           r"(?![A-Za-z0-9])",
+           looks_like="`dapi…`"),
     _shape("Shopify token", r"shp(?:at|ss|ca|pa)_" + _no_word_before(6) + r"[a-fA-F0-9]{32}"
-           r"(?![A-Za-z0-9])"),
+           r"(?![A-Za-z0-9])",
+           looks_like="`shpat_…`, `shpss_…`, `shpca_…`, `shppa_…`"),
     _shape("Telegram bot token", r"(?<![A-Za-z0-9:])\d{8,10}:(?P<secret>AA[A-Za-z0-9_-]{33})"
-           r"(?![A-Za-z0-9_-])"),
-    _shape("Azure storage account key", r"(?i:AccountKey)=(?P<secret>[A-Za-z0-9+/]{86}==)"),
+           r"(?![A-Za-z0-9_-])",
+           looks_like="`123456789:AA…`"),
+    _shape("Azure storage account key", r"(?i:AccountKey)=(?P<secret>[A-Za-z0-9+/]{86}==)",
+           looks_like="`AccountKey=…` in a connection string"),
     _shape("Azure shared access key", r"(?i:SharedAccessKey)=(?P<secret>[A-Za-z0-9+/]{42,44}=?)"
-           r"(?![A-Za-z0-9+/=])"),
+           r"(?![A-Za-z0-9+/=])",
+           looks_like="Service Bus / Event Hubs `SharedAccessKey=…`"),
     _shape("password in a URL", r"""://[^\s:@/?#"'<>\\`]*:(?P<secret>[^\s/?#"'<>\\`]+)@"""
-           r"""(?=[^\s/?#"'<>\\`@]+)""", _whole(lambda p: not PLACEHOLDER.fullmatch(p))),
+           r"""(?=[^\s/?#"'<>\\`@]+)""", _whole(lambda p: not PLACEHOLDER.fullmatch(p)),
+           looks_like="`https://user:pass@host`, `postgresql://user:pw@host`, index URLs"),
     _shape("secret in a URL query", r"[?&](?i:token|access_token|api_key|apikey|key|sig|"
            r"signature|x-amz-signature|x-amz-security-token|auth|code)="
-           r"""(?P<secret>[^&#\s"'<>\\`]+)""", _whole(_random_looking)),
+           r"""(?P<secret>[^&#\s"'<>\\`]+)""", _whole(_random_looking),
+           looks_like="`?token=…`, `&sig=…` (Azure SAS), `&X-Amz-Signature=…` and similar"),
     _shape("bearer token", r"(?i:bearer)[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{8,}=*)"
-           r"(?![A-Za-z0-9._~+/=-])", _whole(lambda t: len(t) >= 16 or _has_digit(t))),
+           r"(?![A-Za-z0-9._~+/=-])", _whole(lambda t: len(t) >= 16 or _has_digit(t)),
+           looks_like="`Authorization: Bearer …`"),
     _shape("basic auth header", r"(?i:authorization)" + _ASSIGN + r"""["']?(?i:basic)[ \t]+"""
-           r"(?P<secret>[A-Za-z0-9+/]{8,}=*)"),
+           r"(?P<secret>[A-Za-z0-9+/]{8,}=*)",
+           looks_like="`Authorization: Basic …`"),
     _shape("password assignment", r"(?P<key>(?i:pass(?:word|wd)|pwd))" + _ASSIGN + _VALUE,
-           _assigned(PASSWORD_NAME, 1)),
+           _assigned(PASSWORD_NAME, 1),
+           looks_like="`password=…` / `pwd=…` in connection strings, "
+                      "`\"password\": \"…\"`, `PASSWORD=\"…\"`"),
     _shape("API key assignment", r"(?P<key>(?i:key|secret|token|authorization))"
-           + _ASSIGN + _VALUE, _assigned(API_NAME, 8)),
+           + _ASSIGN + _VALUE, _assigned(API_NAME, 8),
+           looks_like="`api_key = …`, `x-api-key: …`, `secret_key`, `client_secret`, "
+                      "`access_token` …"),
 )

@@ -195,6 +195,17 @@ def server_specs(servers: Mapping[str, ServerSpec | Mapping[str, Any]]) -> dict[
 SERVER_KEYS: tuple[tuple[str, ...], ...] = (("mcpServers",), ("servers",), ("mcp", "servers"))
 
 
+def _servers_object(quote: str) -> str:
+    """Where a config keeps its servers, in words, from `SERVER_KEYS`."""
+    first, *others = (f"{quote}{'.'.join(keys)}{quote}" for keys in SERVER_KEYS)
+    return f"{first} object" + (f" (or {', or '.join(others)})" if others else "")
+
+
+# The one wording of the file's shape: the `mcp_config` setting's description and the
+# error for a file without servers say it; docstrings point here rather than list the keys.
+MCP_CONFIG_SHAPE = f"a JSON file (comments allowed) with an {_servers_object('`')}"
+
+
 def _at(document: Any, keys: tuple[str, ...]) -> Any:
     for key in keys:
         document = document.get(key) if isinstance(document, dict) else None
@@ -234,7 +245,8 @@ def read_mcp_config(path: str | Path) -> McpConfig:
     servers = next((found for keys in SERVER_KEYS
                     if (found := _at(document, keys)) is not None), None)
     if not isinstance(servers, dict):
-        raise McpConfigError(f"the MCP config {str(file)!r} has no 'mcpServers' object")
+        where = _servers_object(quote="'")
+        raise McpConfigError(f"the MCP config {str(file)!r} has no {where}")
     config = McpConfig(str(file))
     for name, raw in servers.items():
         if not isinstance(name, str) or not name.strip():

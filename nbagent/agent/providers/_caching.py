@@ -71,15 +71,18 @@ class CachePlan:
 class Family:
     """One cache family: which models belong (their litellm `pattern`, or any model of
     `providers`; with `only_via`, the pattern counts only when litellm routes the model
-    through that provider), whether its requests carry breakpoints (`marks`) or a
-    per-session key (`keyed`), and whether the route joins user messages in a row itself
-    (`route_joins_user_messages`: litellm's Anthropic-format transformations do, each
-    message keeping its marker). Every other route gets them joined here, since some
-    providers and chat templates refuse two in a row: a family that marks is not a route
-    that joins (a Claude model reached in OpenAI format is marked and not joined by it)."""
+    through that provider) and the same in words (`named`: the `prompt_caching` setting's
+    description and the docs name them from it), whether its requests carry breakpoints
+    (`marks`) or a per-session key (`keyed`), and whether the route joins user messages in
+    a row itself (`route_joins_user_messages`: litellm's Anthropic-format transformations
+    do, each message keeping its marker). Every other route gets them joined here, since
+    some providers and chat templates refuse two in a row: a family that marks is not a
+    route that joins (a Claude model reached in OpenAI format is marked and not joined by
+    it)."""
 
     name: CacheFamily
     pattern: re.Pattern[str]
+    named: str
     providers: tuple[str, ...] = ()
     only_via: str | None = None
     marks: bool = False
@@ -94,11 +97,28 @@ class Family:
 
 # The families, asked in order: the first that holds a model is its family.
 FAMILIES: tuple[Family, ...] = (
-    Family("marked", _MARKED, marks=True, route_joins_user_messages=True),
-    Family("none", _NEVER, providers=("gemini", "vertex_ai")),
-    Family("keyed", _OPENAI, only_via="openai", keyed=True),
-    Family("automatic", re.compile("")),  # the rest: a stable prefix, nothing sent
+    Family("marked", _MARKED, named="Anthropic, Bedrock's and Vertex's Claude models",
+           marks=True, route_joins_user_messages=True),
+    Family("none", _NEVER, named="Gemini, Vertex's other models and local servers",
+           providers=("gemini", "vertex_ai")),
+    Family("keyed", _OPENAI, named="OpenAI", only_via="openai", keyed=True),
+    # the rest: a stable prefix, nothing sent
+    Family("automatic", re.compile(""), named="DeepSeek and the rest"),
 )
+
+
+def families_named(*, marks: bool = False, keyed: bool = False) -> str:
+    """The families whose requests carry breakpoints (`marks`) or a per-session key
+    (`keyed`), in words ("OpenAI"): what the `prompt_caching` setting and the docs say."""
+    return ", ".join(family.named for family in FAMILIES
+                     if (marks and family.marks) or (keyed and family.keyed))
+
+
+def prompt_caching_words() -> str:
+    """The `prompt_caching` setting's description, naming the families from `FAMILIES`."""
+    return (f"Mark requests for the provider's prompt cache where it needs marks "
+            f"({families_named(marks=True)}) and send a per-session cache key where it "
+            f"accepts one ({families_named(keyed=True)}); off sends requests unmarked.")
 
 
 def family_of(model: str, provider: str | None = None) -> Family:

@@ -26,17 +26,20 @@ from ._namespace import variable_lines
 from ._paging import PAGE, PageBounds, bounded
 from ._run_code import run_code
 from ._tool import OutputStore, Tool, tool
-from ._values import describe_value
+from ._values import describe_value, listing_description
 
 MAX_DESCRIBE_CHARS = 4_000
 MAX_LISTING_TOKENS = 2_000
 
 
 def list_variables(context: ToolContext) -> str:
-    """List the user's variables: DataFrames with shape, columns and dtypes; arrays
-    with shape and dtype; models with class; other values with type."""
+    # Its docstring (the model's description of it, and docs/tools.md's) is assigned
+    # below from `VALUE_KINDS`, the kinds the listing tells apart, so the two agree.
     lines = variable_lines(context.namespace, max_tokens=MAX_LISTING_TOKENS)
     return "\n".join(lines) or "(no variables)"
+
+
+list_variables.__doc__ = listing_description()
 
 
 def describe_variable(context: ToolContext, name: str, rows: int = 5) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...engine._tokens import estimate_tokens
-from ._values import COLUMN_LIMITS, Entry, entry_of
+from ._values import COLUMN_LIMITS, RANK, Entry, entry_of
 
 STATE_TITLE = "Notebook state (variables in the live kernel):"
 DEFAULT_MAX_TOKENS = 600
@@ -26,7 +26,7 @@ def _entries(namespace: Mapping[str, Any]) -> list[Entry]:
         try:
             entry = entry_of(name, value)
         except Exception:  # a library type that misbehaves still gets its line
-            entry = Entry(5, name, f"{name}: {type(value).__name__}")
+            entry = Entry(RANK["object"], name, f"{name}: {type(value).__name__}")
         if entry is not None:
             found.append(entry)
     # A stable order, never the namespace's: the listing goes into the prompt, and the

@@ -1,7 +1,6 @@
 """What one value is, as short bounded text for the model: `entry_of` describes a variable
-in one line (DataFrames with shape, columns and dtypes; arrays with shape and dtype; models
-with class; exact built-ins with their value or size; anything else by type) without
-calling anything on objects it does not know; `describe_value` is `describe_variable`'s
+in one line, by its kind (`VALUE_KINDS`: what the listing shows of each) without calling
+anything on objects it does not know; `describe_value` is `describe_variable`'s
 longer look. The listing of a whole namespace is `_namespace`'s.
 """
 
@@ -43,10 +42,40 @@ _CONTAINERS = (list, tuple, set, frozenset, dict)
 
 
 @dataclass(frozen=True)
+class ValueKind:
+    """One kind of value `entry_of` tells apart, and what a listing `shows` of it."""
+
+    name: str
+    shows: str
+
+
+# The kinds, in the listing's order (an entry's rank is its kind's place here): the one
+# place that says what the model sees of a variable. `list_variables`' description (so
+# docs/tools.md) and docs/security.md's list are printed from `shows`.
+VALUE_KINDS: tuple[ValueKind, ...] = (
+    ValueKind("table", "DataFrames (pandas, polars) with shape, columns and dtypes"),
+    ValueKind("series", "Series with shape, dtype and name"),
+    ValueKind("array", "arrays (NumPy, PyTorch, JAX, ...) with package, shape and dtype"),
+    ValueKind("model", "models (scikit-learn, PyTorch, Keras, XGBoost, ...) with class"),
+    ValueKind("value", "numbers and short strings with their value, longer strings with "
+              "their start, bytes and containers (list, tuple, set, dict) with their size "
+              "(a dict's first keys too); secrets in text redacted, a variable whose name "
+              "says it holds a secret by type only"),
+    ValueKind("object", "other objects with type"),
+)
+RANK = {kind.name: rank for rank, kind in enumerate(VALUE_KINDS)}
+
+
+def listing_description() -> str:
+    """What `list_variables` tells the model it returns, from `VALUE_KINDS`."""
+    return f"List the user's variables: {'; '.join(kind.shows for kind in VALUE_KINDS)}."
+
+
+@dataclass(frozen=True)
 class Entry:
     """One variable, described: `head` always; `columns` for tables (already cut)."""
 
-    rank: int  # tables first, then series, arrays, models, values, other objects
+    rank: int  # its kind's place in VALUE_KINDS: tables first, ..., other objects last
     name: str
     head: str
     columns: tuple[str, ...] = ()
@@ -157,21 +186,23 @@ def entry_of(name: str, value: object) -> Entry | None:
     typename = kind.__name__
     if classes & _FRAMES:
         columns, count = _table_columns(value, COLUMN_LIMITS[0])
-        return Entry(0, name, f"{name}: {typename}{_shape(value)}", columns, count)
+        return Entry(RANK["table"], name, f"{name}: {typename}{_shape(value)}", columns, count)
     if classes & _SERIES:
         label = _read(value, "name")
         named = f" name {_cut(repr(label), NAME_CHARS)}" if label is not None else ""
-        return Entry(1, name, f"{name}: {typename}{_shape(value)}{_dtype(value)}{named}")
+        return Entry(RANK["series"], name,
+                     f"{name}: {typename}{_shape(value)}{_dtype(value)}{named}")
     if classes & _MODEL_BASES or package in _MODEL_PACKAGES:
-        return Entry(3, name, f"{name}: {typename} model ({package})")
+        return Entry(RANK["model"], name, f"{name}: {typename} model ({package})")
     if issubclass(kind, types.ModuleType) or callable(value):
         return None
     if package in _ARRAY_PACKAGES:
-        return Entry(2, name, f"{name}: {typename} ({package}){_shape(value)}{_dtype(value)}")
+        return Entry(RANK["array"], name,
+                     f"{name}: {typename} ({package}){_shape(value)}{_dtype(value)}")
     if kind in _SCALARS or kind is str or kind in (bytes, bytearray) or kind in _CONTAINERS:
-        return Entry(4, name, _value_head(name, value))
+        return Entry(RANK["value"], name, _value_head(name, value))
     origin = "" if package in ("builtins", "__main__") else f" ({package})"
-    return Entry(5, name, f"{name}: {typename}{origin}")
+    return Entry(RANK["object"], name, f"{name}: {typename}{origin}")
 
 
 
@@ -182,7 +213,7 @@ def describe_value(name: str, value: Any, *, rows: int = 5, max_chars: int = 4_0
         entry = entry_of(name, value)
     except Exception:
         entry = None
-    if entry is not None and entry.rank == 0 and _package(value) == "pandas":
+    if entry is not None and entry.rank == RANK["table"] and _package(value) == "pandas":
         parts = [entry.head, *_attempt("dtypes:", lambda: value.dtypes)]
         parts += _attempt(f"head({rows}):", lambda: value.head(rows))
         parts += _attempt("describe():", lambda: value.describe())
