@@ -29,7 +29,7 @@ from .archive._archive import data_dir
 from .models._discovery import find_local_models, first_run_notice
 from .models._litellm import import_pending
 from .models._llm import ChatModel, RetryPolicy
-from .models._resolve import LOCAL_MODEL, EmbeddedModel, chat_model
+from .models._resolve import LOCAL_MODEL, chat_model
 from .tools._builtin import builtin_names
 from .tools._tool import Tool
 
@@ -84,8 +84,7 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
     ) -> None:
         self._configuration = Configuration(settings)
         current = self.settings()
-        self.model: ChatModel = self._announced(chat_model(model, current,
-                                                           on_status=self._status_line))
+        self.model: ChatModel = chat_model(model, current, on_status=self._status_line)
         self.notice: str | None = (NOTICE if model is None and current.model is None
                                    and not current.local_model_path else None)
         self.system = system
@@ -147,22 +146,13 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         """Chat with `model` from now on, in the same session (`"local"`: the embedded one).
         A command: it returns nothing, so a notebook cell ending with it shows no object
         repr (`agent.model` is the model in use)."""
-        self.model = self._announced(chat_model(model, self.settings(),
-                                                on_status=self._status_line))
+        self.model = chat_model(model, self.settings(), on_status=self._status_line)
         self._answers.model_changed()
         self.session.model_changed()
 
     def _status_line(self, text: str) -> None:
         """A model's status line (its server starting, restarted) as an event."""
         self.events.emit(Status(text))
-
-    def _announced(self, model: ChatModel) -> ChatModel:
-        """An embedded model built elsewhere (a found GGUF's `model()`, another agent's)
-        gets this agent's status hook: the one place a hook is still assigned, as the
-        caller built it before this agent existed (`chat_model` builds ours with it)."""
-        if isinstance(model, EmbeddedModel) and model.on_status != self._status_line:
-            model.on_status = self._status_line
-        return model
 
     @property
     def bundled_model(self) -> bool:

@@ -236,6 +236,73 @@ def test_the_embedded_models_status_lines_reach_the_event_stream() -> None:
     assert Status("starting the local model (SmolLM2-135M)… 3 s") in seen
 
 
+def test_an_embedded_model_built_before_the_agent_reports_to_that_agent() -> None:
+    """A found GGUF's `model()` (built with no status hook) or another agent's model: the
+    agent chats with a copy on the same server whose status lines are its own; the
+    caller's object is not written into."""
+    from nbagent.agent.models import EmbeddedModel
+    from nbagent.events import Status
+
+    built = EmbeddedModel(2048, 64, path="/models/qwen2.5-7b-q4.gguf")
+    agent = Agent(model=built, namespace={}, archive=False)
+    other = Agent(model=agent.model, namespace={}, archive=False)
+    seen: list[Any] = []
+    heard: list[Any] = []
+    agent.events.subscribe(seen.append)
+    other.events.subscribe(heard.append)
+    for chatting in (agent, other):
+        assert isinstance(chatting.model, EmbeddedModel)
+        assert (chatting.model.path, chatting.model.context_window,
+                chatting.model.max_output) == (built.path, 2048, 64)
+        assert chatting.model.running is None  # nothing started
+        chatting.model.on_status(f"starting the local model for {id(chatting)}")
+    assert built.on_status is None
+    assert seen == [Status(f"starting the local model for {id(agent)}")]
+    assert heard == [Status(f"starting the local model for {id(other)}")]
+    own = agent.model
+    agent.use_model(own)  # its own already: kept as it is
+    assert agent.model is own
+
+
+def test_an_embedded_model_already_serving_is_used_at_once_by_a_new_agent() -> None:
+    from nbagent.agent.models import EmbeddedModel
+
+    served = ScriptedModel([reply("from the running server")], name="local/smollm2")
+
+    class Serving(EmbeddedModel):
+        def _serve(self) -> Any:
+            return served
+
+    running = Serving(2048, 64)
+    assert running.started() is served
+    agent = Agent(model=running, namespace={}, archive=False)
+    statuses: list[Any] = []
+    agent.events.subscribe(statuses.append)
+    assert agent.model is not running and agent.model.running is served  # type: ignore[attr-defined]
+    assert agent.chat("hi").text == "from the running server"
+    assert not [s for s in statuses if "starting the local model" in str(s)]
+
+
+def test_a_running_servers_restart_line_reaches_the_agent_given_its_model() -> None:
+    from nbagent.agent.models import EmbeddedModel, LocalModel
+    from nbagent.events import Status
+
+    class Serving(EmbeddedModel):
+        def _serve(self) -> Any:
+            return LocalModel("openai/smollm2", api_base="http://127.0.0.1:9")
+
+    running = Serving(2048, 64)
+    running.started()
+    agent = Agent(model=running, namespace={}, archive=False)
+    seen: list[Any] = []
+    agent.events.subscribe(seen.append)
+    served = agent.model.running  # type: ignore[attr-defined]
+    assert isinstance(served, LocalModel) and served is not running.running
+    assert served.on_status is not None
+    served.on_status("the local model's server had stopped (exit code 9); restarting it…")
+    assert seen == [Status("the local model's server had stopped (exit code 9); restarting it…")]
+
+
 def test_the_built_in_tools_can_be_chosen_by_name() -> None:
     agent = Agent(model=ScriptedModel(), archive=False, namespace={},
                   builtin_tools=["list_variables", "describe_variable"])

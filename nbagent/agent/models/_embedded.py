@@ -31,20 +31,33 @@ class EmbeddedModel:
 
     `on_status(text)`, given when it is built, receives every status line (the starting
     line with its seconds, renewed about every second; a restart of a server that died).
+    `running`: the served model of another handle on the same server (`reporting_to`).
     """
 
     def __init__(self, n_ctx: int, max_tokens: int, *, path: str | None = None,
-                 on_status: Callable[[str], None] | None = None) -> None:
+                 on_status: Callable[[str], None] | None = None,
+                 running: ChatModel | None = None) -> None:
         self.name = LOCAL_MODEL
         self.path = path  # a GGUF of the user's (NBAGENT_LOCAL_MODEL_PATH), else SmolLM2
         self.context_window: int | None = n_ctx
         self.max_output: int | None = max_tokens
         self.on_status = on_status
-        self._model: ChatModel | None = None
+        reporting = getattr(running, "reporting_to", None)  # its restarts: said to us
+        self._model: ChatModel | None = reporting(self._status) if callable(reporting) \
+            else running
         self._lock = threading.Lock()
         self._loading: threading.Thread | None = None
         self._loading_since = 0.0
         self._failure: BaseException | None = None
+
+    def reporting_to(self, on_status: Callable[[str], None] | None) -> EmbeddedModel:
+        """This model with its status lines going to `on_status`: the same GGUF, window and
+        reply cap, so the same server process (already running: used at once). An agent
+        given an embedded model built before it (a found GGUF's `model()`, another
+        agent's) chats with this copy, and the caller's object is left as it was."""
+        assert self.context_window is not None and self.max_output is not None
+        return EmbeddedModel(self.context_window, self.max_output, path=self.path,
+                             on_status=on_status, running=self._model)
 
     @property
     def label(self) -> str:

@@ -24,11 +24,9 @@ from tests.helpers import nine_sections
 PACKAGE = Path(nbagent.__file__).parent
 ROOMS = (PACKAGE, PACKAGE.parent / "widgets")  # the package, and the notebook room beside it
 HOOKS = {"snapshot", "loader", "on_status", "echo", "validateLink"}
-# Hooks still assigned, each because its owner offers no other way:
+# Hooks still assigned, each because its owner offers no other way (an embedded model built
+# before the agent is given to it as a copy reporting to the agent: `reporting_to`):
 STILL_ASSIGNED = {
-    # an embedded model built before the agent existed (a found GGUF's `model()`) gets the
-    # agent's status hook; `chat_model` builds the others with it
-    "nbagent/agent/_agent.py: model.on_status",
     # markdown-it-py's documented way to choose which links render (no constructor option)
     "widgets/_render.py: md.validateLink",
 }
