@@ -291,11 +291,12 @@ class CompactionController:
         self._undo = (*undo, decision)
         return decision
 
-    def _quiet(self, trigger: Trigger, tokens: int, threshold: int, reason: str,
-               action: Action = "none") -> Decision:
-        return Decision(action=action, trigger=trigger, levels=[], reason=reason,
-                        tokens_before=tokens, tokens_after=tokens, threshold=threshold,
-                        changed=False, failures=self._failures, breaker_open=self.breaker_open)
+    def _quiet(self, trigger: Trigger, tokens: int, threshold: int, reason: str) -> Decision:
+        """A decision that nothing ran (off, or under the trigger): through an `Attempt` like
+        every other decision, so a field added to `Decision` cannot be missed here."""
+        attempt = Attempt(trigger, tokens, threshold, None, reasons=[reason])
+        return attempt.decision("none", tokens, swapped=False, failures=self._failures,
+                                breaker_open=self.breaker_open)
 
     def _finish(self, attempt: Attempt, action: Action, after: int, *, swapped: bool = False
                 ) -> Decision:

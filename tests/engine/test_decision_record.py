@@ -1,14 +1,14 @@
 """A compaction's decision record is built from the attempt by `Decision`'s own field
-list: every field of every decision a real controller makes is set from the attempt (a
-field added to `Decision` that the attempt does not know fails here), values recorded
-elsewhere reach it, and a name Decision does not have is refused."""
+list: every field of every decision a real controller makes — a compaction's and a quiet
+one's (off, or under the trigger) — is set from the attempt (a field added to `Decision`
+that the attempt does not know fails here). The attempt's own rules are
+tests/engine/test_attempt.py's."""
 
 from __future__ import annotations
 
 import pytest
 
 from nbagent import CompactionController, Decision, History, Settings
-from nbagent.engine._attempt import Attempt
 from nbagent.testing import ScriptedSummarizer
 from tests.helpers import session
 
@@ -39,30 +39,14 @@ def test_every_field_of_every_decision_is_set_from_the_attempt(
         assert not unset, f"Decision fields the attempt leaves at their default: {unset}"
 
 
-def test_a_bare_attempt_gives_its_own_values_by_the_decision_s_names() -> None:
-    attempt = Attempt("manual", 1_000, 800, "sales")
-    attempt.spent(2, 0.01)
-    fields = attempt.decision_fields("failed", 1_000, swapped=False, failures=1,
-                                     breaker_open=False)
-    assert set(fields) <= set(Decision.model_fields)
-    assert (fields["tokens_before"], fields["summary_calls"], fields["threshold"]) == (
-        1_000, 2, 800)
-    assert fields["focus"] == "sales" and fields["trigger"] == "manual"
-    assert fields["summary"] is None and fields["left_view"] is None and not fields["undone"]
+@pytest.mark.parametrize("off", [False, True], ids=["under-the-trigger", "auto-off"])
+def test_a_quiet_decision_sets_every_field_from_an_attempt_too(off: bool) -> None:
+    ctl = CompactionController(window="local/test", settings=Settings(
+        max_context_tokens=8_192, disable_compact=off))
+    small = History(session(1))
+    for decision in (ctl.maybe_compact(small), ctl.on_tool_result(small)):
+        assert decision.action == "none" and not decision.changed and not decision.levels
+        unset = set(Decision.model_fields) - decision.model_fields_set
+        assert not unset, f"Decision fields a quiet decision leaves at their default: {unset}"
 
 
-def test_a_recorded_value_reaches_the_decision_only_when_the_history_was_swapped() -> None:
-    attempt = Attempt("auto", 1_000, 800, None)
-    attempt.levels.append("L1 snip")
-    attempt.record(left_view="Left the view: 3 old tool outputs cleared")
-    kept = attempt.decision("compacted", 600, swapped=True, failures=0, breaker_open=False)
-    assert kept.left_view == "Left the view: 3 old tool outputs cleared"
-    assert kept.levels == ["L1 snip"] and kept.tokens_after == 600 and kept.changed
-    dropped = attempt.decision("failed", 1_000, swapped=False, failures=1, breaker_open=False)
-    assert dropped.left_view is None and not dropped.changed
-
-
-def test_recording_a_name_decision_does_not_have_is_refused() -> None:
-    attempt = Attempt("auto", 1_000, 800, None)
-    with pytest.raises(TypeError, match="not fields of Decision: left_veiw"):
-        attempt.record(left_veiw="typo")
