@@ -21,7 +21,7 @@ from ._texts import (
 )
 from ._view import turn_numbers
 from .compaction._common import Layout, pending_start
-from .compaction._memory import fold_span
+from .compaction._fold_span import fold_span
 
 Message = dict[str, Any]
 

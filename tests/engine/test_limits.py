@@ -119,3 +119,97 @@ def test_l4_takes_the_numbers_the_agent_read_and_fits_them() -> None:
     from_numbers = ptl_fallback(messages, parse_token_limits(text))
     assert from_numbers.changed and "3,000-token limit" in from_numbers.reason
     assert len(from_numbers) < len(ptl_fallback(messages, (None, None)))
+
+
+PTL_ERRORS = [
+    ("prompt is too long: 213462 tokens > 200000 maximum", 213_462, 200_000),
+    (
+        "This model's maximum context length is 4096 tokens. However, you requested 5048 tokens "
+        "(4048 in the messages, 1000 in the completion). Please reduce the length of the messages.",
+        5_048,
+        4_096,
+    ),
+    (
+        "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",
+        1_200_000,
+        1_048_576,
+    ),
+    (
+        "This model's maximum prompt length is 131072 but the request contains 150123 tokens.",
+        150_123,
+        131_072,
+    ),
+    (
+        "This endpoint's maximum context length is 163840 tokens. However, you requested about 201734 tokens "
+        "(193542 of text input, 8192 in the output).",
+        201_734,
+        163_840,
+    ),
+    ("prompt token count of 139521 exceeds the limit of 128000", 139_521, 128_000),
+    (
+        "This model's maximum context length is 2048 tokens. However, you requested 3051 tokens "
+        "(2851 in the messages, 200 in the completion). Please reduce the length of the messages or completion.",
+        3_051,
+        2_048,
+    ),
+    (
+        "request (8231 tokens) exceeds the available context size (8192 tokens), try increasing it",
+        8_231,
+        8_192,
+    ),
+    (
+        "Trying to keep the first 5233 tokens when context the overflows. However, the model is loaded "
+        "with context length of only 4096 tokens, which is not enough.",
+        5_233,
+        4_096,
+    ),
+    (
+        "The decoder prompt (length 33000) is longer than the maximum model length of 32768.",
+        33_000,
+        32_768,
+    ),
+    (
+        "Prompt contains 40321 tokens and 0 draft tokens, too large for model with 32768 maximum context length",
+        40_321,
+        32_768,
+    ),
+    (
+        "too many tokens: total number of tokens in the prompt cannot exceed 4081 - received 5235.",
+        5_235,
+        4_081,
+    ),
+    ("Invalid request: Your request exceeded model token limit: 131072", None, 131_072),
+    (
+        "Your input exceeds the context window of this model. Please adjust your input and try again.",
+        None,
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "actual", "limit"),
+    PTL_ERRORS,
+    ids=[
+        "anthropic",
+        "openai",
+        "gemini",
+        "xai",
+        "openrouter",
+        "copilot",
+        "llama-cpp-python",
+        "llama.cpp-server",
+        "lm-studio",
+        "vllm",
+        "mistral",
+        "cohere",
+        "kimi",
+        "openai-responses",
+    ],
+)
+def test_parse_token_limits_reads_actual_and_limit(
+    text: str, actual: int | None, limit: int | None
+) -> None:
+    from nbagent.providers import parse_token_limits
+
+    assert parse_token_limits(text) == (actual, limit)

@@ -21,7 +21,8 @@ from __future__ import annotations
 from ._collapse import context_collapse
 from ._common import LevelResult, Summarizer, SummaryReply
 from ._floor import Floor, extract_floor, floor_budget
-from ._memory import session_memory_compact, validate_notes
+from ._memory import session_memory_compact
+from ._memory_blocks import validate_notes
 from ._placement import notebook_note, notebook_state_of, pins_of, with_notebook_state, with_pins
 from ._ptl import ptl_fallback
 from ._snip import snip_old_tools

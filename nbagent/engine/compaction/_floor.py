@@ -1,8 +1,8 @@
 """The deterministic floor: what code keeps of the text a level removes, with no model —
 the user's own words, paths, DataFrame, column and variable names, error lines and the
-results the assistant reported (figures with their subject). It is
-rendered into placeholders, memory blocks and summaries under fixed headings, read back
-from them (so a merge or a later level keeps it), and bounded in tokens.
+results the assistant reported (figures with their subject) — its token budget, and
+reading it back from the placeholders, memory blocks and summaries it was written into
+(so a merge or a later level keeps it). Writing it under its headings is `_floor_render`.
 """
 
 from __future__ import annotations
@@ -27,15 +27,15 @@ from .._markers import (
 )
 from .._tokens import estimate_tokens
 from . import _identifiers as ids
+from ._error_lines import error_lines
 from ._evidence import NOTES_ONLY_HEADING, fenced, read_notes_only, words
 from ._render import _text
 from ._results import results_in
 from ._results_kept import Outputs, marked
 from ._results_kept import kept as kept_results
-from ._users import decides, fit_users, shorten_user_message
+from ._users import decides, shorten_user_message
 
-__all__ = ["Floor", "decides", "extract_floor", "floor_budget", "render_floor",
-           "shorten_user_message"]
+__all__ = ["Floor", "decides", "extract_floor", "floor_budget", "shorten_user_message"]
 
 FLOOR_SHARE = 0.25  # of the auto-compact trigger: the most the floor may take ...
 FLOOR_CAP = 2_000  # ... and never more than this (the cache-replay sweep: more costs more)
@@ -44,8 +44,6 @@ DEFAULT_FLOOR_TOKENS = 6_000  # the cap when a level is not told its budget
 MAX_NAMES = 400  # names considered before the budget (bounds the work)
 MAX_ERRORS = 40
 MAX_RESULTS = 60  # findings and computed ones first, then the latest
-NAMES_SHARE, ERRORS_SHARE = 0.3, 0.15  # of the floor, unless the user messages leave more
-RESULTS_SHARE = 0.15  # the results take up to this share more, on top of the rest
 
 _FLOOR_START = re.compile(  # a floor starts at the first line that starts with a heading
     "^(?:" + "|".join(map(re.escape, (USER_MESSAGES_HEADING, NAMES_HEADING, ERRORS_HEADING,
@@ -153,12 +151,12 @@ def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
             outputs.add(text)
             seen.update(words(text))
             add(ids.names_in_output(text))
-            errors += ids.error_lines(text)
+            errors += error_lines(text)
         elif role == "assistant":
             code, prose = fenced(text)
             add(ids.names_in_code(code))
             add(ids.names_in_assistant_text(prose), evidence=False)
-            mentions += ids.error_lines(text, mentions=True)
+            mentions += error_lines(text, mentions=True)
             results += marked(results_in(text), outputs)
             if prose.strip():  # it spoke: what it reports next follows later outputs
                 outputs.clear()
@@ -184,7 +182,7 @@ def digest(content: str, max_chars: int = 400) -> str:
         kept.append(name)
         used += len(name) + 2
     lines = [f"{NAMES_HEADING} {', '.join(kept)}"] if kept else []
-    errors = list(dict.fromkeys(ids.error_lines(content)))[-2:]
+    errors = list(dict.fromkeys(error_lines(content)))[-2:]
     if errors:
         lines += [ERRORS_HEADING, *(f"- {e[: max_chars // 4]}" for e in errors)]
     return "\n".join(lines)
@@ -244,85 +242,12 @@ def kept_tokens(text: str) -> int:
     """Tokens of the floor budget a memory block uses: its printed floor, and the names
     its notes show in its place (`kept_floor` keeps both)."""
     invented = read_notes_only(text)
-    return floor_tokens(text) + sum(_name_cost(n) for n in names_shown(text[:notes_end(text)])
+    return floor_tokens(text) + sum(name_cost(n) for n in names_shown(text[:notes_end(text)])
                                     if n not in invented)
 
 
-def _take(items: Sequence[str], budget: float, cost_of: Any) -> list[str]:
-    taken: list[str] = []
-    used = 0
-    for item in items:
-        cost = cost_of(item)
-        if used + cost > budget:
-            break
-        taken.append(item)
-        used += cost
-    return taken
-
-
-def _name_cost(name: str) -> int:
+def name_cost(name: str) -> int:
     return estimate_tokens(name) + 1
-
-
-def _error_cost(line: str) -> int:
-    return estimate_tokens(line) + 2
-
-
-def render_floor_parts(
-    floor: Floor,
-    budget: int,
-    *,
-    keep_first: bool = False,
-    keep_last: bool = False,
-    whole_first: bool = False,
-    focus: str | None = None,
-    shown: str = "",
-) -> dict[str, str]:
-    """The floor as text within about `budget` tokens, by part ("focus", "users", "names",
-    "errors", "results"; empty parts left out): user messages (the oldest middle ones
-    shortened first; the first and the last kept whole when asked), then names, error lines
-    up to their shares (more when the user messages leave room); results, on top, up to
-    `RESULTS_SHARE` of the budget (near-duplicates once; findings and computed results
-    first, then the latest; printed in order).
-    Names chosen that the notes beside the floor (`shown`) already show are not printed
-    twice (see `names_shown`)."""
-    users_cost = sum(estimate_tokens(t) + 2 for t in floor.user_messages)
-    errors_all = sum(map(_error_cost, floor.error_lines))
-    names = _take(floor.names, max(budget * NAMES_SHARE, budget - users_cost - errors_all),
-                  _name_cost)
-    names_cost = sum(map(_name_cost, names))
-    errors = _take(floor.error_lines,
-                   max(budget * ERRORS_SHARE, budget - users_cost - names_cost), _error_cost)
-    errors_cost = sum(map(_error_cost, errors))
-    results = kept_results(floor.results, budget * RESULTS_SHARE, _error_cost)
-    users_budget = budget - names_cost - errors_cost
-    users = fit_users(list(floor.user_messages), users_budget, keep_first, keep_last,
-                      whole_first)
-    parts: dict[str, str] = {}
-    if focus:
-        parts["focus"] = f"{FOCUS_HEADING} {' '.join(focus.split())[:300]}"
-    if users:
-        items = "\n".join("- " + text.replace("\n", "\n  ") for text in users)
-        parts["users"] = f"{USER_MESSAGES_HEADING}\n{items}"
-    if shown:
-        visible = set(names_shown(shown[:notes_end(shown)]))
-        names = [n for n in names if n not in visible]
-    if names:
-        parts["names"] = f"{NAMES_HEADING} {', '.join(names)}"
-    if errors:
-        parts["errors"] = ERRORS_HEADING + "".join(f"\n- {line}" for line in errors)
-    if results:
-        parts["results"] = RESULTS_HEADING + "".join(f"\n- {line}" for line in results)
-    return parts
-
-
-def render_floor(floor: Floor, budget: int, *, keep_first: bool = False,
-                 keep_last: bool = False, whole_first: bool = False, focus: str | None = None,
-                 shown: str = "") -> str:
-    """`render_floor_parts`, joined into one text."""
-    parts = render_floor_parts(floor, budget, keep_first=keep_first, keep_last=keep_last,
-                               whole_first=whole_first, focus=focus, shown=shown)
-    return "\n".join(parts.values())
 
 
 def floor_tokens(text: str) -> int:

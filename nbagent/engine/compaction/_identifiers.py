@@ -1,7 +1,8 @@
-"""Names and error lines pulled out of text by code, for the floor: file paths, URLs,
-DataFrame, column and variable names, error lines. General rules (how code, tables and
-tracebacks look), no lists of a session's own names; each scan reads a bounded window
-of a text (its head and tail), so extraction costs O(messages).
+"""Names pulled out of text by code, for the floor: file paths, URLs, DataFrame, column
+and variable names (a printed table's columns: `_table_columns`; error lines:
+`_error_lines`). General rules (how code, tables and tracebacks look), no lists of a
+session's own names; each scan reads a bounded window of a text (its head and tail), so
+extraction costs O(messages).
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ import json
 import re
 from collections.abc import Iterator
 
+from ._table_columns import table_columns
+
 PATH, NAMED, TOKEN = 0, 1, 2  # priorities: a path, a name given a role, a token seen in passing
 Found = tuple[str, int]
 
 HEAD_CHARS = 3_000  # what a scan reads of a long text: its head and its tail
 TAIL_CHARS = 1_000
 MAX_NAME_CHARS = 80
-ERROR_LINE_CHARS = 160
 
 _EXTENSIONS = (
     "csv|tsv|parquet|pq|feather|arrow|orc|avro|xlsx|xlsm|xls|ods|jsonl|ndjson|geojson|json|xml|"
@@ -58,28 +60,6 @@ _ITEM = re.compile(r"(['\"])([^'\"\n]{1,40})\1")
 _QUOTED = re.compile(r"(['\"`])(?<![\w\\]['\"`])([A-Za-z_][\w./%-]{0,60})\1")
 _KEYWORD = re.compile(r"(\w+)[ \t]*=[ \t]*$")  # what precedes a keyword argument's value
 _BACKTICKED = re.compile(r"`([^`\n]{1,80})`")
-_INFO_ROW = re.compile(r"^\s*\d+\s+(\S+)\s+\d+\s+non-null\s+\S+", re.MULTILINE)
-_DTYPE_WORDS = ("int", "uint", "float", "object", "bool", "datetime", "timedelta", "category",
-                "string", "Int", "Float", "UInt", "boolean", "complex")
-_DTYPE_ROW = re.compile(
-    rf"^(\S+)[ \t]{{2,}}(?:{'|'.join(_DTYPE_WORDS)})\w*(?:\[[\w, :]+\])?[ \t]*$",
-    re.MULTILINE,
-)
-_HEADER_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_|")
-_HEADER_FIELD = re.compile(r"^[A-Za-z_][\w.%/()-]{0,60}$")
-_CELL = re.compile(r"^[A-Za-z_][\w .%/()-]{0,40}$")
-_NUMBER = re.compile(
-    r"^[-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?%?$|^(?:NaN|nan|None|True|False)$"
-)
-_ERROR_CLASSES = ("Error", "Exception", "Warning", "Exit", "Interrupt")  # a class name's end
-_ERROR_STARTS = ("ERROR", "Error", "error", "FATAL", "Fatal", "fatal", "FAILED", "Failed")
-_ERROR = re.compile(
-    rf"^[ \t]*(?:[\w.]+\.)?[A-Z]\w*(?:{'|'.join(_ERROR_CLASSES)})\b(?::.*)?$"
-    rf"|^[ \t]*(?:{'|'.join(_ERROR_STARTS)})\b[:\s].*$",
-    re.MULTILINE,
-)
-_ERROR_WORDS = (*_ERROR_CLASSES, *_ERROR_STARTS)  # one is in every _ERROR line
-_MENTIONS_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][\w.-]{0,60}$")
 _HYPHENATED = re.compile(r"(?<![\w./~-])[A-Za-z]\w*(?:-\w+)+(?![\w/-])")  # A-1001, run-2-b
 
@@ -211,52 +191,6 @@ def _backticked(text: str) -> Iterator[Found]:
             yield from _code(inner)
 
 
-def _tables(text: str) -> Iterator[Found]:
-    """Column names from printed tables: pandas frames, markdown, CSV, info(), dtypes.
-
-    Line by line: a regex anchored at line starts would be tried at every character;
-    here each runs only on the lines that can match."""
-    if "non-null" in text:
-        for match in _INFO_ROW.finditer(text):
-            yield match.group(1), NAMED
-    rows: list[str] = []  # each line not blank, without its leading spaces and tabs (one that
-    dtypes: list[str] = []  # starts with another kind of space counts as blank, as [^\s] does)
-    for line in text.split("\n"):
-        content = line.lstrip(" \t")
-        if not content or content[0].isspace():
-            continue
-        rows.append(content)
-        if len(content) == len(line):  # a dtypes row starts at the start of its line
-            words = line.split(None, 2)
-            if len(words) > 1 and words[1].startswith(_DTYPE_WORDS):
-                dtype_row = _DTYPE_ROW.match(line)
-                if dtype_row is not None:
-                    dtypes.append(dtype_row.group(1))
-    yield from ((name, NAMED) for name in dtypes)
-    for index, line in enumerate(rows):  # a line that may head a table, and the next
-        if line[0] not in _HEADER_START:
-            continue
-        if index + 1 == len(rows):
-            break
-        stripped, row = line.strip(), rows[index + 1]
-        if stripped.startswith("|") and set(row.strip()) <= set("|:- "):
-            cells = [c.strip() for c in stripped.strip("|").split("|")]
-            yield from ((c, NAMED) for c in cells if _CELL.match(c))
-        elif stripped.count(",") >= 1 and row.count(",") == stripped.count(","):
-            cells = [c.strip() for c in stripped.split(",")]
-            if all(_CELL.match(c) for c in cells) and any(ch.isdigit() for ch in row):
-                yield from ((c, NAMED) for c in cells)
-        else:
-            fields = stripped.split()
-            values = row.split()
-            if len(values) == 1 and len(fields) > 1:  # the index's name sits on its own line
-                values = rows[index + 2].split() if index + 2 < len(rows) else values
-            if (2 <= len(fields) <= 60 and len(values) in (len(fields), len(fields) + 1)
-                    and all(_HEADER_FIELD.match(f) for f in fields)
-                    and any(_NUMBER.match(v) for v in values)):
-                yield from ((f, NAMED) for f in fields)
-
-
 def names_in_user_text(text: str) -> Iterator[Found]:
     text = window(text, 2 * HEAD_CHARS, 2 * TAIL_CHARS)
     yield from _paths(text)
@@ -313,22 +247,10 @@ def names_in_notes(text: str) -> Iterator[Found]:
 def names_in_output(text: str) -> Iterator[Found]:
     text = window(text)
     yield from _paths(text)
-    yield from _tables(text)
+    yield from ((name, NAMED) for name in table_columns(text))
     yield from _subscripts(text, frames=False)
     yield from _quoted(text, None)
     yield from _tokens(text, TOKEN)
-
-
-def error_lines(text: str, *, mentions: bool = False) -> list[str]:
-    """Error lines of a tool output; with `mentions`, also prose lines naming an exception."""
-    text = window(text)
-    if not any(word in text for word in _ERROR_WORDS):  # a substring test is far faster
-        return []  # than the anchored pattern (mentions need "Error" or "Exception" too)
-    found = [m.group().strip()[:ERROR_LINE_CHARS] for m in _ERROR.finditer(text)]
-    if mentions:
-        found += [line.strip()[:ERROR_LINE_CHARS] for line in text.splitlines()
-                  if _MENTIONS_ERROR.search(line)]
-    return found
 
 
 def clean(found: Iterator[Found]) -> Iterator[Found]:

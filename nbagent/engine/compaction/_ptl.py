@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from .._markers import MEMORY_HEADER, is_memory, is_notebook_state, is_summary
 from .._tokens import estimate_message_tokens
 from ._common import Layout, LevelResult, Message, counts_for, first_user_index, prefix_sums
-from ._floor import Floor, default_budget, extract_floor, render_floor
+from ._floor import Floor, default_budget, extract_floor
+from ._floor_render import render_floor
 
 TokenLimits = tuple[int | None, int | None]  # (the prompt's size, the model's limit)
 DROPPED_NOTE = "(Older rounds were dropped to fit the model's limit; code kept this of them.)"

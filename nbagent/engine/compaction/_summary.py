@@ -36,9 +36,9 @@ from ._floor import (
     extract_floor,
     floor_tokens,
     kept_tokens,
-    render_floor_parts,
     shorten_user_message,
 )
+from ._floor_render import render_floor_parts
 from ._render import RESULT_CHARS, render_message
 
 SECTIONS = (

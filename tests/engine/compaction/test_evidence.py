@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 
 from nbagent.compaction import extract_floor, full_compact, session_memory_compact
-from nbagent.engine._markers import is_memory
-from nbagent.engine.compaction._floor import kept_floor, parse_floor
-from nbagent.engine.compaction._memory import _merge
-from nbagent.testing import ScriptedSummarizer
+from nbagent.engine import is_memory
+from nbagent.engine.compaction._memory_blocks import merge_blocks
+from nbagent.testing import ScriptedSummarizer, kept_floor, parse_floor
 from tests.helpers import SYSTEM, nine_sections, tool_round
 
 Messages = list[dict[str, Any]]
@@ -95,7 +94,7 @@ def test_words_of_a_focus_instruction_never_become_kept_names(focus: str, notes:
                                     ScriptedSummarizer(["- col_20 checked"] * 4), **KNOBS)
     blocks = [m for m in second if is_memory(m)]
     for summarize in (ScriptedSummarizer([f"{notes}\n- merged"] * 2), None):
-        merged = _merge(blocks, summarize, 400, extract_floor(shop_session()))[0]
+        merged = merge_blocks(blocks, summarize, 400, extract_floor(shop_session()))[0]
         assert not invented & set(kept_floor(merged["content"]).names)
     summary = full_compact(list(second), ScriptedSummarizer([nine_sections("Bland")]))
     assert not invented & set(parse_floor(summary[1]["content"]).names)

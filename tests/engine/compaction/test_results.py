@@ -15,13 +15,11 @@ from nbagent.compaction import (
     ptl_fallback,
     session_memory_compact,
 )
-from nbagent.engine._markers import RESULTS_HEADING, is_memory
-from nbagent.engine._tokens import estimate_tokens
-from nbagent.engine.compaction._floor import RESULTS_SHARE, parse_floor, render_floor
+from nbagent.engine import RESULTS_HEADING, estimate_tokens, is_memory
+from nbagent.engine.compaction._floor_render import RESULTS_SHARE, render_floor
 from nbagent.engine.compaction._results import results_in
-from nbagent.engine.compaction._summary import says_nothing
 from nbagent.providers import parse_token_limits
-from nbagent.testing import ScriptedSummarizer
+from nbagent.testing import ScriptedSummarizer, parse_floor
 from tests.helpers import SYSTEM, nine_sections, tool_round
 
 FINDING = "revenue_usd in EMEA-North fell 18.4% from October to December."
@@ -113,8 +111,3 @@ def test_a_section_with_content_keeps_it_and_gets_the_floor_after_it() -> None:
     assert "Load data/sales.csv into sales_df." in users
 
 
-@pytest.mark.parametrize(("body", "nothing"), [
-    ("None.", True), ("n/a", True), ("- ", True), ("No errors so far.", True), ("", True),
-    ("No missing values in revenue.", False), ("Fixed the KeyError.", False)])
-def test_what_counts_as_saying_nothing(body: str, nothing: bool) -> None:
-    assert says_nothing(body) is nothing

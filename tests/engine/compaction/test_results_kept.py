@@ -11,15 +11,11 @@ from typing import Any
 
 from nbagent.compaction import extract_floor, session_memory_compact
 from nbagent.engine import NOTE_HEADER, estimate_tokens, is_memory
-from nbagent.engine.compaction._floor import (
-    RESULTS_SHARE,
-    floor_budget,
-    parse_floor,
-    render_floor,
-)
+from nbagent.engine.compaction import floor_budget
+from nbagent.engine.compaction._floor_render import RESULTS_SHARE, render_floor
 from nbagent.engine.compaction._results import results_in
 from nbagent.engine.compaction._results_kept import COMPUTED, collapse
-from nbagent.testing import ScriptedSummarizer
+from nbagent.testing import ScriptedSummarizer, parse_floor
 from tests.helpers import SYSTEM
 
 Message = dict[str, Any]
