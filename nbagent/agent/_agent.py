@@ -144,10 +144,13 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
 
     def use_model(self, model: str | ChatModel) -> None:
         """Chat with `model` from now on, in the same session (`"local"`: the embedded one).
+        A local server's model is asked for its window at once (bounded: 2 s at most, as
+        at a chat's start), so the meter shows the real one before the next chat.
         A command: it returns nothing, so a notebook cell ending with it shows no object
         repr (`agent.model` is the model in use)."""
         self.model = chat_model(model, self.settings(), on_status=self._status_line)
         self._answers.model_changed()
+        self._answers.probe()
         self.session.model_changed()
 
     def _status_line(self, text: str) -> None:

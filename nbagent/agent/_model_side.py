@@ -101,24 +101,24 @@ class AgentModel:
         local server said (`probe`), else a conservative window for a local server that
         says none (source "assumed", never the cloud default), else litellm and the table."""
         model = self._agent.model
-        served = self._served[1] if self._served is not None and \
-            self._served[0] is model else None
+        asked = self._served is not None and self._served[0] is model
+        served = self._served[1] if self._served is not None and asked else None
         settings = self.settings()
         # computed once per change of what decides it: the model object and what it says
         # of itself, its server's answer, the settings (the same object until they change)
         # and the learned limit; a turn asks for the window a few dozen times
         options = getattr(model, "options", None)  # Ollama's num_ctx decides its window
-        key = (model.context_window, model.max_output, served, learned,
+        key = (model.context_window, model.max_output, asked, served, learned,
                repr(options) if options else None)
         if self._window is not None and self._window[0] is model and \
                 self._window[1] is settings and self._window[2] == key:
             return self._window[3]
-        info = self._resolve(model, served, settings, learned)
+        info = self._resolve(model, served, settings, learned, probed=asked)
         self._window = (model, settings, key, info)
         return info
 
     def _resolve(self, model: ChatModel, served: ServerWindow | None, settings: Settings,
-                 learned: int | None) -> WindowInfo:
+                 learned: int | None, *, probed: bool) -> WindowInfo:
         window, source = model.context_window, None
         assumed = None
         asked = model.options.get("num_ctx") if isinstance(model, LiteLLMModel) and \
@@ -133,7 +133,8 @@ class AgentModel:
                 window, source = served.window, served.detail
         elif window is None and self._local_runtime(model):
             assumed = (UNKNOWN_LOCAL_WINDOW, "a local server that reports no window (set "
-                       "NBAGENT_MAX_CONTEXT_TOKENS)")
+                       "NBAGENT_MAX_CONTEXT_TOKENS)" if probed else
+                       "a local server not asked yet (asked at the first chat)")
         return resolve_window(model.name, settings=settings, model_info=model_info,
                               reported=(window, model.max_output), learned=learned,
                               reported_source=source, assumed=assumed)

@@ -13,6 +13,7 @@ import pytest
 
 from nbagent import Agent, LiteLLMModel, Settings
 from nbagent.engine._window import DEFAULT_WINDOW
+from nbagent.events import ContextChanged
 from tests.openai_stub import Info, StubServer
 
 pytestmark = pytest.mark.real  # real requests through litellm to servers on 127.0.0.1
@@ -149,6 +150,36 @@ def test_no_local_server_ever_gets_the_cloud_default() -> None:
             agent.chat("hi")
         assert before.kind == "assumed" and before.raw_window < DEFAULT_WINDOW
         assert agent.window().raw_window < DEFAULT_WINDOW
+
+
+def test_a_local_servers_window_is_known_as_soon_as_the_agent_switches_to_it() -> None:
+    info: Info = {"/v1/models": {"data": [{"id": "qwen", "owned_by": "llamacpp"}]},
+                  "/props": {"default_generation_settings": {"n_ctx": 8192}}}
+    with StubServer(info=info) as stub:
+        agent = agent_on(LiteLLMModel("openai/gpt-4o-mini", api_key="sk-test"))
+        meters: list[ContextChanged] = []
+        agent.events.subscribe(lambda e: meters.append(e) if isinstance(e, ContextChanged)
+                               else None)
+        agent.use_model(LiteLLMModel("openai/qwen", api_base=stub.base_url, api_key="local"))
+        state = agent.context_state()
+        assert (state.thresholds.window.raw_window, state.window_source) == (
+            8192, "server: llama.cpp /props n_ctx")  # before any chat, no 4,096 assumed
+        assert stub.requests == []  # asked its window only
+        # what the meter was told when the model changed: the server's window already
+        assert [m.state.window_source for m in meters] == ["server: llama.cpp /props n_ctx"]
+
+
+def test_a_local_server_not_asked_yet_says_so_and_one_that_says_nothing_says_that() -> None:
+    with StubServer(info={"/v1/models": {"data": [{"id": "my-model", "owned_by": "x"}]}}) \
+            as stub:
+        agent = agent_on(LiteLLMModel("openai/my-model", api_base=stub.base_url,
+                                      api_key="local"))
+        before = agent.window()  # configuring asks nothing
+        agent.chat("hi")
+    assert (before.raw_window, before.kind) == (4096, "assumed")
+    assert agent.context_state().window_source == (
+        "assumed: a local server that reports no window (set NBAGENT_MAX_CONTEXT_TOKENS)")
+    assert before.source == "assumed: a local server not asked yet (asked at the first chat)"
 
 
 class CountingStub(StubServer):
