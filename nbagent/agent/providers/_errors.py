@@ -81,15 +81,20 @@ _QUOTA_TEXT = re.compile(
     r"exceeded_current_quota|check your plan and billing",
     re.I,
 )
+# A provider's type names spell the same words with "_" or "-" or run them together
+# (too_many_requests, TooManyRequests, RESOURCE_EXHAUSTED, ..._per_minute_...): `_SEP`
+# stands between the words wherever the phrase may be one of those names.
+_SEP = r"[ _-]?"
 _PER_MINUTE = re.compile(
-    r"per ?minute|\bTPM\b|\bRPM\b|retry (?:in|after) \d|try again in \d|retrydelay", re.I
+    rf"per{_SEP}minute|\bTPM\b|\bRPM\b|retry (?:in|after) \d|try again in \d|retrydelay", re.I
 )
-_TPM = re.compile(r"tokens per min|\bTPM\b", re.I)
+_TPM = re.compile(rf"tokens{_SEP}per{_SEP}min|\bTPM\b", re.I)
 _TPM_NUMBERS = re.compile(r"limit:?\s*(\d[\d,]*).{0,40}?requested:?\s*(\d[\d,]*)", re.I | re.S)
 _RATE_TEXT = re.compile(
-    r"rate[ _-]?limit|too many requests|throttl|please wait|peak load|slow down|"
-    r"resource(?: has been)? exhausted|resource_exhausted|tokens per (?:min|day)|\bTP[MD]\b|"
-    r"\bRP[MD]\b|requests per|(?:calls|requests) ?/ ?min|request limit reached|concurrency limit",
+    rf"rate{_SEP}limit|too{_SEP}many{_SEP}requests|throttl|please wait|peak{_SEP}load|"
+    rf"slow{_SEP}down|resource(?: has been)?{_SEP}exhausted|tokens{_SEP}per{_SEP}(?:min|day)|"
+    rf"\bTP[MD]\b|\bRP[MD]\b|requests{_SEP}per|(?:calls|requests) ?/ ?min|"
+    rf"request{_SEP}limit{_SEP}reached|concurrency{_SEP}limit",
     re.I,
 )
 _CONTENT_FILTER = re.compile(
