@@ -1,6 +1,7 @@
 """End to end against the real embedded model: SmolLM2-135M served by llama.cpp on
 127.0.0.1, reached through litellm's real HTTP path. The server is started here and
-always stopped, even when a test fails. (The tests without a server come first.)"""
+always stopped, even when a test fails. (What needs no server is the modules' own:
+tests/agent/models/test_local_model.py, test_local_messages.py, test_chat_format.py.)"""
 
 from __future__ import annotations
 
@@ -19,68 +20,10 @@ from nbagent.agent.models import probe_window
 from nbagent.agent.tools import OutputStore, Tool, notebook_tools
 from nbagent.demo import SYSTEM, sales_tools
 from nbagent.engine import TokenTracker
-from nbagent.local import (
-    TOOL_CALLING_FORMAT,
-    LocalModel,
-    LocalServer,
-    PromptCounter,
-    adapt_messages,
-    chat_format_for,
-    gguf_path,
-    tool_rounds_this_turn,
-)
+from nbagent.local import LocalModel, LocalServer, gguf_path
 
 real = pytest.mark.real
 WINDOW = 2048
-CALL = {"id": "c1", "type": "function", "function": {"name": "show_rows", "arguments": "{}"}}
-TOOLS = [{"type": "function", "function": {"name": "show_rows", "description": "Rows of df",
-                                           "parameters": {"type": "object", "properties": {}}}}]
-
-
-def test_tool_results_reach_the_model_through_its_chat_template() -> None:
-    adapted = adapt_messages([{"role": "user", "content": "rows?"},
-                              {"role": "assistant", "content": None, "tool_calls": [CALL]},
-                              {"role": "tool", "tool_call_id": "c1", "content": "region month"}])
-    assert adapted[1]["content"] == "" and adapted[2] == {
-        "role": "user", "content": "Result of show_rows:\nregion month"}
-
-
-@pytest.mark.parametrize(("template", "expected"), [
-    ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}",
-     TOOL_CALLING_FORMAT),
-    ("{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>"
-     "\n\n{{ m.content }}<|eot_id|>{% endfor %}", None),
-    ("", None)], ids=["chatml", "llama-3", "no-template"])
-def test_the_chat_format_follows_the_ggufs_own_template(template: str,
-                                                          expected: str | None) -> None:
-    assert chat_format_for({"tokenizer.chat_template": template} if template else {}) == expected
-
-
-def test_the_small_model_answers_after_one_round_of_tool_calls() -> None:
-    model = LocalModel("openai/smollm2", tool_rounds=1)
-    turn = [{"role": "system", "content": "s"}, {"role": "user", "content": "rows?"}]
-    assert model.choose_tools(turn, TOOLS, None) == "auto"  # the tools are shown to it
-    called = [*turn, {"role": "assistant", "content": None, "tool_calls": [CALL]},
-              {"role": "tool", "tool_call_id": "c1", "content": "north"}]
-    assert tool_rounds_this_turn(called) == 1
-    assert model.choose_tools(called, TOOLS, None) == "none"
-    assert model.choose_tools([*called, {"role": "user", "content": "more?"}], TOOLS, None) == (
-        "auto")  # a new turn, a new round
-    assert model.choose_tools(called, TOOLS, "auto") == "auto"  # the caller's choice stands
-    assert model.choose_tools(turn, TOOLS, "required") == "auto"  # the handler has no "required"
-    assert model.choose_tools(turn, [], None) is None
-
-
-def test_the_exact_count_needs_no_server() -> None:
-    counter = PromptCounter(gguf_path(), TOOL_CALLING_FORMAT)
-    model = LocalModel("openai/smollm2", counter=counter, context_window=WINDOW, max_output=64)
-    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "rows?"}]
-    with_tools, without = model.count_request(messages, TOOLS), model.count_request(messages, [])
-    assert abs(with_tools - without - model.tools_tokens(TOOLS)) <= 1  # the handler's tool prompt
-    assert model.tools_tokens(TOOLS) > 30
-    assert model.count_request(messages, TOOLS, "none") == without  # "none" hides the tools
-    assert sum(model.message_tokens(m) for m in messages) == without - model.count_request([], [])
-    assert counter.count_text("12345") == 5  # SmolLM2 spends a token per digit; o200k two
 
 
 @pytest.fixture(scope="module")

@@ -89,7 +89,7 @@ def test_mcp_add_list_remove_through_the_shell(ip: InteractiveShell) -> None:
 def test_models_lists_what_was_found_with_window_tools_and_the_call(
         ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from nbagent.agent.models import _discovery
-    from tests.agent.models.test_discovery import gguf
+    from tests.agent.models.helpers import gguf
 
     monkeypatch.setattr(_discovery, "_found", None)  # look again, in this test's caches
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))

@@ -158,7 +158,7 @@ class Runtime:
     `port` with its `probe`; a session asks each row's `window` reader in the table's order
     (`_server_info.probe_window`) until one answers. Adding a runtime is one row here, its
     reader (and its probe, unless an existing probe recognises it), and its stub in
-    tests/agent/models/test_runtime_table.py."""
+    tests/agent/models/test_local_runtimes.py."""
 
     name: str
     port: int | None  # where it listens by default (None: found on another row's port)

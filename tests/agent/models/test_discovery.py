@@ -1,11 +1,11 @@
 """Finding the local models a user already has: stub Ollama, LM Studio, llama.cpp and
-vLLM servers on 127.0.0.1 answering their real listing endpoints, GGUF files written in
-the usual cache layouts, and the notice that names the best one (never a switch)."""
+vLLM servers on 127.0.0.1 answering their real listing endpoints, GGUF files found on
+disk (their reading is `test_gguf_files`'s), and the notice that names the best one (never
+a switch)."""
 
 from __future__ import annotations
 
 import socket
-import struct
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +17,15 @@ from nbagent.agent.models import (
     FoundModel,
     _discovery,
     best,
-    cache_folders,
     discover,
-    find_gguf_files,
     find_local_models,
     first_run_notice,
     probe_servers,
-    read_header,
 )
-from nbagent.local import gguf_path
 from nbagent.testing import ScriptedModel
+from tests.agent.models.helpers import gguf  # noqa: F401 (tests/agent/test_agent.py's import)
 
 from ...openai_stub import StubServer
-
-CHATML = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>{% endfor %}"
-LLAMA3 = "{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>{% endfor %}"
 
 
 def root(stub: StubServer) -> str:
@@ -152,64 +146,6 @@ def test_discovery_runs_once_per_process_and_says_when_it_answers_from_its_cache
     assert second.looked_at == first.looked_at
     again = find_local_models(refresh=True)
     assert looks == [1, 1] and not again.cached
-
-
-def gguf(path: Path, *, context: int | None = 32768, template: str | None = CHATML,
-         magic: bytes = b"GGUF") -> Path:
-    """A GGUF header as llama.cpp writes one (no tensors): the architecture, its context
-    length, a vocabulary array (skipped by the reader) and the chat template."""
-    def text(value: str) -> bytes:
-        return struct.pack("<Q", len(value.encode())) + value.encode()
-
-    pairs = [text("general.architecture") + struct.pack("<I", 8) + text("llama"),
-             text("general.file_type") + struct.pack("<I", 4) + struct.pack("<I", 15),
-             text("tokenizer.ggml.tokens") + struct.pack("<IIQ", 9, 8, 3)
-             + b"".join(text(t) for t in ("<s>", "hi", "there")),
-             text("tokenizer.ggml.scores") + struct.pack("<IIQ", 9, 6, 3) + b"\0" * 12]
-    if context is not None:
-        pairs.append(text("llama.context_length") + struct.pack("<II", 4, context))
-    if template is not None:
-        pairs.append(text("tokenizer.chat_template") + struct.pack("<I", 8) + text(template))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(magic + struct.pack("<IQQ", 3, 0, len(pairs)) + b"".join(pairs))
-    return path
-
-
-def test_ggufs_in_the_usual_caches_are_found_with_what_their_header_says(
-        tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    folders = cache_folders(env={}, home=home)
-    hub, lm_studio, _, llama_cache = folders
-    snapshot = hub / "models--Qwen--Qwen2.5-7B-Instruct-GGUF" / "snapshots" / "abc123"
-    blob = gguf(hub / "models--Qwen--Qwen2.5-7B-Instruct-GGUF" / "blobs" / "f00d")
-    snapshot.mkdir(parents=True)
-    (snapshot / "qwen2.5-7b-instruct-q4_k_m.gguf").symlink_to(blob)  # the hub's layout
-    gguf(lm_studio / "lmstudio-community" / "Llama-3.2-3B" / "Llama-3.2-3B-Q4_K_M.gguf",
-         context=131072, template=LLAMA3)
-    gguf(lm_studio / "lmstudio-community" / "Llama-3.2-3B" / "mmproj-model-f16.gguf")
-    gguf(llama_cache / "big-00001-of-00002.gguf", context=4096)
-    gguf(llama_cache / "big-00002-of-00002.gguf", context=4096)
-    gguf(llama_cache / "broken.gguf", magic=b"NOPE")
-    (llama_cache / "smollm2.gguf").symlink_to(gguf_path())  # the embedded default
-    found = {f.path.name: f for f in find_gguf_files(folders, skip=[gguf_path()])}
-    assert set(found) == {"qwen2.5-7b-instruct-q4_k_m.gguf", "Llama-3.2-3B-Q4_K_M.gguf",
-                          "big-00001-of-00002.gguf"}
-    qwen = found["qwen2.5-7b-instruct-q4_k_m.gguf"]
-    assert (qwen.context_length, qwen.tools) == (32768, True)  # ChatML: real tool calls
-    llama = found["Llama-3.2-3B-Q4_K_M.gguf"]
-    assert (llama.context_length, llama.tools) == (131072, False)
-
-
-def test_the_cache_folders_follow_the_tools_own_variables(tmp_path: Path) -> None:
-    folders = cache_folders(env={"HF_HOME": str(tmp_path / "hf"),
-                                 "LLAMA_CACHE": str(tmp_path / "ll")}, home=tmp_path)
-    assert folders[0] == tmp_path / "hf" / "hub" and folders[-1] == tmp_path / "ll"
-    assert cache_folders(env={"HF_HUB_CACHE": "/x/hub"}, home=tmp_path)[0] == Path("/x/hub")
-
-
-def test_the_real_smollm2_header_reads_as_llama_cpp_reads_it() -> None:
-    length, template = read_header(gguf_path())
-    assert length == 8192 and template is not None and "<|im_start|>" in template
 
 
 def found(name: str, *, tools: bool | None, running: bool = True, size: int = 0) -> FoundModel:

@@ -28,7 +28,7 @@ from nbagent.agent.models import (
 )
 from nbagent.testing import ScriptedModel
 
-from .test_discovery import gguf
+from .helpers import gguf
 
 RUNTIMES = ["Ollama", "LM Studio", "llama.cpp server", "vLLM"]
 DRIP_BYTES = 300  # at one byte per 100 ms: a service that would hold a reader for 30 s

@@ -1,3 +1,7 @@
+"""`counter_for` (`_counters`): which offline tokenizer counts a model's text — OpenAI's
+models their tiktoken encoding, DeepSeek's litellm's bundled tokenizer, others none (and a
+model on a local server none: that server counts) — never downloading, loaded on first count."""
+
 from __future__ import annotations
 
 import os
