@@ -114,7 +114,7 @@ def test_a_stray_line_on_stdout_is_one_status_line_and_never_a_traceback(
 def test_stderr_is_kept_bounded_while_the_server_floods_it(servers: McpServers) -> None:
     servers.tools()
     assert servers.call("h", "flood", {"mb": 32}) == ("flood: [('mb', 32)]", False)
-    connection = servers._connections["h"]
+    connection = servers._pool.connections["h"]
     tail = connection._stderr
     assert tail is not None
     for _ in range(200):  # the drain thread catches up with what the pipe still holds

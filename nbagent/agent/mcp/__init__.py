@@ -1,6 +1,7 @@
 """MCP servers as tool sources: specs and the config file (`_config`), one session per
 server on a loop of our own (`_connection`, `_loop_thread`), their tools as `Tool`s
-(`_tools`, `_content`), and `McpServers`, which a session uses (`_servers`).
+(`_tools`, `_content`), and `McpServers`, which a session uses (`_servers`, its
+sessions on the loop `_pool`).
 
 The door for the agent room: the config API (`read_mcp_config`, `load_mcp_config`,
 `server_spec`, `server_specs`, `StdioServer`, `HttpServer`, `McpConfig`), `McpServers`

@@ -8,12 +8,12 @@ What a listing brings is offered as `_catalog` reads it (cleaned, bounded, unsup
 tools left out, each with one line); a changed listing (a `tools/list_changed`, or a
 restart with other definitions) is said and takes back the approvals it touches. With an
 `Approval`, every call asks first unless the user allowed the tool or its server.
-`close()` (and interpreter exit) stops every process the object started.
+`close()` (and interpreter exit) stops every process the object started. The sessions
+themselves, on the loop, are `_pool`'s.
 """
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import threading
 import time
@@ -25,11 +25,9 @@ from typing import Any
 from .._approval import Approval
 from ._catalog import Catalog, allow_configured
 from ._config import HttpServer, ServerSpec, read_mcp_config, server_spec, server_specs
-from ._connection import Connection, failure_text
-from ._content import result_text
 from ._loop_thread import LoopThread
 from ._oauth import SIGN_IN_TIMEOUT_S
-from ._sdk_log import once_per_kind
+from ._pool import ConnectionPool
 from ._tools import McpTool, make_tool, tool_names
 
 CALL_TIMEOUT_S = 60.0
@@ -87,13 +85,8 @@ class McpServers:
         self.on_status = on_status
         self.approval = approval
         self._loop = LoopThread()
-        self._connections: dict[str, Connection] = {}
-        self._listed: dict[str, list[Any]] = {}  # server → its mcp_types.Tool list
         self.catalog = Catalog(self._status)  # what of each server is offered
-        self._problems: dict[str, str] = {}
-        self._failed_at: dict[str, float] = {}  # when a server last failed to start
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._stopping: set[asyncio.Task[None]] = set()
+        self._pool = ConnectionPool(self.specs, self.catalog, self._status, self)
         self._guard = threading.Lock()
         self._closed = False
         _LIVE.add(self)
@@ -120,11 +113,7 @@ class McpServers:
             known = ", ".join(self.specs) or "none"
             raise KeyError(f"no MCP server named {name!r}; known: {known}")
         del self.specs[name]
-        self._listed.pop(name, None)
-        self.catalog.forget(name)
-        self._problems.pop(name, None)
-        self._failed_at.pop(name, None)
-        connection = self._connections.pop(name, None)
+        connection = self._pool.forget(name)
         if connection is not None:
             self._loop.run(connection.stop(), timeout=self.start_timeout + _MARGIN_S)
 
@@ -136,14 +125,14 @@ class McpServers:
 
     def describe(self) -> list[str]:
         """One line per server: name, where it is, and its state (for a listing)."""
-        lines = []
+        lines, pool = [], self._pool
         for name, spec in self.specs.items():
-            connection = self._connections.get(name)
-            if name in self._problems:
-                state = f"failed: {self._problems[name]}"
+            connection = pool.connections.get(name)
+            if name in pool.problems:
+                state = f"failed: {pool.problems[name]}"
             elif connection is not None and connection.alive:
                 state = f"running, {self.catalog.count(name)}"
-            elif name in self._listed:
+            elif name in pool.listed:
                 state = f"stopped, {self.catalog.count(name)} (starts on the next call)"
             else:
                 state = "not started"
@@ -156,9 +145,9 @@ class McpServers:
         out)."""
         if name not in self.specs:
             raise KeyError(f"no MCP server named {name!r}")
-        self._failed_at.pop(name, None)
+        self._pool.failed_at.pop(name, None)
         try:
-            self._loop.run(self._connected(name), timeout=self._start_budget())
+            self._loop.run(self._pool.connected(name), timeout=self._start_budget())
         except TimeoutError:
             raise ConnectionError(f"it did not start within {self.start_timeout:g} s") from None
         return [t for t in self.tools() if t.server == name]
@@ -171,41 +160,23 @@ class McpServers:
         again by a `tools()` `retry_listing` seconds later, or by a call to it). Names
         in `reserved` (the agent's other tools) are never reused: a clashing MCP tool
         is offered as `server__tool`."""
-        now = time.monotonic()
-        pending = [name for name in self.specs if name not in self._listed and (
-            name not in self._failed_at
-            or now - self._failed_at[name] >= self.retry_listing)]
-        stale = [name for name, c in self._connections.items() if c.tools_changed and c.alive]
+        now, pool = time.monotonic(), self._pool
+        pending = [name for name in self.specs if name not in pool.listed and (
+            name not in pool.failed_at
+            or now - pool.failed_at[name] >= self.retry_listing)]
+        stale = [name for name, c in pool.connections.items() if c.tools_changed and c.alive]
         if pending or stale:
             try:  # the loop's own timeouts end it first; this is the waiting side's backstop
-                self._loop.run(self._list_all(pending, stale),
+                self._loop.run(pool.list_all(pending, stale),
                                timeout=self.start_timeout + self._start_budget())
             except TimeoutError:
                 pass
         listing = {name: self.catalog.offered(name) for name in self.specs
-                   if name in self._listed}
+                   if name in pool.listed}
         names = tool_names({server: [d.name for d in offered]
                             for server, offered in listing.items()}, reserved)
         return [make_tool(names[(server, offered.name)], server, offered, self.call)
                 for server, definitions in listing.items() for offered in definitions]
-
-    async def _list_all(self, names: list[str], stale: Collection[str] = ()) -> None:
-        await asyncio.gather(*(self._connected(name) for name in names),
-                             *(self._relist(name) for name in stale), return_exceptions=True)
-
-    async def _relist(self, name: str) -> None:
-        """List a live server's tools again, after it said they changed."""
-        connection = self._connections.get(name)
-        if connection is None:
-            return
-        try:
-            tools = await asyncio.wait_for(connection.relist(), self.start_timeout)
-        except Exception as error:  # the old listing stays; the next call will tell
-            self._status(f"MCP server {name!r} said its tools changed, but listing them again "
-                         f"failed: {failure_text(error)}")
-            return
-        self._listed[name] = tools
-        self.catalog.take(name, tools, self.approval)
 
     def call(self, server: str, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """Call `tool` on `server`; returns (text for the model, whether it is an error).
@@ -216,7 +187,7 @@ class McpServers:
             # Reach the server before asking: a restart may bring other definitions, and
             # those need the user's approval again. One that cannot start asks nothing.
             try:
-                self._loop.run(self._connected(server), timeout=self._start_budget())
+                self._loop.run(self._pool.connected(server), timeout=self._start_budget())
             except (ConnectionError, TimeoutError) as error:
                 return (f"the MCP server {server!r} could not start ({error}); it will be "
                         "tried again on the next call"), True
@@ -224,64 +195,11 @@ class McpServers:
             if not verdict.allowed:
                 return verdict.reason, True
         try:
-            return self._loop.run(self._call(server, tool, arguments),
+            return self._loop.run(self._pool.call(server, tool, arguments),
                                   timeout=self._start_budget() + self.call_timeout)
         except TimeoutError:
             return (f"the MCP server {server!r} did not answer {tool} in time; it will be "
                     "started again on the next call"), True
-
-    async def _call(self, server: str, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-        try:
-            connection = await self._connected(server)
-        except ConnectionError as error:
-            return (f"the MCP server {server!r} could not start ({error}); it will be tried "
-                    "again on the next call"), True
-        try:
-            result = await asyncio.wait_for(connection.call(tool, arguments), self.call_timeout)
-        except TimeoutError:
-            self._drop(server, connection)
-            self._status(f"MCP server {server!r}: {tool} did not finish within "
-                         f"{self.call_timeout:g} s; the server was stopped and starts again on "
-                         "the next call")
-            return (f"{tool} did not finish within {self.call_timeout:g} s; the MCP server "
-                    f"{server!r} was stopped and will be started again on the next call"), True
-        except Exception as error:
-            if connection.alive:  # the server answered with a protocol error
-                return f"the MCP server {server!r} refused {tool}: {failure_text(error)}", True
-            self._drop(server, connection)
-            reason = failure_text(error)
-            tail = connection.stderr_tail()
-            self._status(f"MCP server {server!r} stopped during {tool} ({reason}); it starts "
-                         "again on the next call")
-            return (f"the MCP server {server!r} stopped during {tool} ({reason}"
-                    f"{'; its last output: ' + tail if tail else ''}); it will be started "
-                    "again on the next call"), True
-        return result_text(result), result.is_error
-
-    async def _connected(self, name: str) -> Connection:
-        """The server's live session, starting (or restarting) it when needed."""
-        lock = self._locks.setdefault(name, asyncio.Lock())
-        async with lock:
-            connection = self._connections.get(name)
-            if connection is not None and connection.alive:
-                return connection
-            restarting = connection is not None or name in self._listed
-            if connection is not None:
-                self._drop(name, connection)
-            self._status(f"{'restarting' if restarting else 'starting'} MCP server {name!r}…")
-            fresh = Connection(name, self.specs[name], report=once_per_kind(name, self._status))
-            try:
-                tools = await fresh.open(self.start_timeout)
-            except ConnectionError as error:
-                self._problems[name] = str(error)
-                self._failed_at[name] = time.monotonic()
-                self._status(f"MCP server {name!r} could not start: {error}")
-                raise
-            self._problems.pop(name, None)
-            self._connections[name] = fresh
-            self._listed[name] = tools
-            self.catalog.take(name, tools, self.approval)
-            return fresh
 
     def _start_budget(self) -> float:
         """How long a start may take: its timeout, a sign-in's when a server may ask for
@@ -289,14 +207,6 @@ class McpServers:
         remote = any(isinstance(s, HttpServer) and s.oauth is not False
                      for s in self.specs.values())
         return self.start_timeout + (SIGN_IN_TIMEOUT_S if remote else 0.0) + _MARGIN_S
-
-    def _drop(self, name: str, connection: Connection) -> None:
-        """Stop a broken session in the background; the next call starts a new one."""
-        if self._connections.get(name) is connection:
-            del self._connections[name]
-        stopping = connection.stop_soon()
-        self._stopping.add(stopping)
-        stopping.add_done_callback(self._stopping.discard)
 
     def _status(self, text: str) -> None:
         if self.on_status is not None:
@@ -311,23 +221,16 @@ class McpServers:
         """Stop every server process this object started (idempotent; done at exit too).
         The servers start again if a tool is called after this."""
         with self._guard:
-            if self._closed and not self._connections:
+            if self._closed and not self._pool.connections:
                 return
             self._closed = True
-            if self._connections or self._stopping:
+            if self._pool.connections or self._pool.stopping:
                 try:
-                    self._loop.run(self._stop_all(), timeout=self.start_timeout + _MARGIN_S)
+                    self._loop.run(self._pool.stop_all(), timeout=self.start_timeout + _MARGIN_S)
                 except (TimeoutError, RuntimeError):
                     pass
-            self._locks.clear()
+            self._pool.locks.clear()  # they belong to the loop stopped below
             self._loop.stop()
-
-    async def _stop_all(self) -> None:
-        connections = list(self._connections.values())
-        self._connections.clear()
-        await asyncio.gather(*(c.stop() for c in connections), *list(self._stopping),
-                             return_exceptions=True)
-        self._stopping.clear()
 
     def __enter__(self) -> McpServers:
         return self

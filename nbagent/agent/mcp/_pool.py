@@ -1,0 +1,142 @@
+"""`ConnectionPool`: each MCP server's live `Connection`, on the MCP loop — opened on first
+need and again after it died, dropped in the background when it hangs or breaks, all
+stopped at close — with what each server listed and why one failed to start. A call's
+failure comes back as text the model can read, never as an exception. The thread-side
+face (configuration, approval, waiting with timeouts) is `McpServers` (`_servers`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Protocol
+
+from .._approval import Approval
+from ._catalog import Catalog
+from ._config import ServerSpec
+from ._connection import Connection, failure_text
+from ._content import result_text
+from ._sdk_log import once_per_kind
+
+
+class PoolSettings(Protocol):
+    """What the pool reads from its owner each time it acts (so a change applies at once)."""
+
+    call_timeout: float
+    start_timeout: float
+    approval: Approval | None
+
+
+class ConnectionPool:
+    """The servers' live sessions by name; every `async` method runs on the MCP loop."""
+
+    def __init__(self, specs: Mapping[str, ServerSpec], catalog: Catalog,
+                 status: Callable[[str], None], settings: PoolSettings) -> None:
+        self.specs = specs  # the owner's own mapping: a server added there is known here
+        self.catalog = catalog
+        self.status = status
+        self.settings = settings
+        self.connections: dict[str, Connection] = {}
+        self.listed: dict[str, list[Any]] = {}  # server → its mcp_types.Tool list
+        self.problems: dict[str, str] = {}
+        self.failed_at: dict[str, float] = {}  # when a server last failed to start
+        self.locks: dict[str, asyncio.Lock] = {}
+        self.stopping: set[asyncio.Task[None]] = set()
+
+    def forget(self, name: str) -> Connection | None:
+        """Forget what is known of a removed server; returns its session, still to stop."""
+        self.listed.pop(name, None)
+        self.catalog.forget(name)
+        self.problems.pop(name, None)
+        self.failed_at.pop(name, None)
+        return self.connections.pop(name, None)
+
+    async def list_all(self, names: list[str], stale: Collection[str] = ()) -> None:
+        await asyncio.gather(*(self.connected(name) for name in names),
+                             *(self.relist(name) for name in stale), return_exceptions=True)
+
+    async def relist(self, name: str) -> None:
+        """List a live server's tools again, after it said they changed."""
+        connection = self.connections.get(name)
+        if connection is None:
+            return
+        try:
+            tools = await asyncio.wait_for(connection.relist(), self.settings.start_timeout)
+        except Exception as error:  # the old listing stays; the next call will tell
+            self.status(f"MCP server {name!r} said its tools changed, but listing them again "
+                        f"failed: {failure_text(error)}")
+            return
+        self.listed[name] = tools
+        self.catalog.take(name, tools, self.settings.approval)
+
+    async def call(self, server: str, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        """Call `tool` on `server` (started when needed); its failures come back as text."""
+        try:
+            connection = await self.connected(server)
+        except ConnectionError as error:
+            return (f"the MCP server {server!r} could not start ({error}); it will be tried "
+                    "again on the next call"), True
+        try:
+            result = await asyncio.wait_for(connection.call(tool, arguments),
+                                            self.settings.call_timeout)
+        except TimeoutError:
+            self.drop(server, connection)
+            call_timeout = self.settings.call_timeout
+            self.status(f"MCP server {server!r}: {tool} did not finish within "
+                        f"{call_timeout:g} s; the server was stopped and starts again on "
+                        "the next call")
+            return (f"{tool} did not finish within {call_timeout:g} s; the MCP server "
+                    f"{server!r} was stopped and will be started again on the next call"), True
+        except Exception as error:
+            if connection.alive:  # the server answered with a protocol error
+                return f"the MCP server {server!r} refused {tool}: {failure_text(error)}", True
+            self.drop(server, connection)
+            reason = failure_text(error)
+            tail = connection.stderr_tail()
+            self.status(f"MCP server {server!r} stopped during {tool} ({reason}); it starts "
+                        "again on the next call")
+            return (f"the MCP server {server!r} stopped during {tool} ({reason}"
+                    f"{'; its last output: ' + tail if tail else ''}); it will be started "
+                    "again on the next call"), True
+        return result_text(result), result.is_error
+
+    async def connected(self, name: str) -> Connection:
+        """The server's live session, starting (or restarting) it when needed."""
+        lock = self.locks.setdefault(name, asyncio.Lock())
+        async with lock:
+            connection = self.connections.get(name)
+            if connection is not None and connection.alive:
+                return connection
+            restarting = connection is not None or name in self.listed
+            if connection is not None:
+                self.drop(name, connection)
+            self.status(f"{'restarting' if restarting else 'starting'} MCP server {name!r}…")
+            fresh = Connection(name, self.specs[name], report=once_per_kind(name, self.status))
+            try:
+                tools = await fresh.open(self.settings.start_timeout)
+            except ConnectionError as error:
+                self.problems[name] = str(error)
+                self.failed_at[name] = time.monotonic()
+                self.status(f"MCP server {name!r} could not start: {error}")
+                raise
+            self.problems.pop(name, None)
+            self.connections[name] = fresh
+            self.listed[name] = tools
+            self.catalog.take(name, tools, self.settings.approval)
+            return fresh
+
+    def drop(self, name: str, connection: Connection) -> None:
+        """Stop a broken session in the background; the next call starts a new one."""
+        if self.connections.get(name) is connection:
+            del self.connections[name]
+        stopping = connection.stop_soon()
+        self.stopping.add(stopping)
+        stopping.add_done_callback(self.stopping.discard)
+
+    async def stop_all(self) -> None:
+        connections = list(self.connections.values())
+        self.connections.clear()
+        await asyncio.gather(*(c.stop() for c in connections), *list(self.stopping),
+                             return_exceptions=True)
+        self.stopping.clear()
