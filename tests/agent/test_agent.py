@@ -1,6 +1,8 @@
-"""`Agent` is configuration, its `Session` is state: configuring starts nothing and writes
-nothing; models switch within a session; settings change per agent; cells replace their
-exchange; a broken local install is one clear error at the first chat."""
+"""`Agent` is configuration, its `Session` is state (`_agent`): configuring starts nothing and
+writes nothing; models switch within a session, and an embedded model built before the agent
+reports to it; a new session keeps the configuration; a broken local install is one clear
+error at the first chat; the agent says whether its model is the bundled one. Settings per
+agent are tests/agent/test_configuration.py's; exchanges replaced, tests/agent/test_session.py's."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import nbagent
 from nbagent import Agent, LocalModelError, Settings, validate_messages
 from nbagent.testing import ScriptedModel, reply
 from tests.helpers import make_agent
@@ -57,32 +60,6 @@ def test_use_model_switches_within_the_session() -> None:
     assert agent.model.name == "local/smollm2"
 
 
-def test_configure_changes_this_agent_only_and_refuses_bad_input() -> None:
-    agent = Agent(model=ScriptedModel(), archive=False, namespace={})
-    other = Agent(model=ScriptedModel(), archive=False, namespace={})
-    agent.configure(window=8_192, enable_python=True)
-    assert agent.context_state().thresholds.window.raw_window == 8_192
-    assert "python" in agent.tools and "python" not in other.tools
-    assert other.context_state().thresholds.window.raw_window != 8_192
-    with pytest.raises(ValueError, match="unknown setting"):
-        agent.configure(windw=1)
-    with pytest.raises(ValueError):
-        agent.configure(window=-5)
-    assert agent.settings().max_context_tokens == 8_192
-    assert "NBAGENT_MAX_CONTEXT_TOKENS = 8192" in agent.describe()
-    assert "NBAGENT_DISABLE_COMPACT" not in agent.describe()  # only what differs
-
-
-def test_running_the_same_exchange_again_replaces_it() -> None:
-    agent, _ = make_agent(ScriptedModel([reply("first"), reply("other"), reply("second")]))
-    agent.chat("what is df?", exchange="cell-1")
-    agent.chat("something else", exchange="cell-2")
-    agent.chat("what is df, really?", exchange="cell-1")
-    users = [m["content"] for m in agent.history if m["role"] == "user"]
-    assert users == ["something else", "what is df, really?"]
-    assert [m["content"] for m in agent.history if m["role"] == "assistant"] == ["other", "second"]
-
-
 def test_a_new_session_keeps_the_configuration_and_releases_the_old_archive(
         tmp_path: Path) -> None:
     agent = Agent(model=ScriptedModel([reply("a"), reply("b")]), namespace={},
@@ -112,33 +89,6 @@ def test_switching_models_rewires_the_summarizer_and_its_window() -> None:
     before = agent.controller.summarize
     agent.configure(compact_model="openai/gpt-4o-mini")
     assert agent.controller.summarize is not before
-
-
-def test_pins_survive_every_compaction_verbatim() -> None:
-    from nbagent.testing import ScriptedSummarizer
-
-    agent, _ = make_agent(ScriptedModel(default=reply("a long analysis of it " * 60)),
-                          window=4_096, summarize=ScriptedSummarizer(default="- notes"))
-    agent.pin("the target column is churn_30d; never use rows before 2021-03")
-    for t in range(12):
-        agent.chat(f"question {t} about the churn model " * 20)
-    assert any(d.action == "compacted" for d in agent.controller.decisions)
-    agent.compact("keep the metrics")
-    text = "\n".join(str(m.get("content")) for m in agent.history)
-    assert "the target column is churn_30d; never use rows before 2021-03" in text
-    assert agent.unpin(0) == [] and "churn_30d; never" not in str(agent.history.messages)
-
-
-def test_the_notebook_context_is_sent_but_never_stored() -> None:
-    import pandas as pd
-
-    frame = pd.DataFrame({"city": ["a"], "month": [1], "sales": [2.0], "visitors": [3]})
-    model = ScriptedModel([reply("city, month, sales, visitors")])
-    agent, _ = make_agent(model, namespace={"df": frame})
-    agent.chat("what columns does df have?")
-    sent = model.requests[0][-1]["content"]
-    assert sent.startswith("what columns does df have?") and "visitors" in sent
-    assert agent.history[1] == {"role": "user", "content": "what columns does df have?"}
 
 
 def _two_compactions(agent: Any, namespace: dict[str, Any]) -> None:
@@ -171,46 +121,6 @@ def test_with_the_notebook_context_a_compaction_writes_no_state_block() -> None:
     assert not [m for m in agent.history if "Notebook state" in str(m.get("content"))]
     agent.chat("and now?")
     assert "model_v2" in str(model.requests[-1][-1]["content"])
-
-
-def test_cell_references_expand_from_the_namespace() -> None:
-    agent, _ = make_agent(ScriptedModel(), namespace={
-        "target": "churn_30d", "In": ["", "df = load()"], "Out": {1: "ok"}})
-    text = agent.expand_references("model {target}; explain In[1] and Err[1]",
-                                   errors={1: "KeyError: 'churn'"})
-    assert text.startswith("model churn_30d; explain In[1] and Err[1]")
-    assert "df = load()" in text and "KeyError: 'churn'" in text
-
-
-def test_resuming_an_archive_outside_the_sessions_folder_appends_to_that_file(
-        tmp_path: Path) -> None:
-    agent = Agent(model=ScriptedModel([reply("first")]), namespace={},
-                  settings=Settings(data_dir=str(tmp_path / "data")))
-    agent.chat("remember 42")
-    assert agent.session.archive is not None
-    moved = tmp_path / "kept" / "analysis.jsonl"
-    moved.parent.mkdir()
-    agent.session.close()
-    agent.session.archive.path.rename(moved)
-    resumed = Agent.resume(moved, model=ScriptedModel([reply("second")]), namespace={})
-    resumed.chat("and now?")
-    resumed.session.close()
-    assert not list((tmp_path / "data").rglob("*.jsonl"))  # nothing written elsewhere
-    from nbagent.testing import replay
-
-    assert [m["content"] for m in replay(moved).messages if m["role"] == "assistant"] == [
-        "first", "second"]
-
-
-def test_the_notebook_context_never_carries_a_secret() -> None:
-    model = ScriptedModel([reply("ok")])
-    agent, _ = make_agent(model, namespace={
-        "openai_key": "not-shaped-like-a-key-but-named-one",
-        "note": "my key is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD", "rows": 10})
-    agent.chat("what do I have?")
-    sent = model.requests[0][-1]["content"]
-    assert "rows: int = 10" in sent and "openai_key" in sent
-    assert "not-shaped-like-a-key" not in sent and "abcdefghijklmnopqrstuvwxyz0123" not in sent
 
 
 def test_warm_up_starts_a_model_that_can_start_in_the_background_and_nothing_else() -> None:
@@ -331,3 +241,15 @@ def test_the_first_notice_names_a_model_already_on_the_machine_and_never_switche
     assert "qwen2.5-7b-instruct-q4_k_m" in found and "use_model(" in found
     assert agent.take_notice() is None and agent.model.name == "local/smollm2"
     assert Agent(model=ScriptedModel(), archive=False).take_notice() is None
+
+
+def test_the_agent_says_whether_its_model_is_the_bundled_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NBAGENT_LOCAL_MODEL_PATH", raising=False)
+    assert nbagent.Agent(model="local", archive=False, namespace={}).bundled_model
+    assert not nbagent.Agent(model=ScriptedModel([]), archive=False,
+                             namespace={}).bundled_model
+    gguf = tmp_path / "mine.gguf"
+    own = nbagent.Agent(model="local", archive=False, namespace={},
+                        settings={"local_model_path": str(gguf)})
+    assert not own.bundled_model

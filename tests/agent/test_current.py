@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import nbagent
-from nbagent.agent import _current, linked_session, notebook_key, notebook_path
+from nbagent.agent import _current, linked_session
 from nbagent.testing import ScriptedModel
 
 
@@ -114,20 +114,6 @@ def test_a_conversation_another_kernel_holds_is_not_taken(
         assert other.session_id != holder.session_id
     finally:
         holder.session.close()
-
-
-def test_the_notebook_path_comes_from_the_server_ipykernel_or_vs_code(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    assert notebook_path({}) is None
-    assert notebook_path({"__session__": "/home/u/a.ipynb"}) == "/home/u/a.ipynb"
-    assert notebook_path({"__vsc_ipynb_file__": "/w/b.ipynb"}) == "/w/b.ipynb"
-    assert notebook_path({"__session__": "a console"}) is None
-    monkeypatch.setenv("JPY_SESSION_NAME", "c.ipynb")
-    assert notebook_path({"__session__": "/home/u/a.ipynb"}) == "c.ipynb"
-    key = notebook_key("reports/Q4 sales (final).ipynb")
-    assert key.startswith("Q4-sales-final-") and "/" not in key
-    assert notebook_key("a/x.ipynb") != notebook_key("b/x.ipynb")
 
 
 def test_nbagent_new_session_in_a_notebook_is_what_the_notebook_continues(

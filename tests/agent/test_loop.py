@@ -1,5 +1,6 @@
 """The chat loop (`nbagent.agent._loop`), driven by the scripted model at the llm seam (no
-patching): tools, streaming, retries, overflow recovery, mid-loop compaction, limits."""
+patching): tools, streaming, retries, overflow recovery, mid-loop compaction, limits. A call
+repeated in a row is tests/agent/test_tool_round.py's; a malformed reply, test_reply.py's."""
 
 from __future__ import annotations
 
@@ -163,17 +164,6 @@ def test_mid_loop_snip_fires_between_tool_rounds_and_the_meter_moves_each_round(
     validate_messages(agent.history.messages)
 
 
-def test_loop_detection_steers_on_the_third_identical_call_then_stops() -> None:
-    model = ScriptedModel([calls(("add", {"a": 1, "b": 1}))] * 4)
-    agent, _ = make_agent(model, tools=[add])
-    result = agent.chat("add forever")
-    results = tool_results(agent)
-    assert results[:2] == ["2", "2"] and results[2].startswith("2\n\n[nbagent: this is the third")
-    assert results[3].startswith("Not run") and result.stop_reason == "loop"
-    assert "called 4 times in a row" in (result.stop_message or "")
-    validate_messages(agent.history.messages)
-
-
 def test_max_rounds_stops_with_a_one_line_reason() -> None:
     model = ScriptedModel([calls(("add", {"a": n, "b": 0})) for n in range(3)])
     agent, _ = make_agent(model, settings=Settings(max_tool_rounds=3), tools=[add])
@@ -297,31 +287,6 @@ def test_a_failing_subscriber_never_breaks_a_chat() -> None:
 
     agent.events.subscribe(broken)
     assert agent.chat("hi").text == "fine"
-
-
-@pytest.mark.parametrize("raw", [
-    {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "same", "type": "function", "function": {"name": "add", "arguments": '{"a":1,"b":1}'}},
-        {"id": "same", "type": "function", "function": {"name": "add", "arguments": '{"a":2,"b":2}'}},
-    ]},
-    {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": None, "arguments": "{}"}}]},
-    {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "add",
-                                                      "arguments": "[" * 50_000 + "]" * 50_000}}]},
-    {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "add", "arguments": {"a": 1}}}]},
-], ids=["duplicate-ids", "name-none", "deep-json", "arguments-not-a-string"])
-def test_malformed_model_output_is_repaired_never_raised(raw: dict[str, Any]) -> None:
-    from nbagent.testing import Step
-
-    model = ScriptedModel([Step(raw_message=raw), reply("recovered")])
-    agent, _ = make_agent(model, tools=[add])
-    assert agent.chat("go").text == "recovered"
-    validate_messages(agent.history.messages)
-    ids = [c["id"] for m in agent.history if m["role"] == "assistant"
-           for c in m.get("tool_calls") or ()]
-    assert len(ids) == len(set(ids)) and all(tool_results(agent))
 
 
 def test_a_second_chat_on_a_busy_agent_fails_at_once() -> None:

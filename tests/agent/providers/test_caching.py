@@ -1,6 +1,9 @@
-"""Prompt caching on the request path, without a network: which provider family gets which
-markers (`providers/_caching`), where the notebook context goes and what the previous
-request's breakpoint is (`_request`), and what a session was billed (`_billing`)."""
+"""Prompt caching without a network (`providers/_caching`): which provider family gets which
+markers, the minimum prefix worth a breakpoint, where at most four breakpoints go, what each
+family's request carries (markers on copies, a session key, nothing), user messages in a row
+sent as one, and the setting that turns it off. Where the notebook context goes and what the
+previous request's breakpoint is are tests/agent/test_request.py's; what a session was
+billed, tests/agent/test_billing.py's."""
 
 from __future__ import annotations
 
@@ -8,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from nbagent import Billing, Settings, Usage
-from nbagent.agent import CacheMemory, with_context
+from nbagent import Settings
 from nbagent.agent.providers import (
     CachePlan,
     apply_cache_plan,
@@ -17,8 +19,7 @@ from nbagent.agent.providers import (
     cache_family,
     minimum_cacheable,
 )
-from nbagent.testing import MEMORY_HEADER, ScriptedModel, calls, reply
-from tests.helpers import add, make_agent
+from nbagent.testing import ScriptedModel
 
 
 @pytest.mark.parametrize(("name", "provider", "family"), [
@@ -111,32 +112,6 @@ def test_openai_gets_the_session_key_and_the_setting_turns_everything_off() -> N
         assert sent is messages and options == {}
 
 
-def test_for_a_model_of_ones_own_the_context_joins_the_latest_plain_user_message() -> None:
-    asked = [{"role": "system", "content": "s"}, {"role": "user", "content": "why?"}]
-    assert with_context(asked, "x: int = 1")[-1]["content"] == "why?\n\n[x: int = 1]"
-    assert asked[-1]["content"] == "why?"  # a copy
-    answered = [*asked, {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": "42"}]
-    sent = with_context(answered, "x: int = 1")  # the tool result stays the tool's own
-    assert sent[2:] == answered[2:] and sent[1]["content"] == "why?\n\n[x: int = 1]"
-    memory = [*asked[:1], {"role": "user", "content": f"{MEMORY_HEADER}\n- notes"}]
-    assert with_context(memory, "x") == memory  # a block nbagent wrote is not the user's
-    assert with_context(asked, None) is asked
-
-
-def test_a_model_of_ones_own_sees_the_context_on_the_users_message_and_tool_results_as_is(
-        ) -> None:
-    model = ScriptedModel([calls(("add", {"a": 1, "b": 2})), reply("3")])
-    agent, _ = make_agent(model, tools=[add], namespace={"rows": 10})
-    agent.chat("add things")
-    first, second = model.requests
-    assert first[-1]["content"].startswith("add things\n\n[") and "rows: int = 10" in str(
-        first[-1]["content"])
-    assert second[:len(first)] == first and second[-1]["content"] == "3"  # the tool's own
-    assert all("rows: int" not in str(m.get("content")) for m in agent.history)
-
-
 def test_only_models_that_send_through_litellm_take_a_cache_plan() -> None:
     from nbagent import LiteLLMModel
     from nbagent.agent.models import takes_cache_plan
@@ -147,101 +122,11 @@ def test_only_models_that_send_through_litellm_take_a_cache_plan() -> None:
     assert LocalModel.complete is not LiteLLMModel.complete  # its own: sent as it is
 
 
-def test_the_previous_breakpoint_is_the_newest_one_whose_prefix_still_holds() -> None:
-    agent, _ = make_agent(ScriptedModel([calls(("add", {"a": 1, "b": 2})), reply("3"),
-                                         reply("b")]), tools=[add])
-    session = agent.session
-    assert CacheMemory.plan(session, [], enabled=True).previous is None
-    agent.chat("one")  # requests ended at the user's message (1), then the tool result (3)
-    plan = CacheMemory.plan(session, [], enabled=True)
-    assert plan.previous == 3 and plan.stable == 5 and plan.key == f"nbagent-{session.id}"
-    messages = session.history.messages  # a compaction rewrites the tool result (3)
-    session.rewrite([*messages[:3], {**messages[3], "content": "[cleared]"}, messages[4]])
-    assert CacheMemory.plan(session, [], enabled=True).previous == 1  # still cached
-    session.rewrite([messages[0], {"role": "user", "content": "one, rewritten"}])
-    assert CacheMemory.plan(session, [], enabled=True).previous == 0  # the system prompt
-
-
-def test_after_a_snip_the_request_reads_up_to_where_the_last_compaction_ended() -> None:
-    """The boundary is how far compaction has rewritten (here the last cleared result);
-    the next snip starts after it, so the request after it still has that prefix cached
-    and marks it, where it used to fall back to the system prompt."""
-    from nbagent.testing import snip_placeholder
-
-    agent, _ = make_agent(ScriptedModel())
-    session = agent.session
-
-    def turn(n: int, result: str) -> list[dict[str, Any]]:
-        call = {"id": f"c{n}", "type": "function",
-                "function": {"name": "peek", "arguments": "{}"}}
-        return [{"role": "user", "content": f"ask {n}"},
-                {"role": "assistant", "content": None, "tool_calls": [call]},
-                {"role": "tool", "tool_call_id": f"c{n}", "content": result},
-                {"role": "assistant", "content": f"answer {n}"}]
-
-    long = "row,value\n" + "x,1\n" * 400
-    history = [{"role": "system", "content": "s"}, *turn(1, snip_placeholder("c1")),
-               *turn(2, long), *turn(3, long)]
-    session.rewrite(history)
-    plan = CacheMemory.plan(session, [], enabled=True)
-    assert plan.boundary == 3  # the cleared result of turn 1
-    snipped = [*history[:7], {**history[7], "content": snip_placeholder("c2")}, *history[8:]]
-    session.rewrite(snipped)
-    plan = CacheMemory.plan(session, [], enabled=True)
-    assert plan.previous == 3 and plan.boundary == 7  # read through 3, then mark 7
-
-
 def test_the_setting_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NBAGENT_PROMPT_CACHING", raising=False)
     assert Settings.from_env().prompt_caching
     monkeypatch.setenv("NBAGENT_PROMPT_CACHING", "false")
     assert not Settings.from_env().prompt_caching
-
-
-def test_billing_counts_each_kind_of_token_and_the_cache_read_share() -> None:
-    billing = Billing()
-    billing.add(Usage(input_tokens=100, output_tokens=10, cache_write_tokens=900),
-                cost=0.0039, input_cost=0.00367)
-    billing.add(Usage(input_tokens=50, output_tokens=20, cache_read_tokens=950),
-                cost=0.0006, input_cost=0.0003)
-    assert (billing.requests, billing.prompt_tokens, billing.output_tokens) == (2, 2_000, 30)
-    assert billing.cache_read_share == pytest.approx(950 / 2_000)
-    assert billing.cost == pytest.approx(0.0045) and billing.input_cost == pytest.approx(0.00397)
-    billing.add(None, cost=0.001)  # a reply without usage: its cost still counts
-    assert billing.requests == 3 and billing.input_cost == pytest.approx(0.00497)
-    assert Billing().cache_read_share == 0.0
-
-
-def test_each_chat_request_joins_the_sessions_billing() -> None:
-    model = ScriptedModel([calls(("add", {"a": 1, "b": 2})), reply("3")])
-    agent, _ = make_agent(model, tools=[add])
-    result = agent.chat("add")
-    assert agent.billing().requests == 2 and result.replaced is False
-
-
-def test_a_rerun_cell_says_it_replaced_its_exchange() -> None:
-    agent, _ = make_agent(ScriptedModel([reply("first"), reply("second"), reply("other")]))
-    assert agent.chat("what is df?", exchange="cell-1").replaced is False
-    assert agent.chat("what is df, really?", exchange="cell-1").replaced is True
-    assert agent.chat("and this?", exchange="cell-2").replaced is False
-
-
-def test_the_boundary_stops_short_of_a_live_note_the_next_snip_may_clear() -> None:
-    """The latest note is never cleared, but once a newer one supersedes it the next snip
-    clears it: a breakpoint past it would be rewritten by that snip."""
-    from nbagent.engine.compaction import notebook_note
-    from nbagent.testing import snip_placeholder
-
-    agent, _ = make_agent(ScriptedModel())
-    note = notebook_note([], "x: int = 1")
-    assert note is not None
-    call = {"id": "c1", "type": "function", "function": {"name": "peek", "arguments": "{}"}}
-    history = [{"role": "system", "content": "s"}, {"role": "user", "content": "ask"}, note,
-               {"role": "assistant", "content": None, "tool_calls": [call]},
-               {"role": "tool", "tool_call_id": "c1", "content": snip_placeholder("c1")},
-               {"role": "assistant", "content": "done"}]
-    agent.session.rewrite(history)
-    assert CacheMemory.plan(agent.session, [], enabled=True).boundary == 1
 
 
 def test_user_messages_in_a_row_with_image_parts_go_as_one() -> None:
