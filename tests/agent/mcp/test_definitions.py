@@ -1,31 +1,14 @@
 """What a server says about a tool, made fit to offer: hidden characters removed and
 flagged, descriptions and schemas bounded, unusable schemas and unsupported tools left
-out with their reason, a server's share of the window kept, and what changed between two
-listings."""
+out with their reason (`_definitions`; a whole listing is `test_catalog`'s)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import mcp_types as types
 import pytest
 
-from nbagent.agent.mcp._catalog import changes, read_listing
-from nbagent.agent.mcp._definitions import (
-    MAX_DESCRIPTION,
-    MAX_SERVER,
-    definition,
-    fingerprint,
-    strip_hidden,
-)
-
-OBJECT: dict[str, Any] = {"type": "object", "properties": {"q": {"type": "string"}}}
-
-
-def tool(name: str = "t", description: str = "Does it.", schema: dict[str, Any] | None = None,
-         **extra: Any) -> types.Tool:
-    return types.Tool(name=name, description=description,
-                      input_schema=schema if schema is not None else OBJECT, **extra)
+from nbagent.agent.mcp._definitions import MAX_DESCRIPTION, definition, strip_hidden
+from tests.agent.mcp.helpers import tool
 
 
 @pytest.mark.parametrize("hidden", ["\u200b", "\u200e", "\u202e", "\u2066", "\ufeff", "\x1b[0m",
@@ -81,30 +64,3 @@ def test_tools_we_cannot_offer_are_left_out_with_their_reason(made: types.Tool,
 
 def test_optional_task_support_is_offered() -> None:
     assert definition(tool(execution=types.ToolExecution(task_support="optional"))).skipped is None
-
-
-def test_a_server_gets_a_bounded_share_of_every_request() -> None:
-    many = [tool(f"t{n}", "d" * 1_900) for n in range(100)]
-    listing = read_listing("big", many)
-    assert 0 < len(listing.offered) < 100
-    assert sum(d.size() for d in listing.offered) <= MAX_SERVER
-    assert listing.left_out == 100 - len(listing.offered)
-    assert listing.notes[-1].startswith(f"MCP server 'big': {listing.left_out} tool(s) not "
-                                        "offered (t")
-
-
-def test_two_names_alike_once_cleaned_keep_only_the_first() -> None:
-    listing = read_listing("s", [tool("read"), tool("re\u200bad")])
-    assert [d.remote_name for d in listing.offered] == ["read"]
-    assert "another tool of the server has the same name" in listing.notes[-1]
-
-
-def test_changes_between_two_listings() -> None:
-    before = {"a": fingerprint(tool("a")), "b": fingerprint(tool("b"))}
-    after = {"a": fingerprint(tool("a", "Now different.")), "c": fingerprint(tool("c"))}
-    assert changes("s", before, after) == (
-        "MCP server 's' changed its tools (new: 'c'; changed: 'a'; removed: 'b') — they need "
-        "your approval again", ["c", "a"])
-    assert changes("s", before, before) == (None, [])
-    assert changes("s", before, {"a": before["a"]}) == (
-        "MCP server 's' changed its tools (removed: 'b')", [])

@@ -1,0 +1,36 @@
+"""What one server's listing becomes (`_catalog`): the definitions offered within the
+server's share of every request, a note for each tool left out, one tool per cleaned name,
+and what changed since the listing before (which needs approval again)."""
+
+from __future__ import annotations
+
+from nbagent.agent.mcp._catalog import changes, read_listing
+from nbagent.agent.mcp._definitions import MAX_SERVER, fingerprint
+from tests.agent.mcp.helpers import tool
+
+
+def test_a_server_gets_a_bounded_share_of_every_request() -> None:
+    many = [tool(f"t{n}", "d" * 1_900) for n in range(100)]
+    listing = read_listing("big", many)
+    assert 0 < len(listing.offered) < 100
+    assert sum(d.size() for d in listing.offered) <= MAX_SERVER
+    assert listing.left_out == 100 - len(listing.offered)
+    assert listing.notes[-1].startswith(f"MCP server 'big': {listing.left_out} tool(s) not "
+                                        "offered (t")
+
+
+def test_two_names_alike_once_cleaned_keep_only_the_first() -> None:
+    listing = read_listing("s", [tool("read"), tool("re\u200bad")])
+    assert [d.remote_name for d in listing.offered] == ["read"]
+    assert "another tool of the server has the same name" in listing.notes[-1]
+
+
+def test_changes_between_two_listings() -> None:
+    before = {"a": fingerprint(tool("a")), "b": fingerprint(tool("b"))}
+    after = {"a": fingerprint(tool("a", "Now different.")), "c": fingerprint(tool("c"))}
+    assert changes("s", before, after) == (
+        "MCP server 's' changed its tools (new: 'c'; changed: 'a'; removed: 'b') — they need "
+        "your approval again", ["c", "a"])
+    assert changes("s", before, before) == (None, [])
+    assert changes("s", before, {"a": before["a"]}) == (
+        "MCP server 's' changed its tools (removed: 'b')", [])
