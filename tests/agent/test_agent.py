@@ -229,7 +229,7 @@ def test_the_built_in_tools_can_be_chosen_by_name() -> None:
 def test_the_first_notice_names_a_model_already_on_the_machine_and_never_switches(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from nbagent.agent.models import _discovery
-    from tests.agent.models.test_discovery import gguf
+    from tests.agent.models.helpers import gguf
 
     monkeypatch.setattr(_discovery, "_found", None)  # look again in this test's caches
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))

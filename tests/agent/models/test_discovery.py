@@ -23,7 +23,6 @@ from nbagent.agent.models import (
     probe_servers,
 )
 from nbagent.testing import ScriptedModel
-from tests.agent.models.helpers import gguf  # noqa: F401 (tests/agent/test_agent.py's import)
 
 from ...openai_stub import StubServer
 
