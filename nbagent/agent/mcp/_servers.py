@@ -50,7 +50,7 @@ class McpServers:
     Args:
         servers: name → spec: `{"command", "args", "env", "cwd"}` (stdio) or
             `{"url", "headers"}` (streamable HTTP), or `StdioServer`/`HttpServer`.
-        config: a JSON file with an `mcpServers` object (as other MCP clients use);
+        config: an MCP config file other MCP clients use (its shape: `MCP_CONFIG_SHAPE`);
             its servers come first, `servers` add to or replace them.
         call_timeout: seconds a tool call may take before its server counts as hung
             (it is then stopped, and started again on the next call).
