@@ -1,0 +1,75 @@
+"""The fakes that ship in `nbagent.testing` (`_scripted`), held to their own contract: a
+`ScriptedModel` replays its steps in order (text streamed word by word, tool calls with
+their ids and JSON arguments, the finish reason a real model gives), records a copy of
+each request, raises what its script holds and says when it runs dry; a
+`ScriptedSummarizer` does the same for summaries; `provider_error` is shaped as a
+provider's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from nbagent import Usage
+from nbagent.testing import (
+    ScriptedModel,
+    ScriptedSummarizer,
+    calls,
+    provider_error,
+    reply,
+)
+
+ASK = [{"role": "user", "content": "what do I have?"}]
+
+
+def test_a_script_is_replayed_in_order_streamed_and_recorded_as_a_copy() -> None:
+    usage = Usage(input_tokens=12, output_tokens=3)
+    model = ScriptedModel([calls(("list_variables", {}), ("describe", '{"name": "df"}')),
+                           reply("You have df.", usage=usage, cost=0.5),
+                           reply("cut", finish_reason="length")])
+    messages: list[dict[str, Any]] = list(ASK)
+    first = model.complete(messages, [], on_text=None, tool_choice="auto")
+    assert [c["id"] for c in first.message["tool_calls"]] == ["call_1", "call_2"]
+    assert [(c["function"]["name"], c["function"]["arguments"])
+            for c in first.message["tool_calls"]] == [("list_variables", "{}"),
+                                                      ("describe", '{"name": "df"}')]
+    assert first.finish_reason == "tool_calls" and first.usage is None
+    messages.append({"role": "user", "content": "changed after the call"})
+    assert model.requests == [ASK] and model.tool_choices == ["auto"]
+    pieces: list[str] = []
+    second = model.complete(ASK, [], on_text=pieces.append)
+    assert pieces == ["You", " have", " df."] and second.message == {
+        "role": "assistant", "content": "You have df."}
+    assert (second.usage, second.cost, second.finish_reason) == (usage, 0.5, "stop")
+    assert model.complete(ASK, [], on_text=None).finish_reason == "length"
+    model.assert_consumed()
+
+
+def test_an_error_in_the_script_is_raised_and_a_dry_script_says_so() -> None:
+    model = ScriptedModel([provider_error(429, "slow down", retry_after=7), "after"])
+    with pytest.raises(Exception, match="slow down") as caught:
+        model.complete(ASK, [], on_text=None)
+    error: Any = caught.value
+    assert error.status_code == 429 and error.headers == {"retry-after": "7"}
+    with pytest.raises(AssertionError, match="1 scripted steps were never used"):
+        model.assert_consumed()
+    assert model.complete(ASK, [], on_text=None).message["content"] == "after"
+    with pytest.raises(AssertionError, match="ScriptedModel request 3: the script has nothing"):
+        model.complete(ASK, [], on_text=None)
+    endless = ScriptedModel(default="again")
+    assert [endless.complete(ASK, [], on_text=None).message["content"]
+            for _ in range(2)] == ["again", "again"]
+    assert provider_error(500).headers == {}
+
+
+def test_the_summarizer_replays_text_or_a_function_and_records_each_request() -> None:
+    summarize = ScriptedSummarizer(["## 1. Intent", lambda messages: f"{len(messages)} seen"])
+    assert summarize(ASK) == "## 1. Intent"
+    assert summarize([*ASK, {"role": "user", "content": "Summarize."}]) == "2 seen"
+    assert summarize.calls == 2 and summarize.last_prompt() == "Summarize."
+    summarize.assert_consumed()
+    with pytest.raises(AssertionError, match="ScriptedSummarizer call 3: the script has"):
+        summarize(ASK)
+    quiet = ScriptedSummarizer(default="s", record=False)
+    assert quiet(ASK) == "s" and quiet.requests == []
