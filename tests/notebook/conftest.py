@@ -27,6 +27,13 @@ def ip() -> Iterator[InteractiveShell]:
 
 
 @pytest.fixture
+def shell() -> Iterator[InteractiveShell]:
+    """A shell without the extension, for displays alone: display() publishes through one
+    (a module opts in with `pytestmark = usefixtures("shell")`)."""
+    yield InteractiveShell.instance()
+
+
+@pytest.fixture
 def clean_namespace(ip: InteractiveShell) -> Iterator[None]:
     """The shell is shared by the notebook tests: the variables a module's tests make leave
     with each test (a module opts in with `pytestmark = usefixtures("clean_namespace")`)."""

@@ -1,5 +1,6 @@
-"""Helpers of the notebook tests: a scripted session made current, what a cell shows, and a
-real python3 kernel with the execute request a front end sends it."""
+"""Helpers of the notebook tests: a scripted session made current, a context state and a
+decision to feed the displays, what a cell shows, and a real python3 kernel with the execute
+request a front end sends it."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import nbagent
-from nbagent import Agent, Settings
+from nbagent import Agent, Decision, Settings, context_state
 from nbagent.testing import ScriptedModel, ScriptedSummarizer
 from tests.helpers import nine_sections
+
+WINDOW = Settings(max_context_tokens=8_192)  # auto-compact at 6,841; blocking at 7,250
 
 
 def session(
@@ -32,6 +35,20 @@ def session(
     return nbagent.set_current(agent)
 
 
+def state(tokens: int, **options: Any) -> Any:
+    """The context state of `tokens` in an 8,192-token window (`settings=` for another)."""
+    settings = options.pop("settings", WINDOW)
+    return context_state("m", tokens, settings=settings, model_info=None, **options)
+
+
+def decision(**fields: Any) -> Decision:
+    """A manual L2 compaction from 1,972 to 1,463 tokens, with `fields` changed."""
+    base: dict[str, Any] = dict(action="compacted", trigger="manual", levels=["L2 memory"],
+                                reason="", tokens_before=1_972, tokens_after=1_463,
+                                threshold=6_841, changed=True, summary_calls=1)
+    return Decision(**{**base, **fields})
+
+
 def shown(captured: Any) -> list[dict[str, Any]]:
     """What the cell shows after these messages: each output in order, with updates
     applied to every output of the same display id; empty outputs left out."""
@@ -47,6 +64,13 @@ def shown(captured: Any) -> list[dict[str, Any]]:
 
 def plain(captured: Any) -> list[str]:
     return [str(data.get("text/plain", "")) for data in shown(captured)]
+
+
+def html_of(captured: Any) -> str:
+    """Every output's HTML (or Markdown), one per line."""
+    return "\n".join(
+        str(o.data.get("text/html", o.data.get("text/markdown", ""))) for o in captured.outputs
+    )
 
 
 KERNEL_WAIT_S = 120

@@ -13,14 +13,13 @@ from IPython.utils.capture import capture_output
 from nbagent.widgets import (
     ChatDisplay,
     MeterLine,
-    ProgressLine,
     decision_words,
     notebook_words,
     show_decision,
 )
 
 from nbagent import Agent, Decision
-from nbagent.events import Compacted, CompactionStarted, Status
+from nbagent.events import Compacted, Status
 from nbagent.testing import ScriptedModel, ScriptedSummarizer, reply
 from tests.helpers import nine_sections
 from tests.notebook.helpers import plain, session, shown
@@ -74,18 +73,6 @@ def test_percent_compact_shows_its_progress_and_clears_it(ip: InteractiveShell) 
     lines = plain(captured)
     assert not any("summarizing" in line or line == "compacting…" for line in lines)  # cleared
     assert lines[0].startswith("compacted (L")
-
-
-def test_the_progress_line_starts_at_once_and_follows_status_lines() -> None:
-    progress = ProgressLine()
-    with capture_output() as captured:
-        progress(CompactionStarted("manual", 5_000, 6_841, None))
-        assert plain(captured) == ["compacting…"]
-        progress(Status("snipping 3 old tool results (2,400 tokens)…"))
-        progress(Status("summarizing turns 3–41 (12,400 tokens)…"))
-        assert plain(captured) == ["summarizing turns 3–41 (12,400 tokens)…"]
-        progress.clear()
-    assert plain(captured) == []
 
 
 class PreviewAgent(Agent):

@@ -1,5 +1,7 @@
-"""The magics through a real IPython shell (no kernel needed), and the meter by
-firing the agent's hooks and reading its traits."""
+"""The magics (`widgets/_magics.py`) through a real IPython shell (no kernel needed): the
+chat cell, the line form and the alias, `/compact`, `%compact --show/--undo`, `%nbagent`,
+`%pin`, `--resume`, and another package's `%%chat` left alone. (What a chat, `%compact` and
+`%context` show once dispatched: test_run.py.)"""
 
 from __future__ import annotations
 
@@ -9,20 +11,12 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from nbagent.widgets import ContextMeter
 
 import nbagent
-from nbagent import Agent, tool
-from nbagent.events import ToolStarted
-from nbagent.testing import ScriptedModel, ScriptedSummarizer, calls, provider_error, reply
+from nbagent import Agent
+from nbagent.testing import ScriptedModel, ScriptedSummarizer, provider_error, reply
 from tests.helpers import nine_sections
-from tests.notebook.helpers import session
-
-
-def html_of(captured: Any) -> str:
-    return "\n".join(
-        str(o.data.get("text/html", o.data.get("text/markdown", ""))) for o in captured.outputs
-    )
+from tests.notebook.helpers import html_of, session
 
 
 def test_chat_cell_sends_the_body_and_renders_the_reply(ip: InteractiveShell) -> None:
@@ -74,54 +68,6 @@ def test_slash_compact_reaches_the_summarizer_as_focus_and_is_never_sent(
     assert "compacted (L" in html_of(captured)
 
 
-def test_percent_compact_prints_levels_and_tokens(ip: InteractiveShell) -> None:
-    summarize = ScriptedSummarizer(default=nine_sections())
-    session(ScriptedModel(default=reply("a long analysis of the data " * 40)), summarize)
-    with capture_output():
-        for t in range(4):
-            ip.run_line_magic("chat", f"question {t} " * 40)
-    with capture_output() as captured:
-        ip.run_line_magic("compact", "focus on revenue")
-    text = html_of(captured)
-    assert "compacted (L" in text and "→" in text and "<details>" in text
-    assert "focus on revenue" in str(summarize.requests[0])
-
-
-def test_context_shows_the_breakdown(ip: InteractiveShell) -> None:
-    session(ScriptedModel(default=reply("ok")))
-    with capture_output():
-        ip.run_line_magic("chat", "hello")
-    with capture_output() as captured:
-        ip.run_line_magic("context", "")
-    text = html_of(captured)
-    for expected in (
-        "system prompt",
-        "tool schemas",
-        "tool results",
-        "summary / memory",
-        "free",
-        "auto-compact trigger",
-        "effective window",
-        "from env",
-        "auto-compact 6,841 (armed)",
-        "circuit breaker: closed",
-        "session cost $0.0000",
-    ):
-        assert expected in text
-
-
-def test_an_unrecoverable_error_is_one_readable_message(ip: InteractiveShell) -> None:
-    session(ScriptedModel([provider_error(
-        401, "Incorrect API key provided: sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD")],
-                          name="openai/gpt-4o"))
-    with capture_output() as captured:
-        ip.run_cell_magic("chat", "", "hi")
-    text = html_of(captured)
-    assert "OPENAI_API_KEY" in text and "abcdefghijklmnopqrstuvwxyz0123456789" not in text
-    assert "Traceback" not in captured.stdout + captured.stderr + text
-    assert captured.stderr == ""  # no red retry blocks
-
-
 def test_a_session_that_cannot_start_is_explained_in_the_cell(
     ip: InteractiveShell, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -135,27 +81,6 @@ def test_a_session_that_cannot_start_is_explained_in_the_cell(
     with capture_output() as captured:
         ip.run_cell_magic("chat", "", "hi")
     assert "jupyter-nbagent[local]" in html_of(captured)
-
-
-def test_the_meter_changes_between_tool_rounds_of_one_cell(ip: InteractiveShell) -> None:
-    @tool
-    def load(part: int) -> str:
-        """Load a part."""
-        return "value " * 300
-
-    model = ScriptedModel([calls(("load", {"part": n})) for n in range(4)] + [reply("done")])
-    agent = session(model, tools=[load], builtin_tools=False)
-    seen: list[int] = []
-    with capture_output():
-        ip.run_cell_magic("chat", "", "load everything")
-    meter = ContextMeter.follow(agent)  # the session's one meter, subscribed once
-    agent.events.subscribe(
-        lambda e: seen.append(meter.tokens) if isinstance(e, ToolStarted) else None)
-    model.steps = [calls(("load", {"part": n})) for n in range(4)] + [reply("done")]
-    with capture_output():
-        ip.run_cell_magic("chat", "", "and again")
-    assert len(seen) == 4 and seen == sorted(seen) and len(set(seen)) == 4  # live, round by round
-    assert meter.tokens > seen[-1]
 
 
 def test_nbagent_shows_and_sets_configuration(
@@ -272,23 +197,6 @@ def test_the_embedded_model_notice_shows_once_and_not_on_stderr(
         texts.append(str([o.data.get("text/plain") for o in captured.outputs]))
         assert captured.stderr == ""
     assert "SmolLM2-135M" in texts[0] and "SmolLM2-135M" not in texts[1]
-
-
-def test_an_interrupt_is_one_line_and_the_next_chat_works(ip: InteractiveShell) -> None:
-    @tool
-    def stop() -> str:
-        """Stands in for the user pressing Interrupt."""
-        raise KeyboardInterrupt
-
-    agent = session(ScriptedModel([calls(("stop", {})), reply("fine")]), tools=[stop])
-    with capture_output() as captured:
-        ip.run_cell_magic("chat", "", "go")
-    assert "interrupted — the session is intact" in html_of(captured) + str(
-        [o.data for o in captured.outputs])
-    assert "Traceback" not in captured.stdout + captured.stderr
-    with capture_output():
-        ip.run_cell_magic("chat", "", "again")
-    assert agent.history[-1]["content"] == "fine"
 
 
 def test_pin_lists_and_removes(ip: InteractiveShell) -> None:

@@ -16,8 +16,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 from nbagent.widgets import ChatDisplay
-from nbagent.widgets._bundles import terminal_text
-from nbagent.widgets._chat_lines import clean_cut, copy_button, reply_bundle, retry_words
+from nbagent.widgets._chat_lines import copy_button, reply_bundle
 from nbagent.widgets._render import TAGS, allowed_link, render_reply
 
 from nbagent import ChatResult
@@ -204,39 +203,6 @@ def test_only_http_mailto_and_relative_links(url: str, allowed: bool) -> None:
     assert allowed_link(url) is allowed
 
 
-@pytest.mark.parametrize(("text", "shown"), [
-    ("\x1b[31mred\x1b[0m", "red"),
-    ("title\x1b]0;pwned\x07", "title"),
-    ("\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\", "click"),
-    ("over\rwrite", "overwrite"),
-    ("line\r\nnext", "line\nnext"),
-    ("csi\x9b2J8-bit", "csi8-bit"),  # the 8-bit CSI goes whole, as the 7-bit one
-    ("bell\x07 back\x08space del\x7f", "bell backspace del"),
-    ("keep\ttabs\nand lines", "keep\ttabs\nand lines"),
-    ("\x1bPdcs string\x1b\\after", "after"),
-    ("reset\x1bc", "reset"),
-    ("unicode é ü 世界 ✓", "unicode é ü 世界 ✓"),
-], ids=["csi-colour", "osc-title", "osc-hyperlink", "carriage-return", "crlf", "c1-csi",
-        "c0-controls", "tab-newline", "dcs", "reset", "unicode"])
-def test_terminal_text_keeps_no_control_sequence(text: str, shown: str) -> None:
-    assert terminal_text(text) == shown
-
-
-def test_every_plain_text_of_a_chat_is_free_of_control_sequences(ip: InteractiveShell) -> None:
-    hostile = "\x1b]0;owned\x07\x1b[2J\x1b[31mred\x1b[0m\rover"
-    view = ChatDisplay(live=True)
-    with capture_output() as captured:
-        view.on_text(f"The answer {hostile}")
-        view(ToolStarted("c1", f"read{hostile}", json.dumps({"path": hostile})))
-        view(ToolFinished("c1", f"read{hostile}", False, 40, 40, hostile))
-        view.on_text(hostile)
-        view.error(f"the server said {hostile}")
-        view.finish(ChatResult(text=hostile, stop_message=f"stopped {hostile}"))
-    plains = [str(o.data.get("text/plain", "")) for o in captured.outputs]
-    assert plains and not any(re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", p) for p in plains)
-    assert any("The answer ]0;" not in p and "The answer redover" in p for p in plains)
-
-
 class Markup(HTMLParser):
     """The tags and handlers of one of our lines (their own markup is richer than a reply's)."""
 
@@ -267,23 +233,3 @@ def test_every_other_line_shows_outside_text_escaped(ip: InteractiveShell) -> No
         markup = Markup()
         markup.feed(page)
         assert markup.found == [], page
-
-
-def test_code_blocks_get_a_copy_button() -> None:
-    reply = "Run this:\n\n```python\nprint(f\"${x}\")\n\nx = 1\n```\nthen\n```\nstill open"
-    marked = reply_bundle(reply)["text/html"]
-    (button,) = re.findall(r'<button class="nbagent-copy"[^\n]*</button>', marked)
-    assert 'data-code="print(f&quot;&#36;{x}&quot;)&#10;&#10;x = 1"' in button
-    assert marked.count("nbagent-copy") == 1  # only complete blocks
-    assert "<pre><code>still open</code></pre>" in marked
-    assert "nbagent-copy" not in reply_bundle("no code")["text/html"]
-
-
-def test_a_short_text_is_not_cut() -> None:
-    assert clean_cut("short", 10) == "short"
-
-
-def test_retry_words() -> None:
-    assert retry_words("Timeout: the read timed out", 0.2) == "retrying in 1 s (timed out)"
-    assert retry_words("ConnectionResetError: peer reset", 2.6) == (
-        "retrying in 3 s (ConnectionResetError: peer reset)")

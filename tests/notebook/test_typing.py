@@ -76,26 +76,6 @@ def test_no_variable_expansion_by_ipython_and_the_same_references_in_both_forms(
     assert "\n" in line.split("what is $x and ")[1]  # not flattened to one line by IPython
 
 
-@pytest.mark.parametrize(
-    ("line", "options", "text"),
-    [
-        ("-m openai/gpt-4o what does -m mean?", {"model": "openai/gpt-4o"}, "what does -m mean?"),
-        ("--model=local --new hi", {"model": "local", "new": True}, "hi"),
-        ("--resume", {"resume": True}, ""),
-        ("--resume 20261201-093608-abc123", {"resume": "20261201-093608-abc123"}, ""),
-        ("--resume what now", {"resume": True}, "what now"),
-        ("--cell -- --cell is text", {"cell": True}, "--cell is text"),
-    ],
-    ids=["short-model", "inline-value", "resume-latest", "resume-id", "resume-and-text",
-         "flag-then-text"],
-)
-def test_options_before_the_text(line: str, options: dict[str, object], text: str) -> None:
-    from nbagent.widgets._parse import CHAT_OPTIONS, parse_line
-
-    parsed = parse_line(line, CHAT_OPTIONS, magic="chat")
-    assert (parsed.options, parsed.text) == (options, text)
-
-
 def test_compact_focus_and_pin_text_are_kept_verbatim(ip: InteractiveShell) -> None:
     from nbagent.testing import ScriptedSummarizer
     from tests.helpers import nine_sections

@@ -1,0 +1,55 @@
+"""What each chat line looks like (`widgets/_chat_lines.py`): a tool line with its
+arguments and a preview cut on a word, a code block's copy button, the retry words."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from IPython.utils.capture import capture_output
+from nbagent.widgets import ChatDisplay
+from nbagent.widgets._chat_lines import reply_bundle, retry_words
+
+from nbagent.events import ToolFinished, ToolStarted
+from tests.notebook.helpers import shown
+
+pytestmark = pytest.mark.usefixtures("shell")  # display() publishes through a shell
+
+
+def test_tool_previews_are_cut_on_a_word_with_a_marker() -> None:
+    view = ChatDisplay()
+    preview = "city,month,sales\n" + "Oslo,1,3.5 " * 30 + "Lim"
+    with capture_output() as captured:
+        view(ToolStarted("c1", "read_file", '{"path": "sales.csv"}'))
+        view(ToolFinished("c1", "read_file", True, 5_000, 90_000, preview))
+    tool, status = shown(captured)
+    assert status["text/plain"] == "thinking…"
+    assert tool["text/plain"] == "read_file(path='sales.csv') → 5,000 chars (cut from 90,000)"
+    assert "3.5… [cut]</pre>" in tool["text/html"] and "Lim" not in tool["text/html"]
+
+
+@pytest.mark.parametrize("arguments", ["{}", "", "  "], ids=["braces", "empty", "blank"])
+def test_a_tool_without_arguments_shows_none(arguments: str) -> None:
+    view = ChatDisplay()
+    with capture_output() as captured:
+        view(ToolStarted("c1", "list_variables", arguments))
+        view(ToolFinished("c1", "list_variables", True, 12, 12, "df: DataFrame"))
+    tool_line = shown(captured)[0]
+    assert tool_line["text/plain"] == "list_variables() → 12 chars"
+    assert "<pre>df: DataFrame</pre>" in tool_line["text/html"]
+
+
+def test_code_blocks_get_a_copy_button() -> None:
+    reply = "Run this:\n\n```python\nprint(f\"${x}\")\n\nx = 1\n```\nthen\n```\nstill open"
+    marked = reply_bundle(reply)["text/html"]
+    (button,) = re.findall(r'<button class="nbagent-copy"[^\n]*</button>', marked)
+    assert 'data-code="print(f&quot;&#36;{x}&quot;)&#10;&#10;x = 1"' in button
+    assert marked.count("nbagent-copy") == 1  # only complete blocks
+    assert "<pre><code>still open</code></pre>" in marked
+    assert "nbagent-copy" not in reply_bundle("no code")["text/html"]
+
+
+def test_retry_words() -> None:
+    assert retry_words("Timeout: the read timed out", 0.2) == "retrying in 1 s (timed out)"
+    assert retry_words("ConnectionResetError: peer reset", 2.6) == (
+        "retrying in 3 s (ConnectionResetError: peer reset)")

@@ -1,0 +1,77 @@
+"""The one-off lines (`widgets/_report.py`): a compaction in words and with its summary,
+its progress while it runs, an error and an interrupt in one line each."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from IPython.utils.capture import capture_output
+from nbagent.widgets import (
+    ProgressLine,
+    decision_words,
+    show_decision,
+    show_error,
+    show_interrupted,
+)
+
+from nbagent.events import CompactionStarted, Status
+from tests.notebook.helpers import decision, plain
+from tests.notebook.helpers import shown as screen  # (a test names its own output `shown`)
+
+pytestmark = pytest.mark.usefixtures("shell")  # display() publishes through a shell
+
+
+@pytest.mark.parametrize(
+    ("fields", "words"),
+    [
+        ({}, "compacted (L2 memory): 1,972 → 1,463 tokens, 1 summarizer call"),
+        ({"levels": ["L1 snip", "L2 memory"], "summary_calls": 2},
+         "compacted (L1 snip → L2 memory): 1,972 → 1,463 tokens, 2 summarizer calls"),
+        ({"levels": ["L1 snip"], "summary_calls": 0},
+         "compacted (L1 snip): 1,972 → 1,463 tokens, 0 summarizer calls"),
+        ({"action": "none", "levels": [], "reason": "under the trigger", "changed": False},
+         "nothing compacted: under the trigger (1,972 tokens)"),
+        ({"action": "failed", "reason": "the summarizer timed out", "changed": False},
+         "compaction failed: the summarizer timed out — the history is unchanged (1,972 tokens)"),
+    ],
+    ids=["one-call", "two-calls", "no-call", "nothing", "failed"],
+)
+def test_compaction_words(fields: dict[str, Any], words: str) -> None:
+    assert decision_words(decision(**fields)) == words
+
+
+def test_percent_compact_shows_one_line_and_the_summary() -> None:
+    with capture_output() as captured:
+        show_decision(decision(summary="## 1. Primary Request\nkeep <columns>"))
+    (shown,) = screen(captured)
+    assert shown["text/plain"] == "compacted (L2 memory): 1,972 → 1,463 tokens, 1 summarizer call"
+    assert "<details><summary>summary</summary><pre>## 1. Primary Request\nkeep &lt;columns&gt;" in (
+        shown["text/html"])
+
+
+def test_an_error_is_one_line_with_no_stderr() -> None:
+    with capture_output() as captured:
+        show_error("No API key for openai/gpt-4o: set OPENAI_API_KEY, e.g. %env OPENAI_API_KEY=…")
+    assert plain(captured) == [
+        "nbagent: No API key for openai/gpt-4o: set OPENAI_API_KEY, e.g. %env OPENAI_API_KEY=…"]
+    assert captured.stderr == "" and captured.stdout == ""
+    assert 'class="nbagent-error"' in screen(captured)[0]["text/html"]
+
+
+def test_an_interrupt_is_one_line() -> None:
+    with capture_output() as captured:
+        show_interrupted()
+    assert plain(captured) == ["interrupted — the session is intact"]
+
+
+def test_the_progress_line_starts_at_once_and_follows_status_lines() -> None:
+    progress = ProgressLine()
+    with capture_output() as captured:
+        progress(CompactionStarted("manual", 5_000, 6_841, None))
+        assert plain(captured) == ["compacting…"]
+        progress(Status("snipping 3 old tool results (2,400 tokens)…"))
+        progress(Status("summarizing turns 3–41 (12,400 tokens)…"))
+        assert plain(captured) == ["summarizing turns 3–41 (12,400 tokens)…"]
+        progress.clear()
+    assert plain(captured) == []
