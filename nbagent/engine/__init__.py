@@ -56,12 +56,20 @@ from ._tokens import (
     estimate_message_tokens,
     estimate_tokens,
 )
-from ._tracker import TokenTracker, Truncation
+from ._tracker import TRUNCATED_SHARE, TokenTracker, Truncation
 from ._usage import Usage
 from ._view import ViewChange, view_change
-from ._window import SMALL_MODELS, WindowInfo, resolve_window, small_model_for, table_lookup
+from ._window import (
+    DEFAULT_WINDOW,
+    SMALL_MODELS,
+    WindowInfo,
+    resolve_window,
+    small_model_for,
+    table_lookup,
+)
 
 __all__ = [
+    "DEFAULT_WINDOW",
     "ENV_PREFIX",
     "FREE",
     "IMAGES_CLEARED",
@@ -80,6 +88,7 @@ __all__ = [
     "SMALL_MODELS",
     "STATE_HEADER",
     "SUMMARY_HEADER",
+    "TRUNCATED_SHARE",
     "Breakdown",
     "ContextState",
     "CostedSummarizer",

@@ -21,9 +21,7 @@ import pytest
 
 import nbagent
 from nbagent.agent import _toolbox
-from nbagent.engine import _thresholds, _window
-from nbagent.engine._settings import EngineSettings
-from nbagent.engine._tracker import TokenTracker
+from nbagent.engine import EngineSettings, TokenTracker, _thresholds, _window
 from nbagent.testing import ScriptedModel, calls, reply
 
 WATCHED: dict[CodeType, str] = {

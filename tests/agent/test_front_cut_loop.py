@@ -8,8 +8,7 @@ import pytest
 
 from nbagent import History, LiteLLMModel, Usage
 from nbagent.agent import may_cut_silently
-from nbagent.engine import TokenTracker, Truncation
-from nbagent.engine._tracker import TRUNCATED_SHARE
+from nbagent.engine import TRUNCATED_SHARE, TokenTracker, Truncation
 from nbagent.testing import ScriptedModel, reply
 from tests.helpers import make_agent
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, LiteLLMModel, Settings
-from nbagent.engine._window import DEFAULT_WINDOW
+from nbagent.engine import DEFAULT_WINDOW
 from nbagent.events import ContextChanged
 from tests.openai_stub import Info, StubServer
 
