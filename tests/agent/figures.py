@@ -1,4 +1,4 @@
-"""The figure tests' parts, shared by tests/agent/test_figure_images.py, test_count_sent.py
+"""The figure tests' parts, shared by tests/agent/tools/test_images.py, test_count_sent.py
 and tests/real/test_figure_bodies.py: a code runner that shows the figure the code left in
 `fig` as the notebook's runner shows it, and a scripted turn that plots once or more."""
 

@@ -1,18 +1,19 @@
 """Tools from plain functions (`nbagent.agent.tools._tool`): schemas from signatures, every failure
-returned to the model as text, long outputs capped on arrival and read back."""
+returned to the model as text, long outputs capped on arrival and read back, and a tool's time
+limit that counts the tool's own work, not the time the user spends answering a question it
+asked (an approval): the user may read a question for minutes."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-import subprocess
-import sys
+import time
 from typing import Any
 
 import pytest
 
-from nbagent import Settings, tool
+from nbagent import Agent, tool
 from nbagent.agent.tools import OutputStore, run_tool
+from nbagent.approval import ApprovalRequest
 from nbagent.events import ToolFinished
 from nbagent.testing import ScriptedModel, calls, reply
 from tests import helpers
@@ -84,44 +85,6 @@ def test_long_tool_output_is_capped_on_arrival_and_can_be_read_back() -> None:
     assert page.startswith("[characters 50,000–50,100 of ") and "row " in page
     finished = [e for e in seen if isinstance(e, ToolFinished)]
     assert finished[0].full_chars > finished[0].chars
-
-
-def test_builtin_notebook_tools(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pandas as pd
-
-    monkeypatch.chdir(tmp_path)  # the file tools read under the working directory
-    frame = pd.DataFrame({"region": ["n", "s", "n"], "revenue": [1.0, 2.5, None]})
-    path = tmp_path / "notes.txt"
-    path.write_text("\n".join(f"line {i}" for i in range(30)))
-    model = ScriptedModel(
-        [
-            calls(
-                ("list_variables", {}),
-                ("describe_variable", {"name": "sales"}),
-                ("read_file", {"path": str(path), "offset": 10, "limit": 5}),
-                ("python", {"code": "1"}),
-            ),
-            reply("done"),
-        ]
-    )
-    agent, _ = make_agent(model, namespace={"sales": frame, "n": 3})
-    agent.chat("look around")
-    listing, described, page, python = tool_results(agent)
-    assert listing == ("sales: DataFrame shape (3, 2); columns: region (str), revenue (float64)"
-                       "\nn: int = 3")
-    assert "revenue    float64" in described and "region" in described and "mean" in described
-    assert page.startswith("[lines 10–15 of 30; next offset 15]\nline 10")
-    assert python.startswith("Error: there is no tool named 'python'")  # off unless enabled
-
-
-def test_the_python_tool_runs_in_the_namespace_when_enabled() -> None:
-    namespace: dict[str, Any] = {"x": 2}
-    model = ScriptedModel([calls(("python", {"code": "y = x * 21\nprint(y)"})), reply("42")])
-    agent, _ = make_agent(model, namespace=namespace,
-                          settings=Settings(enable_python=True))
-    agent.chat("compute")
-    assert tool_results(agent) == ["42\n"] and namespace["y"] == 42
-    assert "python" in [t["function"]["name"] for t in model.tools_seen[0]]
 
 
 class ToolsOwnStop(BaseException):
@@ -238,41 +201,39 @@ def test_a_tool_whose_value_cannot_be_shown_does_not_end_the_chat() -> None:
     assert stopped == "Error: own_stop raised ToolsOwnStop: halt"
 
 
-def test_tables_returned_by_a_tool_reach_the_model_as_text_tables() -> None:
-    import numpy as np
-    import pandas as pd
-
-    frame = pd.DataFrame({"region": ["north", "south"] * 500, "revenue": range(1_000)})
-    values = {"frame": frame, "series": frame["revenue"], "array": np.arange(12).reshape(3, 4),
-              "scalar": np.int64(7)}
-
-    @tool
-    def table(kind: str) -> Any:
-        """Return a table."""
-        return values[kind]
-
-    model = ScriptedModel([calls(*[("table", {"kind": kind}) for kind in values]),
-                           reply("seen")])
-    agent, _ = make_agent(model, tools=[table])
-    agent.chat("show me")
-    shown_frame, shown_series, shown_array, shown_scalar = tool_results(agent)
-    assert shown_frame.startswith("DataFrame, 1,000 rows x 2 columns:\n")
-    assert "\\n" not in shown_frame and not shown_frame.startswith('"')
-    lines = shown_frame.splitlines()
-    assert lines[1].split() == ["region", "revenue"] and lines[2].split() == ["0", "north", "0"]
-    assert len(lines) < 70 and "999  south      999" in shown_frame  # head, tail, bounded
-    assert shown_series.startswith("Series, 1,000 rows:\n0        0")
-    assert "Name: revenue, dtype: int64" in shown_series
-    assert shown_array == ("ndarray shape (3, 4) dtype int64:\n"
-                           "[[ 0  1  2  3]\n [ 4  5  6  7]\n [ 8  9 10 11]]")
-    assert shown_scalar == "7"
-    with pytest.raises(json.JSONDecodeError):
-        json.loads(shown_frame)
+# -- the time limit counts the tool's own work ------------------------------------------------
 
 
-def test_the_tool_modules_import_neither_pandas_nor_numpy() -> None:
-    code = ("import sys, nbagent.agent.tools._builtin, nbagent.agent.tools._tool; "
-            "print(sorted(m for m in ('pandas', 'numpy') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "[]"
+def _agent(work_s: float, answer_after_s: float) -> Agent:
+    holder: dict[str, Agent] = {}
+
+    def guarded_write() -> str:
+        """Write after asking the user."""
+        verdict = holder["agent"].approval.decide(ApprovalRequest(
+            action="run", subject="guarded_write", source="a test", details={}, scopes=()))
+        time.sleep(work_s)
+        return "written" if verdict.allowed else f"refused: {verdict.reason}"
+
+    def slow_user(question: str) -> str:
+        time.sleep(answer_after_s)
+        return "y"
+
+    model = ScriptedModel([calls(("guarded_write", {})), reply("done")])
+    agent = Agent(model=model, tools=[guarded_write], namespace={}, archive=False)
+    agent.configure(tool_timeout_s=0.6)
+    agent.approval.ask = slow_user
+    holder["agent"] = agent
+    return agent
+
+
+def test_time_spent_answering_does_not_count_against_the_limit() -> None:
+    agent = _agent(work_s=0.05, answer_after_s=1.5)  # asked for longer than the limit
+    agent.chat("write it")
+    assert tool_results(agent) == ["written"]
+
+
+def test_the_tools_own_work_still_does() -> None:
+    agent = _agent(work_s=2.0, answer_after_s=0.0)
+    agent.chat("write it")
+    [result] = tool_results(agent)
+    assert "did not finish within 0.6 s" in result

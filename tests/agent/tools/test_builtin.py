@@ -1,5 +1,6 @@
-"""The built-in notebook tools, called as the model calls them: over a namespace that
-holds real tables and arrays, and objects that are lazy or broken."""
+"""The built-in notebook tools (`nbagent.agent.tools._builtin`, one table), called as the
+model calls them: over a namespace that holds real tables and arrays, and objects that are
+lazy or broken; offered to a real agent turn, the opt-in `python` tool only when enabled."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from nbagent import Settings
 from nbagent.agent.tools import BUILTIN_TOOLS, OutputStore, Tool, notebook_tools
-
-TEXT = str(pd.Series(["a"]).dtype)  # "object" before pandas 3, "str" since
+from nbagent.testing import ScriptedModel, calls, reply
+from tests.agent.tools.helpers import TEXT, tools
+from tests.helpers import make_agent, tool_results
 
 
 class SlowLength:
@@ -33,10 +36,6 @@ class BrokenShape:
     @property
     def shape(self) -> tuple[int, ...]:
         raise OSError("the memory-mapped file was deleted")
-
-
-def tools(namespace: dict[str, Any], **options: Any) -> dict[str, Tool]:
-    return {t.name: t for t in notebook_tools(namespace, OutputStore(), **options)}
 
 
 def frame() -> pd.DataFrame:
@@ -211,61 +210,42 @@ def test_recall_pages_are_bounded(tmp_path: Path) -> None:
                         "on with offset.]")
 
 
-# -- code proposed for a new cell ----------------------------------------------------------------
+# -- through a real agent turn -----------------------------------------------------------------
 
 
-def test_propose_cell_emits_the_cell_and_runs_nothing() -> None:
-    from nbagent.events import CellProposed, EventStream, MessageAdded
+def test_builtin_notebook_tools(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pandas as pd
 
-    events = EventStream()
-    seen: list[object] = []
-    events.subscribe(seen.append)
-    namespace: dict[str, Any] = {}
-    propose = {t.name: t for t in notebook_tools(namespace, OutputStore(),
-                                                 events=events)}["propose_cell"]
-    events.emit(MessageAdded({"role": "user", "content": "plot it"}))
-    first = propose(code="ran = True\nprint('hello')", explanation="Say hello.")
-    assert first.startswith("Proposed a new code cell (3 lines) below the chat cell, for the "
-                            "user to review and run; nothing was run.")
-    assert namespace == {}  # never run
-    from nbagent.engine.compaction import notebook_note
-
-    note = notebook_note([], "df: DataFrame shape (3, 2)")
-    assert note is not None
-    events.emit(MessageAdded(note))
-    second = propose(code="df.plot()")  # a notebook note mid-turn is not a new question
-    assert "only one new cell can be placed below a chat cell, so it now holds 2 proposals" \
-        in second
-    cells = [e.code for e in seen if isinstance(e, CellProposed)]
-    assert cells == ["# Say hello.\nran = True\nprint('hello')",
-                     "# Say hello.\nran = True\nprint('hello')\n\ndf.plot()"]
-    events.emit(MessageAdded({"role": "user", "content": "next question"}))  # a new chat cell
-    assert propose(code="x = 1").startswith("Proposed a new code cell (1 lines)")
-    assert [e.code for e in seen if isinstance(e, CellProposed)][-1] == "x = 1"
+    monkeypatch.chdir(tmp_path)  # the file tools read under the working directory
+    frame = pd.DataFrame({"region": ["n", "s", "n"], "revenue": [1.0, 2.5, None]})
+    path = tmp_path / "notes.txt"
+    path.write_text("\n".join(f"line {i}" for i in range(30)))
+    model = ScriptedModel(
+        [
+            calls(
+                ("list_variables", {}),
+                ("describe_variable", {"name": "sales"}),
+                ("read_file", {"path": str(path), "offset": 10, "limit": 5}),
+                ("python", {"code": "1"}),
+            ),
+            reply("done"),
+        ]
+    )
+    agent, _ = make_agent(model, namespace={"sales": frame, "n": 3})
+    agent.chat("look around")
+    listing, described, page, python = tool_results(agent)
+    assert listing == ("sales: DataFrame shape (3, 2); columns: region (str), revenue (float64)"
+                       "\nn: int = 3")
+    assert "revenue    float64" in described and "region" in described and "mean" in described
+    assert page.startswith("[lines 10–15 of 30; next offset 15]\nline 10")
+    assert python.startswith("Error: there is no tool named 'python'")  # off unless enabled
 
 
-def test_propose_cell_without_a_session_or_code_says_so() -> None:
-    propose = tools({})["propose_cell"]
-    assert propose(code="x = 1").startswith("No notebook cell can be added here")
-    assert propose(code="  \n") == "Nothing proposed: the code is empty."
-
-
-def test_the_model_proposes_cells_through_the_chat_loop() -> None:
-    from nbagent import Agent
-    from nbagent.events import CellProposed
-    from nbagent.testing import ScriptedModel, calls, reply
-
-    model = ScriptedModel([
-        calls(("propose_cell", {"code": "a = 1"}), ("propose_cell", {"code": "b = 2"})),
-        reply("Two steps, one cell."),
-        calls(("propose_cell", {"code": "c = 3"})), reply("Another cell."),
-    ])
-    namespace: dict[str, Any] = {}
-    agent = Agent(model=model, namespace=namespace, archive=False, builtin_tools=False)
-    for made in notebook_tools(namespace, agent.session.store, events=agent.events):
-        agent.add_tool(made)
-    cells: list[str] = []
-    agent.events.subscribe(lambda e: cells.append(e.code) if isinstance(e, CellProposed) else None)
-    agent.chat("set up a and b")
-    agent.chat("and c")
-    assert cells == ["a = 1", "a = 1\n\nb = 2", "c = 3"] and namespace == {}
+def test_the_python_tool_runs_in_the_namespace_when_enabled() -> None:
+    namespace: dict[str, Any] = {"x": 2}
+    model = ScriptedModel([calls(("python", {"code": "y = x * 21\nprint(y)"})), reply("42")])
+    agent, _ = make_agent(model, namespace=namespace,
+                          settings=Settings(enable_python=True))
+    agent.chat("compute")
+    assert tool_results(agent) == ["42\n"] and namespace["y"] == 42
+    assert "python" in [t["function"]["name"] for t in model.tools_seen[0]]
