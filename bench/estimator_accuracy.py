@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 import corpora
 from report import write_section
 
-from nbagent.engine import _tokens
-from nbagent.engine._tokens import estimate_tokens
+from nbagent.engine import _estimator
+from nbagent.engine._estimator import estimate_tokens
 
 # Weights that follow o200k's pre-tokenizer (one token per piece) stay fixed; the rest
 # are fitted. Non-ASCII weights are pulled towards what byte-level BPE spends on such a
@@ -54,11 +54,11 @@ def fit(samples: Sequence[tuple[str, str, int]]) -> dict[str, float]:
     equally, underestimates penalised), rounded to sixteenths."""
     import numpy as np
 
-    names = sorted(_tokens._WEIGHTS)
+    names = sorted(_estimator._WEIGHTS)
     free = [n for n in names if n not in STRUCTURAL]
-    rows = [_tokens._features(text) for _, text, _ in samples]
+    rows = [_estimator._features(text) for _, text, _ in samples]
     real = np.array([n for _, _, n in samples], float)
-    fixed = np.array([sum(_tokens._WEIGHTS[n] * r.get(n, 0) for n in STRUCTURAL) for r in rows])
+    fixed = np.array([sum(_estimator._WEIGHTS[n] * r.get(n, 0) for n in STRUCTURAL) for r in rows])
     features = np.array([[r.get(n, 0) for n in free] for r in rows], float)
     kinds = [kind for kind, _, _ in samples]
     per_kind = np.array([1.0 / kinds.count(kind) for kind in kinds])
