@@ -1,10 +1,16 @@
-"""A GGUF file's header as llama.cpp writes one, for the tests that find and read them."""
+"""A GGUF file's header as llama.cpp writes one, for the tests that find and read them, and
+a tool as the embedded model's prompt and chat handler are offered it."""
 
 from __future__ import annotations
 
 import struct
 from pathlib import Path
 
+SHOW_ROWS = {"type": "function", "function": {
+    "name": "show_rows", "description": "Show rows of the table.\n\nArgs:\n  start: first row.",
+    "parameters": {"type": "object", "properties": {
+        "start": {"type": "integer", "description": "the first row"},
+        "column": {"type": "string", "description": "a column"}}, "required": ["column"]}}}
 CHATML = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>{% endfor %}"
 
 

@@ -1,6 +1,6 @@
 """The embedded model's chat handler (`_chat_handler`): the text reaches the prompt as it
-was written, tool calls are offered in lean form and parsed, and a reply that is raw
-tool-call syntax is never the answer. The handler's generation logic runs against a
+was written, tool calls are parsed (how the prompt shows them is `test_tool_prompt`'s),
+and a reply that is raw tool-call syntax is never the answer. The handler's generation logic runs against a
 scripted stand-in for `llama_cpp.Llama` (it yields the texts it is given, and records
 each prompt and grammar); the prompt tests use the GGUF's real template and tokenizer."""
 
@@ -19,19 +19,13 @@ from nbagent.agent.models._chat_handler import (  # noqa: E402
     ANSWER,
     CALL,
     call_grammar,
-    chat_messages,
     handler,
-    lean_tool,
     parse_calls,
 )
 from nbagent.local import TOOL_CALLING_FORMAT, prompt_counter  # noqa: E402
+from tests.agent.models.helpers import SHOW_ROWS  # noqa: E402
 
 TRICKY = "it's \"5 < 6 & 7 > 3\" — <b>bold</b> &amp; 'quoted'"
-SHOW_ROWS = {"type": "function", "function": {
-    "name": "show_rows", "description": "Show rows of the table.\n\nArgs:\n  start: first row.",
-    "parameters": {"type": "object", "properties": {
-        "start": {"type": "integer", "description": "the first row"},
-        "column": {"type": "string", "description": "a column"}}, "required": ["column"]}}}
 
 
 class ScriptedLlama:
@@ -76,21 +70,6 @@ def test_the_prompt_holds_the_text_exactly_as_written() -> None:
     assert isinstance(prompt, str) and prompt.count(TRICKY) == 3
     assert html.escape(TRICKY) not in prompt and "&#39;" not in prompt
     assert "&quot;" not in prompt and "&lt;" not in prompt and "&gt;" not in prompt
-
-
-def test_tools_are_offered_lean_and_tool_calls_rendered_as_the_model_writes_them() -> None:
-    assert lean_tool(SHOW_ROWS) == {"name": "show_rows", "description": "Show rows of the table.",
-                                    "arguments": {"start?": "integer", "column": "string"}}
-    shown = chat_messages([
-        {"role": "system", "content": "Help."},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function",
-             "function": {"name": "show_rows", "arguments": '{"column": "a<b"}'}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": "x & y"}], [SHOW_ROWS])
-    assert shown[0]["content"].startswith("Help.") and '"start?": "integer"' in shown[0]["content"]
-    assert "the first row" not in shown[0]["content"]  # argument descriptions left out
-    assert shown[1] == {"role": "assistant", "content": f'{CALL}show_rows:\n{{"column": "a<b"}}'}
-    assert shown[2] == {"role": "user", "content": "Result of the tool:\nx & y"}
 
 
 @pytest.mark.parametrize(("text", "expected"), [
