@@ -1,6 +1,7 @@
-"""Redaction at rest: every secret format in the corpus is removed, only its span, wherever it
-sits in a record; ordinary text comes back byte-identical; JSON stays JSON; redacted
-archives still resume and recall."""
+"""Redaction at rest (`nbagent.agent.archive._redact`): every secret format in the corpus is
+removed, once and for all, wherever it sits in a record; secret environment values by value,
+as whole tokens; ordinary text comes back byte-identical; JSON stays JSON; keys, roles and ids
+never change; redacted archives still resume and recall. Each row's own span: test_shapes."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ import pytest
 from nbagent import Agent, tool, validate_messages
 from nbagent.agent.archive import (
     REDACTED,
-    SHAPES,
     Archive,
     find_secrets,
     looks_secret,
@@ -28,10 +28,7 @@ from nbagent.agent.archive import (
     secret_env_values,
 )
 from nbagent.testing import ScriptedModel, calls, reply
-
-DATA = Path(__file__).parents[1] / "data"
-SECRETS: list[dict[str, str]] = json.loads((DATA / "secrets.json").read_text())
-NO_ENV: dict[str, str] = {}
+from tests.agent.archive.secrets_corpus import DATA, NO_ENV, SECRETS, secret_id
 
 
 def ordinary_corpus() -> dict[str, str]:
@@ -57,25 +54,7 @@ def ordinary_corpus() -> dict[str, str]:
 ORDINARY = ordinary_corpus()
 
 
-def secret_id(entry: dict[str, str]) -> str:
-    return f"{entry['format']}: {entry['text'][:30]}"
-
-
-# -- the secrets corpus: one test per format, only the secret span --------------------------
-
-@pytest.mark.parametrize("entry", SECRETS, ids=secret_id)
-def test_each_format_is_found_by_its_row_and_only_its_span_is_removed(entry: dict[str, str]) -> None:
-    text, secret = entry["text"], entry["secret"]
-    shape = next(s for s in SHAPES if s.name == entry["format"])
-    start = text.index(secret)
-    found = [shape.span(match) for match in shape.pattern.finditer(text)]
-    assert (start, start + len(secret)) in found
-    assert redact(text, NO_ENV) == text.replace(secret, REDACTED)
-
-
-def test_every_row_of_the_table_has_corpus_entries() -> None:
-    assert {s.name for s in SHAPES} == {entry["format"] for entry in SECRETS}
-
+# -- the secrets corpus: every format, redacted once and for all -----------------------------
 
 @pytest.mark.parametrize("entry", SECRETS, ids=secret_id)
 def test_redaction_is_idempotent(entry: dict[str, str]) -> None:
@@ -109,14 +88,6 @@ def test_ordinary_text_comes_back_byte_identical(name: str) -> None:
     text = ORDINARY[name]
     assert find_secrets(text) == [] or redact(text, NO_ENV) == text
     assert redact(text, NO_ENV) == text
-
-
-@pytest.mark.parametrize("word", ["risk-adjusted", "new-york-city-taxi.csv", "task-scheduler",
-                                  "desk-research", "network-latency_ms", "benchmark-results",
-                                  "pk-customer_id", "sk-learn", "ask-me-anything-2024",
-                                  "disk-usage-report-20240101-final.csv"])
-def test_words_that_contain_a_key_prefix_stay_whole(word: str) -> None:
-    assert redact(f"see {word} and {word}", NO_ENV) == f"see {word} and {word}"
 
 
 # -- structure is kept -------------------------------------------------------------------------
@@ -297,17 +268,3 @@ def test_keys_roles_and_ids_are_structure_and_never_change() -> None:
         "call8Zt2Lx9Vw4Mn7Bc": 1}
 
 
-@pytest.mark.parametrize("text", [
-    "-----BEGIN RSA PRIVATE KEY----- goes first in the file, then the body, then the END line.",
-    "The file starts with -----BEGIN OPENSSH PRIVATE KEY-----\nand that is all we know.",
-    "-----BEGIN PRIVATE KEY-----\n(elided)\n-----END PRIVATE KEY-----",
-], ids=["header in prose", "header then prose", "elided body"])
-def test_a_key_header_without_its_body_redacts_nothing(text: str) -> None:
-    assert redact(text, NO_ENV) == text
-
-
-def test_a_key_body_cut_short_is_still_redacted_and_the_text_after_kept() -> None:
-    body = "\n".join(["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" * 1] * 3)
-    text = f"-----BEGIN PRIVATE KEY-----\n{body}\n\nThat was the key (cut by the pager)."
-    assert redact(text, NO_ENV) == ("-----BEGIN PRIVATE KEY-----[redacted]\n"
-                                    "That was the key (cut by the pager).")

@@ -1,0 +1,97 @@
+"""`recall`, the search of a session's archived messages (`nbagent.agent.archive._recall`):
+answered from an index built once and brought up to date from where it stopped (later calls
+read only what was appended, never the whole archive again; a replaced file is indexed anew),
+and a figures message searched and shown as its text, never its base64: a slice of the PNG
+data finds nothing, and each image part shows as a short placeholder naming the figure and
+its size (issue 33 follow-up)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from pathlib import Path
+
+from nbagent.agent.archive import Archive, recall
+from nbagent.agent.archive._recall import index_of
+from nbagent.agent.tools import Figure, images_message
+
+SYSTEM = {"role": "system", "content": "You are careful."}
+
+
+def test_recall_after_the_first_reads_only_what_was_appended(tmp_path: Path) -> None:
+    with Archive("s1", tmp_path) as archive:
+        archive.write_session("scripted", "s1")
+        archive.write_message(SYSTEM)
+        for n in range(200):
+            archive.write_message({"role": "user", "content": f"question {n} about sales"})
+        assert recall(archive, "question 17 ").startswith("1 archived messages match")
+        # damage a line already indexed (same length): a full re-read would now fail
+        raw = bytearray(archive.path.read_bytes())
+        at = raw.index(b"question 50 about")
+        raw[at - 3: at - 1] = b"\x00\x00"
+        archive.path.write_bytes(bytes(raw))
+        archive.write_message({"role": "user", "content": "question 999 about sales"})
+        answer = recall(archive, "question 999")
+        assert answer.splitlines() == ["1 archived messages match; showing 1 from 0:",
+                                       "#201 user: question 999 about sales"]
+        assert index_of(archive.path.resolve()).covered == archive.path.stat().st_size
+
+
+def test_recall_sees_a_new_file_when_the_archive_was_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    with Archive.at(path) as archive:
+        archive.write_session("scripted", "a")
+        archive.write_message({"role": "user", "content": "old words"})
+        assert "#0 user: old words" in recall(path, "old")
+    path.unlink()
+    with Archive.at(path) as archive:
+        archive.write_session("scripted", "a")
+        archive.write_message({"role": "user", "content": "new words"})
+        assert recall(path, "old").startswith("0 archived messages match")
+        assert "#0 user: new words" in recall(path, "new")
+
+
+def test_a_multi_line_query_matches_as_before(tmp_path: Path) -> None:
+    with Archive("s1", tmp_path) as archive:
+        archive.write_message({"role": "user", "content": "line one\nline two"})
+        archive.write_message({"role": "user", "content": "line one"})
+        assert recall(archive, "ONE\nline").startswith("1 archived messages match")
+
+
+# -- a figures message is text to recall, never base64 ----------------------------------------
+
+
+def real_png(width_in: float, height_in: float) -> str:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as MplFigure
+
+    figure = MplFigure(figsize=(width_in, height_in), dpi=100)
+    figure.add_subplot().plot([(i * 7919) % 101 for i in range(300)])
+    buffer = io.BytesIO()
+    FigureCanvasAgg(figure).print_png(buffer)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def test_a_figures_message_is_searched_and_shown_as_text(tmp_path: Path) -> None:
+    png = real_png(6.4, 4.8)
+    figures = images_message([Figure(png, "agent run 3, figure 1")])
+    assert figures is not None
+    with Archive("s1", tmp_path) as archive:
+        archive.write_session("scripted", "s1")
+        archive.write_message({"role": "user", "content": "plot the sales"})
+        archive.write_message(figures)
+        # slices of the data from its middle (the PNG signature is shared by every figure)
+        for at in (200, len(png) // 2, len(png) - 40):
+            assert recall(archive, png[at: at + 4]).startswith("0 archived messages"), at
+        found = recall(archive, "agent run 3")
+        assert found.splitlines()[0].startswith("1 archived messages match")
+        assert "[image 1: agent run 3, figure 1, 640×480 PNG]" in found
+        assert png[100:140] not in found and "base64" not in found
+        whole = json.loads(recall(archive, message=1))
+        assert whole["role"] == "user" and png[100:140] not in json.dumps(whole)
+        assert "image 1: agent run 3, figure 1" in whole["content"]
+        assert "[image 1: agent run 3, figure 1, 640×480 PNG]" in whole["content"]
+        # the archive keeps the figure whole: only what recall shows is text
+        assert png in archive.path.read_text()
+
