@@ -1,5 +1,6 @@
-"""Sentences built from a template read as English whatever fills them: the article before a
-role or a number agrees with it ("an assistant message", never "a assistant message")."""
+"""The agent's sentences built from a template (`_texts`) read as English whatever fills them:
+the article before a role or a number agrees with it ("an assistant message", never "a
+assistant message"), and a blocked chat says why compaction did not help."""
 
 from __future__ import annotations
 
