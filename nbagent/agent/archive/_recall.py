@@ -15,6 +15,7 @@ import os
 import re
 import tempfile
 import threading
+import weakref
 from array import array
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
@@ -42,6 +43,9 @@ class RecallIndex:
             self.text: BinaryIO = tempfile.TemporaryFile(dir=path.parent)
         except OSError:
             self.text = tempfile.TemporaryFile()
+        # The cache keeps its last indexes open until the process ends: close the file then
+        # (or when an index is dropped unclosed), never leaving it to the interpreter's teardown.
+        self._release = weakref.finalize(self, self.text.close)
         self.size = 0
         self._map: mmap.mmap | bytearray | None = None  # the text, searchable
         self.lock = threading.Lock()
@@ -103,7 +107,7 @@ class RecallIndex:
 
     def close(self) -> None:
         self.close_map()
-        self.text.close()
+        self._release()
 
     def find(self, needle: str) -> list[int]:
         """The numbers of the messages whose searchable text holds `needle`."""

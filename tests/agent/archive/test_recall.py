@@ -3,17 +3,21 @@ answered from an index built once and brought up to date from where it stopped (
 read only what was appended, never the whole archive again; a replaced file is indexed anew),
 and a figures message searched and shown as its text, never its base64: a slice of the PNG
 data finds nothing, and each image part shows as a short placeholder naming the figure and
-its size (issue 33 follow-up)."""
+its size (issue 33 follow-up). An index's file is closed when the index is dropped or, for
+the ones the cache still keeps, when the process ends: never left unclosed to the teardown."""
 
 from __future__ import annotations
 
 import base64
+import gc
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from nbagent.agent.archive import Archive, recall
-from nbagent.agent.archive._recall import index_of
+from nbagent.agent.archive._recall import RecallIndex, index_of
 from nbagent.agent.tools import Figure, images_message
 
 SYSTEM = {"role": "system", "content": "You are careful."}
@@ -95,3 +99,30 @@ def test_a_figures_message_is_searched_and_shown_as_text(tmp_path: Path) -> None
         # the archive keeps the figure whole: only what recall shows is text
         assert png in archive.path.read_text()
 
+
+# -- the index's file is closed, never left to the interpreter's teardown ----------------------
+
+
+def test_an_index_kept_until_the_process_ends_is_closed_then(tmp_path: Path) -> None:
+    code = ("import sys\nfrom pathlib import Path\n"
+            "from nbagent.agent.archive import Archive, recall\n"
+            "with Archive('s1', Path(sys.argv[1])) as archive:\n"
+            "    archive.write_message({'role': 'user', 'content': 'kept words'})\n"
+            "    assert recall(archive, 'kept').startswith('1 archived messages match')\n")
+    ran = subprocess.run([sys.executable, "-W", "always::ResourceWarning", "-c", code,
+                          str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    assert "ResourceWarning" not in ran.stderr and "unclosed" not in ran.stderr, ran.stderr
+
+
+def test_an_index_dropped_unclosed_closes_its_file(tmp_path: Path) -> None:
+    with Archive("s1", tmp_path) as archive:
+        archive.write_message({"role": "user", "content": "some words"})
+        status = archive.path.stat()
+        index = RecallIndex(archive.path, (status.st_dev, status.st_ino))
+        index.update(status.st_size)
+        assert index.find("words") == [0]
+        text = index.text  # held here, so only the index's own release can close it
+        del index
+        gc.collect()
+        assert text.closed
