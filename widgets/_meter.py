@@ -17,7 +17,7 @@ from IPython import get_ipython
 from IPython.display import display, update_display
 from traitlets import Float, Int, List, TraitError, Unicode, validate
 
-from nbagent import ContextState
+from nbagent import METER_LEVELS, ContextState
 from nbagent.events import Compacted, ContextChanged
 
 from ._bundles import inert
@@ -52,7 +52,8 @@ class ContextMeter(anywidget.AnyWidget):  # type: ignore[misc]
                          "(of the effective window when it is off).").tag(sync=True)
     headline = Unicode("100% context left", help="The percent left and what it is of, in "
                        "words.").tag(sync=True)
-    level = Unicode("ok", help="ok, warning, error, compact or blocking (sets the colour).").tag(
+    level = Unicode("ok", help=", ".join(level.name for level in METER_LEVELS)
+                    + ": the level (sets the colour).").tag(
         sync=True
     )
     status = Unicode("ok", help="The level in words, and why auto-compaction is off.").tag(

@@ -6,9 +6,11 @@ pages without them; text always uses the theme's font colours, never a level col
 
 from __future__ import annotations
 
+from nbagent import METER_LEVELS
+
 MARK = "●"  # the level's colour, beside its name in words
 
-_COLOURS = {
+_COLOURS = {  # one per meter level (`METER_LEVELS`): a level without one fails at import
     "ok": "var(--jp-success-color1, #388e3c)",
     "warning": "var(--jp-warn-color1, #f57c00)",
     "error": "var(--jp-warn-color0, #e65100)",
@@ -17,8 +19,13 @@ _COLOURS = {
 }
 
 
+_UNCOLOURED = {level.name for level in METER_LEVELS} - set(_COLOURS)
+if _UNCOLOURED:  # a new level would otherwise borrow another's colour without a sign
+    raise ImportError(f"the meter has no colour for level(s) {sorted(_UNCOLOURED)}")
+
+
 def level_colour(level: str) -> str:
-    return _COLOURS.get(level, _COLOURS["warning"])
+    return _COLOURS[level]
 
 
 def _js_colours() -> str:

@@ -1,5 +1,6 @@
 """The one-off lines (`widgets/_report.py`): a compaction in words and with its summary,
-its progress while it runs, an error and an interrupt in one line each."""
+its progress while it runs, an error and an interrupt in one line each, the thresholds
+`%context` lists."""
 
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ from IPython.utils.capture import capture_output
 from nbagent.widgets import (
     ProgressLine,
     decision_words,
+    show_breakdown,
     show_decision,
     show_error,
     show_interrupted,
 )
 
+from nbagent import METER_LEVELS, History, MeterLevel
+from nbagent.engine import context_breakdown
 from nbagent.events import CompactionStarted, Status
-from tests.notebook.helpers import decision, plain
+from tests.notebook.helpers import decision, plain, state
 from tests.notebook.helpers import shown as screen  # (a test names its own output `shown`)
 
 pytestmark = pytest.mark.usefixtures("shell")  # display() publishes through a shell
@@ -75,3 +79,32 @@ def test_the_progress_line_starts_at_once_and_follows_status_lines() -> None:
         assert plain(captured) == ["summarizing turns 3–41 (12,400 tokens)…"]
         progress.clear()
     assert plain(captured) == []
+
+
+
+def thresholds_line() -> str:
+    """The `%context` line of thresholds for 1,000 tokens in an 8,192-token window."""
+    history = History([{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}])
+    with capture_output() as captured:
+        show_breakdown(context_breakdown(history, [], state(1_000)), cost=0.0)
+    line = next(line for line in "\n".join(plain(captured)).splitlines() if "thresholds:" in line)
+    return line[line.index("thresholds:"):]
+
+
+def test_the_thresholds_line_names_where_each_meter_level_starts_lowest_first() -> None:
+    limits = state(1_000).thresholds
+    assert thresholds_line() == (
+        f"thresholds: warning {limits.warning:,} · error {limits.error:,} · mid-loop "
+        f"{limits.midloop:,} · auto-compact {limits.auto_compact:,} (armed) · blocking "
+        f"{limits.blocking:,}")
+
+
+def test_a_new_meter_level_is_listed_without_an_edit_there(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a level starting where the effective window ends (its name borrowed: the line reads
+    # a level's `starts_at`, the colour table its name)
+    extra = MeterLevel("blocking", "full", "effective_window")
+    monkeypatch.setattr("nbagent.widgets._report.METER_LEVELS", (*METER_LEVELS, extra))
+    limits = state(1_000).thresholds
+    assert thresholds_line().endswith(
+        f"blocking {limits.blocking:,} · effective_window {limits.effective_window:,}")
