@@ -7,9 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from nbagent.engine import NOTE_CLEARED, is_cleared, is_note, is_plain_user, view_change
-from nbagent.engine.compaction import extract_floor, notebook_note, snip_old_tools
-from nbagent.engine.compaction._common import Layout
-from nbagent.engine.compaction._render import render_transcript
+from nbagent.engine.compaction import notebook_note, snip_old_tools
 
 Messages = list[dict[str, Any]]
 
@@ -34,16 +32,6 @@ def test_a_note_is_written_only_when_the_variables_changed() -> None:
     assert changed is not None and "(4, 2)" in changed["content"]
     history[-1] = {**first, "content": NOTE_CLEARED}  # a cleared note holds no state
     assert notebook_note(history, "df: DataFrame shape (3, 2)") is not None
-
-
-def test_notes_start_no_round_and_are_not_the_users_messages() -> None:
-    history = [{"role": "system", "content": "s"}, *turn(0, "threshold: float = 0.5"),
-               *turn(1, None)]
-    assert Layout.of(history).rounds == (1, 4)
-    floor = extract_floor(history)
-    assert floor.user_messages == ("question 0 about sales", "question 1 about sales")
-    assert "threshold" not in floor.names
-    assert "notebook note" not in render_transcript(history)
 
 
 def test_l1_clears_superseded_notes_and_keeps_the_latest() -> None:

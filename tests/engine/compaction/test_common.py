@@ -1,15 +1,22 @@
 """What the levels share (`_common`): where a list's preamble, blocks and rounds are (a
-note or a block is no round), where a trailing turn with unanswered tool calls begins,
+note or a block is no round, nor the user's message), where a trailing turn with unanswered tool calls begins,
 and which replies are an error or a refusal rather than notes or a summary."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from nbagent.compaction import notebook_note, with_notebook_state, with_pins
-from nbagent.engine import MEMORY_HEADER
+from nbagent.compaction import extract_floor, notebook_note, with_notebook_state, with_pins
+from nbagent.engine import (
+    MEMORY_HEADER,
+)
 from nbagent.engine.compaction._common import Layout, looks_like_error, pending_start
+from nbagent.engine.compaction._render import render_transcript
 from tests.helpers import SYSTEM, tool_round
+
+Messages = list[dict[str, Any]]
 
 
 def test_the_layout_finds_the_preamble_the_blocks_and_the_rounds() -> None:
@@ -39,3 +46,22 @@ def test_a_pending_turn_starts_at_its_unanswered_call() -> None:
 ])
 def test_an_error_or_a_refusal_is_not_notes(text: str, error: bool) -> None:
     assert looks_like_error(text) is error
+
+
+def turn(n: int, state: str | None) -> Messages:
+    messages: Messages = [{"role": "user", "content": f"question {n} about sales"}]
+    if state is not None:
+        note = notebook_note([], state)
+        assert note is not None
+        messages.append(note)
+    return [*messages, {"role": "assistant", "content": f"answer {n}"}]
+
+
+def test_notes_start_no_round_and_are_not_the_users_messages() -> None:
+    history = [{"role": "system", "content": "s"}, *turn(0, "threshold: float = 0.5"),
+               *turn(1, None)]
+    assert Layout.of(history).rounds == (1, 4)
+    floor = extract_floor(history)
+    assert floor.user_messages == ("question 0 about sales", "question 1 about sales")
+    assert "threshold" not in floor.names
+    assert "notebook note" not in render_transcript(history)

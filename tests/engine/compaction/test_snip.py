@@ -15,11 +15,6 @@ from nbagent.engine import (
     is_snipped,
     snip_placeholder,
 )
-from nbagent.engine.compaction._floor import digest
-from tests.engine.compaction.sessions import (
-    FRAME,
-    data_session,
-)
 from tests.helpers import session, tokens, tool_round
 
 
@@ -65,10 +60,3 @@ def test_snip_leaves_short_results_alone_and_is_idempotent() -> None:
     assert not twice.changed and list(twice) == list(once)
 
 
-def test_a_snip_placeholder_carries_a_bounded_digest() -> None:
-    snipped = snip_old_tools(data_session(), keep_recent_turns=3, min_chars=50)
-    placeholders = [m["content"] for m in snipped if m["role"] == "tool" and is_snipped(m["content"])]
-    assert "account_ref" in placeholders[0] and "plan_tier" in placeholders[0]
-    assert "KeyError: 'dosage_mg'" in placeholders[1]
-    big = FRAME + "\n" + "\n".join(f"col_{i}  " * 40 for i in range(200))
-    assert len(digest(big, 400)) <= 400
