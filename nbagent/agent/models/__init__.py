@@ -5,7 +5,8 @@
 `compact_model`, `is_local`, `request_counter`, `counter_for`), the embedded model
 (`EmbeddedModel`, `LocalModel`, `LocalServer`, `local_model`, `server_threads`,
 `gguf_path`), local models already on the machine (`discover`, `find_local_models`,
-`best`, `first_run_notice`, `probe_servers`, `find_gguf_files`) and a local server's window
+`best`, `first_run_notice`, `probe_servers`, `find_gguf_files`, and `RUNTIMES`, the table
+of local runtimes they and the window probe read) and a local server's window
 (`probe_window`, `is_local_host`). `nbagent.local` is the user's door to the embedded
 model; `nbagent.testing` holds the scripted fakes.
 """
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
         takes_notes,
     )
     from ._local_model import LocalModel
-    from ._local_runtimes import probe_servers
+    from ._local_runtimes import RUNTIMES, Runtime, probe_servers
     from ._local_server import LocalServer, local_model, server_threads
     from ._resolve import chat_model, compact_model, is_local, request_counter
     from ._server_info import ServerWindow, is_local_host, probe_window
@@ -57,7 +58,9 @@ __all__ = [
     "LiteLLMModel",
     "LocalModel",
     "LocalServer",
+    "RUNTIMES",
     "RetryPolicy",
+    "Runtime",
     "ServerWindow",
     "best",
     "cache_folders",

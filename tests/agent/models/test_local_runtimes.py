@@ -12,8 +12,7 @@ import pytest
 
 import nbagent
 from nbagent import Settings
-from nbagent.agent.models import discover, first_run_notice
-from nbagent.agent.models._local_runtimes import RUNTIMES, Runtime
+from nbagent.agent.models import RUNTIMES, Runtime, discover, first_run_notice
 from nbagent.testing import ScriptedModel
 from tests.agent.test_runtime_windows import OLLAMA_SHOW, ollama_chat
 from tests.openai_stub import Info, StubServer
