@@ -1,13 +1,14 @@
 """Tools, the agent room's door to them: tools from plain functions (`Tool`, `tool`,
 `run_tool`, the `OutputStore` of full results), the built-in tools as one table
 (`BUILTIN_TOOLS`, `BuiltinTool`, the `ToolContext` they take, `notebook_tools`), pages
-bounded in characters and bytes (`PageBounds`), what the notebook shows the model (the
-`notebook_state` block under `STATE_TITLE`, its `variable_lines`, one value's
-`describe_value`, `{name}`/`In[n]`/`Out[n]` references expanded) and the `run_code` tool's
-runs and answers (`code_runs`, `runs_as_cells`, the texts the model reads when code did
-not run) and the figures its code made, sent to a model that reads images (`attach_png`,
-`take_figures`, `images_message`, `without_images`). `nbagent.code` is the user's door to
-running code.
+bounded in characters and bytes (`PageBounds`), the `read_file` tool's page of a file
+(`read_text_page`) and the files it never reads (`secret_file_reason`), what the notebook
+shows the model (the `notebook_state` block under `STATE_TITLE`, its `variable_lines`, one
+value's `describe_value`, `{name}`/`In[n]`/`Out[n]` references expanded) and the
+`run_code` tool's runs and answers (`code_runs`, `runs_as_cells`, the texts the model reads
+when code did not run) and the figures its code made, sent to a model that reads images
+(`attach_png`, `take_figures`, `images_message`, `without_images`). `nbagent.code` is the
+user's door to running code.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from .._doors import lazy_door
 
 if TYPE_CHECKING:
     from ._builtin import BUILTIN_TOOLS, BuiltinTool, builtin_names, notebook_tools
+    from ._confinement import secret_file_reason
     from ._context import ToolContext
+    from ._files import read_text_page
     from ._images import (
         MAX_IMAGE_CHARS,
         MAX_IMAGES,
@@ -39,7 +42,7 @@ if TYPE_CHECKING:
 # this folder while `_builtin` imports the archive, so importing them here would turn that
 # into a circle between the two packages, whichever is entered first.
 _PARTS = ("._tool", "._builtin", "._context", "._images", "._namespace", "._paging",
-          "._references", "._run_code", "._values")
+          "._references", "._run_code", "._values", "._confinement", "._files")
 
 __all__ = [
     "AS_CELL",
@@ -67,8 +70,10 @@ __all__ = [
     "images_message",
     "notebook_state",
     "notebook_tools",
+    "read_text_page",
     "run_tool",
     "runs_as_cells",
+    "secret_file_reason",
     "take_figures",
     "tool",
     "variable_lines",

@@ -1,5 +1,9 @@
-"""The file tools read only under the working directory and NBAGENT_READ_ROOTS, never a
-secret file, whatever the spelling of the path; refusals are results the model can read."""
+"""The `read_file` tool's body (`nbagent.agent.tools._files`): a file is read by pages bounded
+in characters, bytes and lines, streamed from its offset and never read whole; what is not
+text (a folder, a binary, a FIFO, a device, a socket) gets a clear line; the file opened is
+the one the confinement approved (no link swapped in is followed, no hard link read); the
+model's refusals are results it can read. Which paths may be read: test_confinement. The
+`work` fixture (a working directory with a folder beside it) is in conftest.py."""
 
 from __future__ import annotations
 
@@ -9,19 +13,8 @@ from pathlib import Path
 import pytest
 
 from nbagent import Agent
-from nbagent.agent.tools._files import read_text_page, secret_file_reason
+from nbagent.agent.tools._files import read_text_page
 from nbagent.testing import ScriptedModel, calls, reply
-
-
-@pytest.fixture
-def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A notebook's working directory, with a folder beside it that is not a root."""
-    folder = tmp_path / "work"
-    folder.mkdir()
-    (tmp_path / "outside").mkdir()
-    (tmp_path / "outside" / "private.txt").write_text("not yours\n")
-    monkeypatch.chdir(folder)
-    return folder
 
 
 def test_a_file_under_the_working_directory_is_read_by_pages(work: Path) -> None:
@@ -36,75 +29,6 @@ def test_a_long_file_is_paged_without_reading_it_into_one_string(work: Path) -> 
         handle.writelines(f"{n},{n * 2}\n" for n in range(100_000))
     assert read_text_page("big.csv", 99_998, 500) == \
         "[lines 99998–100000 of 100000; end of file]\n99998,199996\n99999,199998"
-
-
-@pytest.mark.parametrize("path", ["../outside/private.txt", "{outside}/private.txt", "/etc/passwd",
-                                  "~/../../etc/hostname"],
-                         ids=["dot-dot", "absolute", "system file", "home and dot-dot"])
-def test_a_path_that_resolves_outside_the_roots_is_refused(work: Path, path: str) -> None:
-    path = path.format(outside=work.parent / "outside")
-    result = read_text_page(path, 0, 10)
-    assert result.startswith(f"Refused: {path} is outside the folders the file tools may read")
-    assert "not yours" not in result and "\n" not in result
-
-
-def test_a_symlink_out_of_the_roots_is_refused_and_one_within_is_followed(work: Path) -> None:
-    (work / "escape.txt").symlink_to(work.parent / "outside" / "private.txt")
-    (work / "data").mkdir()
-    (work / "data" / "real.csv").write_text("a,b\n1,2\n")
-    (work / "alias.csv").symlink_to(work / "data" / "real.csv")
-    assert read_text_page("escape.txt", 0, 10).startswith("Refused: escape.txt is outside")
-    assert read_text_page("alias.csv", 0, 10) == "[lines 0–2 of 2; end of file]\na,b\n1,2"
-
-
-def test_nbagent_read_roots_adds_folders(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    extra = work.parent / "extra"
-    extra.mkdir()
-    (extra / "shared.txt").write_text("shared\n")
-    monkeypatch.setenv("NBAGENT_READ_ROOTS", os.pathsep.join([str(extra), str(work.parent / "outside")]))
-    assert read_text_page(str(extra / "shared.txt"), 0, 5).endswith("\nshared")
-    assert read_text_page("../outside/private.txt", 0, 5).endswith("\nnot yours")
-    assert read_text_page("notes.txt", 0, 5) == "No file notes.txt."  # the cwd stays a root
-
-
-def test_explicit_roots_replace_the_defaults(work: Path) -> None:
-    (work / "here.txt").write_text("here\n")
-    only = work.parent / "outside"
-    assert read_text_page("here.txt", 0, 5, roots=[only]).startswith("Refused: here.txt is outside")
-    assert read_text_page(str(only / "private.txt"), 0, 5, roots=[only]).endswith("\nnot yours")
-
-
-@pytest.mark.parametrize("name", [".env", ".env.local", "config/.env.production", "id_rsa",
-                                  "keys/server.pem", "tls/private.key", ".netrc", ".pgpass",
-                                  ".git-credentials", "home/.ssh/config", "home/.ssh/known_hosts",
-                                  "home/.aws/credentials", "Library/Keychains/login.keychain-db",
-                                  "cert.p12", ".pypirc", "gcp/service-account-prod.json",
-                                  "home/.config/gh/hosts.yml", "terraform.tfstate"])
-def test_well_known_secret_files_are_refused_even_inside_the_roots(work: Path, name: str) -> None:
-    path = work / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("SECRET=do-not-read\n")
-    result = read_text_page(name, 0, 10)
-    assert result.startswith(f"Refused: {name} is a secret file") and "do-not-read" not in result
-
-
-def test_a_harmless_name_linked_to_a_secret_file_is_refused(work: Path) -> None:
-    (work / ".env").write_text("OPENAI_API_KEY=sk-do-not-read\n")
-    (work / "settings.txt").symlink_to(work / ".env")
-    assert read_text_page("settings.txt", 0, 5).startswith("Refused: settings.txt is a secret file")
-
-
-@pytest.mark.parametrize("name", [".env.example", "id_rsa.pub", "keyboard.csv", "environment.yml",
-                                  "credentials_report.md", "tokenizer.json", "monkey.key.txt"])
-def test_ordinary_files_with_secret_sounding_names_are_read(work: Path, name: str) -> None:
-    (work / name).write_text("ok\n")
-    assert secret_file_reason(work / name) is None
-    assert read_text_page(name, 0, 5).endswith("\nok")
-
-
-@pytest.mark.parametrize("path", ["/etc/shadow", "/etc/gshadow", "/proc/self/environ"])
-def test_system_secrets_are_refused_even_when_the_root_is_everything(path: str) -> None:
-    assert read_text_page(path, 0, 5, roots=[Path("/")]).startswith(f"Refused: {path} is a secret file")
 
 
 def test_undecodable_bytes_are_shown_readably(work: Path) -> None:
@@ -220,81 +144,7 @@ def test_devices_and_sockets_are_refused_without_being_read(work: Path) -> None:
         listener.close()
 
 
-# -- confinement that holds in a home folder ---------------------------------------------------
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A home folder used as the working directory (Jupyter started from `~`), holding
-    the files a real home holds."""
-    folder = tmp_path / "home"
-    for name, text in {
-        "analysis.csv": "a,b\n1,2\n", ".bashrc": "export TOKEN=x\n",
-        ".bash_history": "export OPENAI_API_KEY=sk-typed\n", ".python_history": "pw = 'x'\n",
-        ".netrc": "machine h login u password p\n", ".aws/credentials": "[default]\nkey=1\n",
-        ".config/gcloud/credentials.db": "x\n", ".kube/config": "token: abc\n",
-        ".docker/config.json": '{"auths": {}}\n', ".ssh/id_ed25519": "KEY\n",
-        ".npmrc": "//registry/:_authToken=x\n", ".pypirc": "[pypi]\npassword=x\n",
-        ".git-credentials": "https://u:p@github.com\n", ".config/myapp/settings.ini": "myapp-setting\n",
-        ".local/share/jupyter/runtime/jpserver-123.json": '{"token": "jupyter-token"}\n',
-        ".jupyter/jupyter_server_config.json": '{"ServerApp": {}}\n',
-        ".local/share/nbagent/sessions/old.jsonl": '{"kind": "session"}\n',
-        "projects/.env": "A=1\n", "projects/report.md": "# report\n",
-    }.items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_text(text)
-    monkeypatch.setenv("HOME", str(folder))
-    for name in ("JUPYTER_RUNTIME_DIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR",
-                 "XDG_DATA_HOME", "NBAGENT_DATA_DIR", "NBAGENT_READ_ROOTS"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.chdir(folder)
-    return folder
-
-
-PROTECTED_IN_HOME = [".bashrc", ".bash_history", ".python_history", ".netrc", ".aws/credentials",
-                     ".config/gcloud/credentials.db", ".kube/config", ".docker/config.json",
-                     ".ssh/id_ed25519", ".npmrc", ".pypirc", ".git-credentials",
-                     ".config/myapp/settings.ini",
-                     ".local/share/jupyter/runtime/jpserver-123.json",
-                     ".jupyter/jupyter_server_config.json",
-                     ".local/share/nbagent/sessions/old.jsonl", "projects/.env"]
-
-
-@pytest.mark.parametrize("name", PROTECTED_IN_HOME)
-def test_in_a_home_folder_hidden_jupyter_and_credential_files_are_refused(home: Path,
-                                                                          name: str) -> None:
-    for spelling in (name, str(home / name), f"~/{name}", f"projects/../{name}"):
-        result = read_text_page(spelling, 0, 5)
-        assert result.startswith(f"Refused: {spelling} is "), result
-        assert "\n" not in result and (home / name).read_text().strip() not in result
-
-
-def test_in_a_home_folder_ordinary_files_are_read(home: Path) -> None:
-    assert read_text_page("analysis.csv", 0, 5).endswith("\na,b\n1,2")
-    assert read_text_page("projects/report.md", 0, 5).endswith("\n# report")
-
-
-def test_jupyter_and_nbagent_folders_are_refused_wherever_they_are(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, work: Path) -> None:
-    runtime, data = work / "runtime", work / "nbagent-data"
-    for folder, name in ((runtime, "kernel-1.json"), (data, "sessions/s.jsonl")):
-        (folder / name).parent.mkdir(parents=True)
-        (folder / name).write_text('{"key": "hmac-secret"}\n')
-    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(runtime))
-    monkeypatch.setenv("NBAGENT_DATA_DIR", str(data))
-    assert read_text_page("runtime/kernel-1.json", 0, 5).startswith("Refused:")
-    result = read_text_page("nbagent-data/sessions/s.jsonl", 0, 5)
-    assert result.startswith("Refused: nbagent-data/sessions/s.jsonl is protected: it is in "
-                             "nbagent's data folder")
-
-
-def test_nbagent_read_roots_opts_a_chosen_hidden_folder_back_in(
-        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("NBAGENT_READ_ROOTS", str(home / ".config" / "myapp"))
-    assert read_text_page(".config/myapp/settings.ini", 0, 5).endswith("\nmyapp-setting")
-    assert read_text_page(".bashrc", 0, 5).startswith("Refused:")  # only what was listed
-    monkeypatch.setenv("NBAGENT_READ_ROOTS", str(home))  # listing ~ opts no dot-file in
-    assert read_text_page(".bashrc", 0, 5).startswith("Refused:")
+# -- the approved file is the one opened: no link followed, no second name ---------------------
 
 
 def test_a_symlink_swapped_in_after_the_check_is_not_followed(work: Path) -> None:
