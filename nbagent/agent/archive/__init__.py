@@ -1,9 +1,10 @@
 """The transcript archive, the agent room's door to it: one append-only JSON Lines file
 per session (`Archive`), its record kinds as one table (`KINDS`, `RecordKind`, `BY_KIND`,
-and the `ReplayState` a row's replay step fills), reading it back (`replay`,
-`read_records`, `read_lines`, `ArchivedOutputs`), search (`recall`), where files live
-(`data_dir`, `session_path`, `latest_session`) and redaction at rest (`redact`,
-`redact_value`, `find_secrets`, `looks_secret`, `secret_env_values`, the `SHAPES` table).
+the `ReplayState` a row's replay step fills, and `NOT_RECORDED`: the events it leaves out
+on purpose), reading it back (`replay`, `read_records`, `read_lines`, `ArchivedOutputs`),
+search (`recall`), where files live (`data_dir`, `session_path`, `latest_session`) and
+redaction at rest (`redact`, `redact_value`, `find_secrets`, `looks_secret`,
+`secret_env_values`, the `SHAPES` table).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
         session_path,
         table,
     )
-    from ._kinds import BY_KIND, ReplayState
+    from ._kinds import BY_KIND, NOT_RECORDED, ReplayState
     from ._records import read_lines
     from ._redact import find_secrets, looks_secret, redact_value, secret_env_values
     from ._replay import ArchivedOutputs
@@ -45,6 +46,7 @@ _PARTS = ("._archive", "._kinds", "._records", "._redact", "._replay", "._shapes
 __all__ = [
     "BY_KIND",
     "KINDS",
+    "NOT_RECORDED",
     "REDACTED",
     "SHAPES",
     "Archive",

@@ -13,7 +13,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ...engine._events import Compacted, CompactionStarted, MessageAdded, OutputStored, Rewriting
+from ...engine._events import (
+    CellProposed,
+    Compacted,
+    CompactionStarted,
+    CompactionUndone,
+    ContextChanged,
+    MessageAdded,
+    OutputStored,
+    Retrying,
+    Rewriting,
+    Status,
+    ToolFinished,
+    ToolStarted,
+)
 from ..tools._code_ran import CodeRan, code_run_record
 
 Message = dict[str, Any]
@@ -207,6 +220,14 @@ KINDS: tuple[RecordKind, ...] = (
                code_run_record, early="skip"),
 )
 BY_KIND = {row.kind: row for row in KINDS}  # what `_writer`, `_replay`, `_recall`, `_records` read
+
+# The events the archive leaves out on purpose, so a new event is a row above or a line here
+# (tests/agent/archive/test_kinds.py fails on one that is neither): what the screen shows
+# while it happens (a status line, a tool starting or finishing, a retry), what a replay
+# recomputes (the context state), and what the history records already hold (a proposed
+# cell is its tool call's arguments; an undo writes the rewrite it emits).
+NOT_RECORDED: tuple[type, ...] = (Status, ToolStarted, ToolFinished, Retrying, ContextChanged,
+                                  CellProposed, CompactionUndone)
 
 
 def record_of(event: object) -> tuple[str, Record] | None:

@@ -4,15 +4,18 @@ every kind (a new one too) written before a rewrite is still there on resume."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
+import nbagent
 from nbagent import Agent, ArchiveError, Settings
 from nbagent.agent.archive import (
     BY_KIND,
     KINDS,
+    NOT_RECORDED,
     Archive,
     ArchivedOutputs,
     RecordKind,
@@ -24,7 +27,7 @@ from nbagent.agent.archive import (
 )
 from nbagent.agent.tools import code_runs
 from nbagent.code import PlainRunner
-from nbagent.events import MessageAdded
+from nbagent.events import Event, MessageAdded
 from nbagent.testing import ScriptedModel, ScriptedSummarizer, reply
 from tests.agent.archive.replaying import every_record
 from tests.helpers import nine_sections
@@ -153,3 +156,40 @@ def test_recall_searches_the_field_its_row_names(tmp_path: Path,
         archive.write("note", {"note": {"role": "user", "content": "the quarterly ledger"}})
     found = recall(archive.path, "quarterly ledger")
     assert found.startswith("1 archived messages match") and "#1 user: the quarterly ledger" in found
+
+
+def emitted_event_names() -> set[str]:
+    """The class of every event nbagent's code emits as `….emit(SomeEvent(...))`, or as a
+    name bound to `SomeEvent(...)` in the same function, read from the source."""
+    names: set[str] = set()
+    for path in [*Path(nbagent.__file__).parent.rglob("*.py")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            bound = {target.id: node.value.func.id for node in ast.walk(function)
+                     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                     and isinstance(node.value.func, ast.Name)
+                     for target in node.targets if isinstance(target, ast.Name)}
+            for call in ast.walk(function):
+                if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                        and call.func.attr == "emit" and call.args):
+                    continue
+                argument = call.args[0]
+                if isinstance(argument, ast.Call) and isinstance(argument.func, ast.Name):
+                    names.add(argument.func.id)
+                elif isinstance(argument, ast.Name) and argument.id in bound:
+                    names.add(bound[argument.id])
+    return names
+
+
+def test_every_event_is_recorded_by_a_row_or_left_out_on_purpose() -> None:
+    engine_events = {kind.__name__ for kind in get_args(Event)}
+    emitted = emitted_event_names()
+    assert {"ToolStarted", "CodeRan", "MessageAdded"} <= emitted  # the reading finds them
+    rows = {row.event.__name__ for row in KINDS if row.event is not None}
+    left_out = {kind.__name__ for kind in NOT_RECORDED}
+    assert not rows & left_out
+    unsorted = (engine_events | emitted) - rows - left_out
+    assert not unsorted, (f"{sorted(unsorted)}: give each a row in KINDS or add it to "
+                          "NOT_RECORDED (agent/archive/_kinds.py) with the reason")
