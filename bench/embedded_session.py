@@ -18,7 +18,10 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+
+ROOT = Path(__file__).parents[1]  # the repository: the kernel is started by tests/' helper
 
 MAIN_JOB_TARGET_S = 180.0  # quiet, on 2 cores (issue 31); twice that with a core busy
 FIRST_REPLY_TARGET_S = 15.0
@@ -132,15 +135,14 @@ def first_reply(question: str = QUESTION, timeout: float = 600.0) -> dict[str, A
     """A fresh kernel (started, then a DataFrame made: not timed); then seconds from sending
     `%load_ext nbagent` to the load cell's end, to the `%%chat` reply's first streamed piece
     and to the chat cell's end, sent right after the load as a user would."""
-    from jupyter_client.manager import KernelManager
+    if str(ROOT) not in sys.path:  # run as a script, only bench/ is on the path
+        sys.path.insert(0, str(ROOT))
+    from tests.notebook.helpers import started_kernel  # the one way a kernel is started
 
     with tempfile.TemporaryDirectory() as home:
-        manager = KernelManager(kernel_name="python3")
-        manager.start_kernel(env=newcomer_env(os.path.join(home, "data")), cwd=home)
-        client = manager.client()
-        try:
-            client.start_channels()
-            client.wait_for_ready(timeout=timeout)
+        # killed on the way out: the server ends with it (its stdin pipe)
+        with started_kernel(home, newcomer_env(os.path.join(home, "data")),
+                            timeout=timeout) as (_, client):
             deadline = time.monotonic() + timeout
             _until_idle(client, send(client, SETUP, 1), deadline)
             first: dict[str, float] = {}  # the first time each kind of piece showed
@@ -161,9 +163,6 @@ def first_reply(question: str = QUESTION, timeout: float = 600.0) -> dict[str, A
             loaded = time.perf_counter()
             _until_idle(client, send(client, f"%%chat\n{question}", 3), deadline, seen)
             ended = time.perf_counter()
-        finally:
-            client.stop_channels()
-            manager.shutdown_kernel(now=True)  # the server ends with it (its stdin pipe)
 
     def since(at: float | None) -> float | None:
         return None if at is None else at - started

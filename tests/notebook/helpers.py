@@ -83,20 +83,32 @@ def python_kernel(folder: Path, *, settings: Mapping[str, str] | None = None
     with its default figure backend (the inline one): its manager and a ready client.
     Given `settings`, nbagent's and OpenAI's settings come from them alone (none from the
     shell that runs the tests)."""
-    from jupyter_client.manager import KernelManager
-
-    manager = KernelManager(kernel_name="python3")
     env = dict(os.environ)
     if settings is not None:
         env = {k: v for k, v in env.items() if not k.startswith(("NBAGENT_", "OPENAI_"))}
     env.update({"NBAGENT_DATA_DIR": str(folder / "data"), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
                 **(settings or {})})
     env.pop("MPLBACKEND", None)
-    manager.start_kernel(env=env, cwd=str(folder))
+    with started_kernel(folder, env) as started:
+        yield started
+
+
+@contextmanager
+def started_kernel(folder: str | Path, env: Mapping[str, str], *,
+                   timeout: float = KERNEL_WAIT_S) -> Iterator[tuple[Any, Any]]:
+    """A real python3 kernel (jupyter_client) started in `folder` with exactly `env`: its
+    manager and a client ready within `timeout` seconds. On the way out the channels close
+    and the kernel is killed (`now=True`: no atexit runs in it, as when Jupyter kills a
+    kernel). The start `python_kernel`, tests/reliability/test_local_server.py and
+    bench/embedded_session.py share."""
+    from jupyter_client.manager import KernelManager
+
+    manager = KernelManager(kernel_name="python3")
+    manager.start_kernel(env=dict(env), cwd=str(folder))
     client = manager.client()
     try:
         client.start_channels()
-        client.wait_for_ready(timeout=KERNEL_WAIT_S)
+        client.wait_for_ready(timeout=timeout)
         yield manager, client
     finally:
         client.stop_channels()

@@ -23,6 +23,7 @@ import pytest
 from nbagent import Agent, Settings
 from nbagent.agent.models import EmbeddedModel, LocalModel
 from nbagent.events import Status
+from tests.notebook.helpers import started_kernel
 
 from .test_kernel_interrupt import STARTED_S, collect, run
 
@@ -77,16 +78,10 @@ def gone(pid: int) -> bool:
 
 def test_the_stop_button_while_the_model_streams_leaves_its_server_running(
         tmp_path: Path) -> None:
-    from jupyter_client.manager import KernelManager
-
-    manager = KernelManager(kernel_name="python3")
     env = {**os.environ, "NBAGENT_DATA_DIR": str(tmp_path / "data"),
            "NBAGENT_LOCAL_N_CTX": str(WINDOW), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    manager.start_kernel(env=env, cwd=str(tmp_path))
-    client = manager.client()
-    try:
-        client.start_channels()
-        client.wait_for_ready(timeout=STARTED_S)
+    # killed on the way out (SIGKILL): no atexit runs in the kernel
+    with started_kernel(tmp_path, env, timeout=STARTED_S) as (manager, client):
         status, texts, errors = run(client, SETUP, timeout=3 * STARTED_S)
         assert (status, errors) == ("ok", ""), texts
         before = pid_in(texts)
@@ -108,9 +103,6 @@ def test_the_stop_button_while_the_model_streams_leaves_its_server_running(
         assert "answered by SmolLM2-135M" in shown, shown  # a reply came, with its footer
         status, texts, errors = run(client, PID)
         assert pid_in(texts) == before  # the same server: it never saw the SIGINT
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)  # SIGKILL: no atexit runs in the kernel
     deadline = time.monotonic() + 30
     while not gone(before) and time.monotonic() < deadline:
         time.sleep(0.2)
