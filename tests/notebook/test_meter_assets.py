@@ -10,8 +10,10 @@ import re
 import pytest
 from nbagent.widgets import ContextMeter, MeterReading
 
+from nbagent import METER_LEVELS
 from tests.notebook.helpers import state
 
+# a context of this many tokens (of 8,192) reads as each level of the meter's table
 LEVELS = {"ok": 1_000, "warning": 6_100, "error": 6_500, "compact": 6_900, "blocking": 7_300}
 
 
@@ -24,7 +26,7 @@ def drawing_colours() -> dict[str, str]:
 
 def test_every_level_has_its_own_theme_colour_with_a_fallback() -> None:
     colours = drawing_colours()
-    assert set(colours) == set(LEVELS)
+    assert set(colours) == {level.name for level in METER_LEVELS} == set(LEVELS)
     assert len(set(colours.values())) == len(LEVELS)  # no two levels look alike
     for colour in colours.values():
         assert re.fullmatch(r"var\(--jp-[a-z0-9-]+, #[0-9a-f]{6}\)", colour), colour
