@@ -1,14 +1,14 @@
 """Tools, the agent room's door to them: tools from plain functions (`Tool`, `tool`,
 `run_tool`, the `OutputStore` of full results), the built-in tools as one table
 (`BUILTIN_TOOLS`, `BuiltinTool`, the `ToolContext` they take, `notebook_tools`), pages
-bounded in characters and bytes (`PageBounds`), the `read_file` tool's page of a file
-(`read_text_page`) and the files it never reads (`secret_file_reason`), what the notebook
-shows the model (the `notebook_state` block under `STATE_TITLE`, its `variable_lines`, one
-value's `describe_value`, `{name}`/`In[n]`/`Out[n]` references expanded) and the
-`run_code` tool's runs and answers (`code_runs`, `runs_as_cells`, the texts the model reads
-when code did not run) and the figures its code made, sent to a model that reads images
-(`attach_png`, `take_figures`, `images_message`, `without_images`). `nbagent.code` is the
-user's door to running code.
+bounded in characters, bytes and lines (`PageBounds`, `bounded`), the `read_file` tool's
+page of a file (`read_text_page`) and the files it never reads (`secret_file_reason`), what
+the notebook shows the model (the `notebook_state` block under `STATE_TITLE`, its
+`variable_lines`, one value's `describe_value`, `{name}`/`In[n]`/`Out[n]` references
+expanded) and the `run_code` tool's runs and answers (`code_runs`, `runs_as_cells`, the
+texts the model reads when code did not run) and the figures its code made, sent to a model
+that reads images (`attach_png`, `take_figures`, `images_message`, `without_images`).
+`nbagent.code` is the user's door to running code.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
         without_images,
     )
     from ._namespace import STATE_TITLE, notebook_state, variable_lines
-    from ._paging import PageBounds
+    from ._paging import PageBounds, bounded
     from ._references import REFERENCE_CHARS, expand_cell_references
     from ._run_code import AS_CELL, DECLINED, NO_ONE, OFF, code_runs, runs_as_cells
     from ._tool import HandOver, OutputStore, Tool, as_tool, run_tool, tool
@@ -63,6 +63,7 @@ __all__ = [
     "ToolContext",
     "as_tool",
     "attach_png",
+    "bounded",
     "builtin_names",
     "code_runs",
     "describe_value",
