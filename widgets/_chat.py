@@ -124,9 +124,9 @@ class ChatDisplay:
 
     def _draw(self, now: float) -> None:
         if self._block is not None and self._drawn != self.text:
-            started = time.perf_counter()
+            started = self._clock()  # the one clock (a test's too), so a test is not timed
             bundle = reply_bundle(self.text)
-            spent = time.perf_counter() - started
+            spent = self._clock() - started
             self._interval = max(self._every_s, RENDER_SHARE * spent)
             self._block.update(bundle, raw=True)
         self._drawn_at, self._drawn = now, self.text

@@ -4,6 +4,8 @@ agent, and the lines under a reply (cut, stopped, replaced, its cost)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from IPython.utils.capture import capture_output
 from nbagent.widgets import ChatDisplay
@@ -34,6 +36,29 @@ def test_the_reply_is_redrawn_steadily_while_it_streams() -> None:
     assert 28 <= len(draws) <= 33  # about every 100 ms, not once at the end
     assert draws[0].data["text/plain"] == "word "  # the first word at once
     assert shown(captured)[-1]["text/plain"] == "word " * 150
+
+
+def test_a_reply_slow_to_render_is_redrawn_less_often(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [0.0]
+    render = ChatDisplay.__module__ + ".reply_bundle"
+    rendered = __import__(ChatDisplay.__module__, fromlist=["reply_bundle"]).reply_bundle
+
+    def draws(render_s: float) -> int:
+        def slow(text: str) -> Any:  # a render that takes `render_s` on the display's clock
+            now[0] += render_s
+            return rendered(text)
+
+        monkeypatch.setattr(render, slow)
+        view = ChatDisplay(clock=lambda: now[0])
+        with capture_output() as captured:
+            for _ in range(150):  # a token every 20 ms
+                view.on_text("word ")
+                now[0] += 0.02
+            view.finish(ChatResult(text="word " * 150))
+        return sum("nbagent-reply" in o.data.get("text/html", "") for o in captured.outputs)
+
+    # every 100 ms while a render is quick; ten times the last render's time while it is not
+    assert draws(0.0) > 3 * draws(0.05)
 
 
 def test_one_status_line_follows_the_agent() -> None:
