@@ -1,7 +1,9 @@
 """The run_code tool through a real agent turn (ScriptedModel drives the calls): the policy
 (ask, auto, off; nobody to ask), the text the model reads (printed head and tail, the last
 value, the traceback), sys.exit and errors ending only the run, the archive's code_run
-records, a timed-out run stopped in its thread, and the runs as one cell."""
+records, a timed-out run stopped in its thread, and the runs as one cell
+(`nbagent.agent.tools._run_code`). Running one piece of code: test_code_exec; the plain
+runner outside a notebook: test_code_runner."""
 
 from __future__ import annotations
 
@@ -17,12 +19,8 @@ from nbagent import Agent, Settings
 from nbagent.agent.tools import AS_CELL, DECLINED, NO_ONE, OFF, code_runs, runs_as_cells
 from nbagent.code import (
     Answer,
-    BoundedText,
-    CodeResult,
     PlainRunner,
     agent_cells,
-    answer_of,
-    execute,
     use_code_runner,
 )
 from nbagent.testing import ScriptedModel, calls, reply
@@ -105,14 +103,6 @@ def test_a_flood_of_printing_keeps_head_and_tail_only() -> None:
     assert len(text) < 40_000  # the head and tail, not the ~2.3 MB printed
 
 
-def test_bounded_text_counts_what_it_drops() -> None:
-    sink = BoundedText(head=5, tail=5)
-    for piece in ("abc", "defgh", "ijklmnop", "qrst"):
-        sink.write(piece)
-    assert sink.total == 20 and sink.cut == 10
-    assert sink.text() == "abcde\n[… 10 characters not kept …]\npqrst"
-
-
 def test_off_refuses_and_offers_no_tool() -> None:
     agent = Agent(model=ScriptedModel(), namespace={}, archive=False,
                   settings={"run_code": "off"})
@@ -156,18 +146,6 @@ def test_ask_cell_proposes_the_code_below_unrun(answering: Any) -> None:
     # the turn ends with the hand-over, whatever the model would have said next
     assert result.stop_reason == "handed_over" and len(model.requests) == 1
     assert "new cell below" in str(result.stop_message)
-
-
-def test_the_plain_runner_asks_on_stdin_and_nobody_there_is_a_refusal(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    def closed(prompt: str = "") -> str:
-        raise EOFError
-
-    monkeypatch.setattr("builtins.input", closed)
-    assert PlainRunner().ask("x = 1", "", "agent run 1") is None
-    monkeypatch.setattr("builtins.input", lambda prompt="": "c")
-    assert PlainRunner().ask("x = 1", "", "agent run 1") == "cell"
-    assert [answer_of(t) for t in ("", "yes", "cell", "nope")] == ["run", "run", "cell", "no"]
 
 
 def test_every_run_is_archived_with_code_outcome_and_outputs(tmp_path: Path) -> None:
@@ -214,21 +192,6 @@ def test_a_run_past_the_tool_timeout_is_stopped_in_its_thread() -> None:
     assert not [t for t in threading.enumerate() if t.name.startswith("nbagent-run_code")]
 
 
-def test_execute_never_raises_for_what_the_code_does() -> None:
-    namespace: dict[str, Any] = {}
-    assert execute("def f(:\n", namespace, "<t>").status == "error"
-    assert execute("raise KeyboardInterrupt", namespace, "<t>").status == "interrupted"
-    ran = execute("x = [1]\nx", namespace, "<t>")
-    assert ran.status == "ok" and ran.value == [1] and ran.has_value
-    assert not execute("x = 2", namespace, "<t>").has_value
-
-
-def test_a_plain_result_carries_outputs_for_the_notebook() -> None:
-    result = PlainRunner().run("3 * 3", {}, "agent run 1")
-    assert isinstance(result, CodeResult)
-    assert result.outputs == [{"text/plain": "9"}] and result.status == "ok"
-
-
 def test_a_secret_the_code_prints_is_redacted_before_the_model_reads_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
     key = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0" * 3
@@ -237,15 +200,3 @@ def test_a_secret_the_code_prints_is_redacted_before_the_model_reads_it(
     assert key not in text and "[redacted]" in text
 
 
-def test_a_chained_error_reads_as_the_codes_traceback_and_one_line_per_cause() -> None:
-    code = ("def lookup(table, key):\n"
-            "    try:\n"
-            "        return table[key]\n"
-            "    except KeyError as missing:\n"
-            "        raise ValueError(f'no column {key!r}') from missing\n"
-            "lookup({}, 'revnue')")
-    ran = execute(code, {}, "<agent run 1>")
-    assert ran.status == "error" and ran.error_name == "ValueError"
-    assert ran.error.count("Traceback (most recent call last)") == 1  # the cause's is not
-    assert '<agent run 1>", line 6' in ran.error and "ValueError: no column 'revnue'" in ran.error
-    assert ran.error.endswith("(raised while handling KeyError: 'revnue')")
