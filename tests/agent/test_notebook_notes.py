@@ -8,10 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
-
 from nbagent import Completion, LiteLLMModel, Settings
-from nbagent.agent.models import takes_notes
 from nbagent.testing import NOTE_HEADER, ProviderError, is_note
 from tests.helpers import add, make_agent
 
@@ -37,16 +34,6 @@ def call(name: str, arguments: str) -> dict[str, Any]:
     return {"role": "assistant", "content": None, "tool_calls": [
         {"id": f"c{len(arguments)}", "type": "function",
          "function": {"name": name, "arguments": arguments}}]}
-
-
-@pytest.mark.parametrize(("name", "notes"), [
-    ("anthropic/claude-sonnet-4-5", True), ("openai/gpt-4o", True),
-    ("deepseek/deepseek-chat", True),
-    ("openai/my-own-server-model", False),  # unknown to litellm: a server of one's own
-    ("ollama/llama3", False), ("gemini/gemini-2.5-flash", False)])
-def test_notes_go_to_known_models_at_providers_that_cache_prompts(name: str,
-                                                                  notes: bool) -> None:
-    assert takes_notes(LiteLLMModel(name)) is notes
 
 
 def test_a_note_follows_the_question_and_a_tool_that_changed_the_variables() -> None:

@@ -19,7 +19,6 @@ from nbagent.agent.providers import (
     cache_family,
     minimum_cacheable,
 )
-from nbagent.testing import ScriptedModel
 
 
 @pytest.mark.parametrize(("name", "provider", "family"), [
@@ -110,16 +109,6 @@ def test_openai_gets_the_session_key_and_the_setting_turns_everything_off() -> N
         sent, options = apply_cache_plan(name, None, messages,
                                          plan_for(5, tokens_each=2_000, key="k", enabled=False))
         assert sent is messages and options == {}
-
-
-def test_only_models_that_send_through_litellm_take_a_cache_plan() -> None:
-    from nbagent import LiteLLMModel
-    from nbagent.agent.models import takes_cache_plan
-    from nbagent.local import LocalModel
-
-    assert takes_cache_plan(LiteLLMModel("anthropic/claude-sonnet-4-5"))
-    assert not takes_cache_plan(ScriptedModel())
-    assert LocalModel.complete is not LiteLLMModel.complete  # its own: sent as it is
 
 
 def test_the_setting_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
