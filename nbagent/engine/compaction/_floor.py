@@ -140,6 +140,9 @@ def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
             kept = kept_floor(text) if is_memory(message) else parse_floor(text)
             users += kept.user_messages
             seen.update(w for user in kept.user_messages for w in words(user))
+            # names read back pass `ids.clean` again (in `add`): a rule about which names
+            # are kept (a length bound, a shape) holds here too, or a name a first compaction
+            # kept disappears at the second
             add((n, ids.PATH if ids.is_path(n) else ids.NAMED) for n in kept.names)
             errors += kept.error_lines
             results += kept.results

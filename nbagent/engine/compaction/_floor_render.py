@@ -25,6 +25,10 @@ RESULTS_SHARE = 0.15  # the results take up to this share more, on top of the re
 
 
 def _take(items: Sequence[str], budget: float, cost_of: Any) -> list[str]:
+    # Stops at the first item that does not fit, never skipping it: the items are ranked
+    # (first seen first) and the floor keeps a prefix of the ranking, so a later, shorter
+    # item never takes an earlier one's place. A long item therefore ends the list; names
+    # are bounded in length where they are found (`_identifiers.clean`).
     taken: list[str] = []
     used = 0
     for item in items:
