@@ -12,13 +12,14 @@ from nbagent.widgets import ChatMagics
 from nbagent import Agent, Settings
 from nbagent.agent.mcp._config import SERVER_KEYS
 from nbagent.agent.providers._caching import FAMILIES, families_named
-from nbagent.agent.tools import BUILTIN_TOOLS
+from nbagent.agent.tools import BUILTIN_TOOLS, _confinement
 from nbagent.agent.tools._values import RANK, VALUE_KINDS, ValueKind, entry_of
-from nbagent.engine import Decision
+from nbagent.engine import METER_LEVELS, Decision
+from nbagent.engine._thresholds import THRESHOLD_COLUMNS
 from tests.docs_blocks import (
     BLOCKS,
-    DECISION_WORDS,
     REFRESH,
+    REFUSED_TABLES,
     Block,
     decision_field_words,
     magic_help,
@@ -120,10 +121,33 @@ def test_the_mcp_config_texts_name_every_key_path() -> None:
         assert path in description, f"the mcp_config setting's description lacks {path}"
 
 
-def test_every_decision_field_is_described_and_every_description_names_a_field() -> None:
-    assert sorted(set(DECISION_WORDS) - set(Decision.model_fields)) == []
+def test_every_decision_field_is_described_on_the_model() -> None:
+    # the words live on the field itself, so none can name a field that does not exist
     undescribed = [name for name in Decision.model_fields if not decision_field_words(name)]
-    assert undescribed == [], "describe them in tests/docs_blocks.py's DECISION_WORDS"
+    assert undescribed == [], "give them a Field(description=...) in engine/_decision.py"
+    assert all(decision_field_words(name) == field.description
+               for name, field in Decision.model_fields.items())
+
+
+def test_every_threshold_column_and_meter_level_is_in_the_docs() -> None:
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    header = next(line for line in text.splitlines() if line.startswith("| window | tokens |"))
+    assert header.count("|") - 1 == 3 + len(THRESHOLD_COLUMNS)
+    for level in METER_LEVELS:
+        assert f"| `{level.name}` | {level.words} |" in text, level.name
+        # a level starts at a threshold the table has a column for
+        assert level.starts_at in ("", *THRESHOLD_COLUMNS), level.name
+
+
+def test_every_table_of_refused_places_is_in_the_docs() -> None:
+    tables = {name for name, value in vars(_confinement).items()
+              if isinstance(value, (tuple, frozenset)) and name.isupper()
+              and all(isinstance(entry, str) for entry in value)}
+    assert tables == {name for name, _ in REFUSED_TABLES}, "name them in REFUSED_TABLES"
+    security = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    for name in sorted(tables):
+        for entry in getattr(_confinement, name):
+            assert f"`{entry}`" in security, f"docs/security.md does not list {entry}"
 
 
 # `decision.tokens_before` in code, "each decision says in `left_view`", "is marked `undone`"

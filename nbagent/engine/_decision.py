@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 Trigger = Literal["auto", "midloop", "manual", "overflow"]
 Action = Literal["none", "skipped", "compacted", "failed"]
@@ -21,23 +21,33 @@ class Decision(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    action: Action
-    trigger: Trigger
-    levels: list[str]
-    reason: str
-    tokens_before: int
-    tokens_after: int
-    threshold: int
-    changed: bool
-    summary_calls: int = 0
-    duration_s: float = 0.0
-    cost: float | None = None
-    failures: int = 0
-    breaker_open: bool = False
-    focus: str | None = None
-    summary: str | None = None
-    left_view: str | None = None  # one line: what left the model's view, how to get it back
-    undone: bool = False  # `controller.undo()` put the history back as it was before
+    # each field's words are its `description`: docs/configuration.md's "decision fields"
+    # table is printed from them (tests/docs_blocks.py), and a field without one fails there
+    action: Action = Field(description="what the call did")
+    trigger: Trigger = Field(
+        description="what asked for it: a turn boundary, mid-loop, you, or an overflow error")
+    levels: list[str] = Field(
+        description="the ladder's levels that ran, in order (`L1 snip`, `L2 memory`, ...)")
+    reason: str = Field(description="why it did that (or why it did nothing), in words")
+    tokens_before: int = Field(description="the history's tokens before")
+    tokens_after: int = Field(description="... and after")
+    threshold: int = Field(description="the trigger it was measured against")
+    changed: bool = Field(description="whether the history was rewritten")
+    summary_calls: int = Field(0, description="calls to the summarizing model")
+    duration_s: float = Field(0.0, description="seconds it took")
+    cost: float | None = Field(None, description="what its summarizer calls cost, when known")
+    failures: int = Field(0, description="consecutive failed compactions after it (three open "
+                                         "the circuit breaker)")
+    breaker_open: bool = Field(False,
+                               description="whether the circuit breaker is open after it")
+    focus: str | None = Field(
+        None, description="the focus instructions a manual compaction was given "
+                          "(`compact_now(focus=...)`)")
+    summary: str | None = Field(None, description="the summary it wrote, if a model level ran")
+    left_view: str | None = Field(
+        None, description="one line: what left the model's view and how to get it back")
+    undone: bool = Field(False, description="`agent.undo_compaction()` put the history back "
+                                            "as it was before")
 
     def words(self, *, brief: bool = False, trigger: bool = False) -> str:
         """One line for this decision: "compacted (L2 memory): 1,972 → 1,463 tokens,

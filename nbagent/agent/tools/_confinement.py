@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # Secret files: by name wherever they are, by name pattern, and by the place they sit.
+# docs/security.md lists every entry of these tables, printed by tests/docs_blocks.py.
 _SECRET_NAMES = frozenset({
     ".env", ".netrc", "_netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc", ".my.cnf",
     ".s3cfg", ".boto", ".htpasswd", "credentials.json", "credentials.db", "access_tokens.db",
@@ -52,7 +53,9 @@ def secret_file_reason(path: Path) -> str | None:
     where = path.as_posix().lower()
     place = next((p for p in _SECRET_PLACES if fnmatch.fnmatchcase(where, p)), None)
     if place is not None:
-        return f"{place.strip('*/')} holds keys or credentials"
+        # the place as written, less its wildcards: ".ssh", "/etc/ssl/private" (an absolute
+        # place keeps its leading "/")
+        return f"{place.removeprefix('*/').rstrip('*/')} holds keys or credentials"
     return None
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.agent.tools import read_text_page, secret_file_reason
+from nbagent.agent.tools import _confinement, read_text_page, secret_file_reason
 
 
 @pytest.mark.parametrize("path", ["../outside/private.txt", "{outside}/private.txt", "/etc/passwd",
@@ -82,6 +82,36 @@ def test_ordinary_files_with_secret_sounding_names_are_read(work: Path, name: st
 @pytest.mark.parametrize("path", ["/etc/shadow", "/etc/gshadow", "/proc/self/environ"])
 def test_system_secrets_are_refused_even_when_the_root_is_everything(path: str) -> None:
     assert read_text_page(path, 0, 5, roots=[Path("/")]).startswith(f"Refused: {path} is a secret file")
+
+
+@pytest.mark.parametrize("place", _confinement._SECRET_PLACES)
+def test_each_secret_place_is_refused_and_named_as_written(place: str) -> None:
+    # the place with each `*` a folder or name; the reason names the place less its
+    # wildcards, an absolute one with its leading "/" ("/etc/ssl/private", ".ssh")
+    reason = secret_file_reason(Path(place.replace("*", "x")))
+    assert reason is not None and reason.endswith(" holds keys or credentials")
+    shown = reason.removesuffix(" holds keys or credentials")
+    assert shown in place and shown.startswith("/") == place.startswith("/")
+
+
+def test_an_absolute_place_keeps_its_slash_in_the_refusal(tmp_path: Path) -> None:
+    assert secret_file_reason(Path("/etc/ssl/private/host")) == (
+        "/etc/ssl/private holds keys or credentials")
+    assert secret_file_reason(tmp_path / ".ssh" / "config") == ".ssh holds keys or credentials"
+    assert read_text_page("/etc/ssl/private/host", 0, 5, roots=[Path("/")]) == (
+        "Refused: /etc/ssl/private/host is a secret file (/etc/ssl/private holds keys or "
+        "credentials); the file tools never read keys or credentials.")
+
+
+@pytest.mark.parametrize("name", sorted(_confinement._SECRET_NAMES))
+def test_each_secret_name_is_refused_in_any_folder_and_case(name: str) -> None:
+    for path in (Path("work") / name, Path("/srv/data") / name.upper()):
+        assert secret_file_reason(path) == f"{path.name} holds keys or credentials"
+
+
+@pytest.mark.parametrize("name", _confinement._SAFE_NAMES)
+def test_each_safe_name_is_no_secret_even_in_a_secret_place(name: str) -> None:
+    assert secret_file_reason(Path("/srv/.ssh") / name.replace("*", "id_rsa")) is None
 
 
 # -- confinement that holds in a home folder ---------------------------------------------------
