@@ -29,7 +29,7 @@ from .archive._archive import data_dir
 from .models._discovery import find_local_models, first_run_notice
 from .models._litellm import import_pending
 from .models._llm import ChatModel, RetryPolicy
-from .models._resolve import LOCAL_MODEL, chat_model
+from .models._resolve import LOCAL_MODEL, EmbeddedModel, chat_model
 from .tools._builtin import builtin_names
 from .tools._tool import Tool
 
@@ -148,6 +148,8 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         at a chat's start), so the meter shows the real one before the next chat.
         A command: it returns nothing, so a notebook cell ending with it shows no object
         repr (`agent.model` is the model in use)."""
+        if isinstance(self.model, EmbeddedModel):  # its lines are no longer this agent's
+            self.model.unlisten(self._status_line)
         self.model = chat_model(model, self.settings(), on_status=self._status_line)
         self._answers.model_changed()
         self._answers.probe()

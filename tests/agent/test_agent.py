@@ -148,30 +148,32 @@ def test_the_embedded_models_status_lines_reach_the_event_stream() -> None:
 
 def test_an_embedded_model_built_before_the_agent_reports_to_that_agent() -> None:
     """A found GGUF's `model()` (built with no status hook) or another agent's model: the
-    agent chats with a copy on the same server whose status lines are its own; the
-    caller's object is not written into."""
+    agent chats with that same object (one server) and hears its status lines, as does
+    every agent given it; an agent that moves to another model stops hearing them. No
+    object writes a hook into another (`listen`, not an assignment)."""
     from nbagent.agent.models import EmbeddedModel
     from nbagent.events import Status
 
     built = EmbeddedModel(2048, 64, path="/models/qwen2.5-7b-q4.gguf")
     agent = Agent(model=built, namespace={}, archive=False)
     other = Agent(model=agent.model, namespace={}, archive=False)
+    assert agent.model is built and other.model is built and built.running is None
     seen: list[Any] = []
     heard: list[Any] = []
     agent.events.subscribe(seen.append)
     other.events.subscribe(heard.append)
-    for chatting in (agent, other):
-        assert isinstance(chatting.model, EmbeddedModel)
-        assert (chatting.model.path, chatting.model.context_window,
-                chatting.model.max_output) == (built.path, 2048, 64)
-        assert chatting.model.running is None  # nothing started
-        chatting.model.on_status(f"starting the local model for {id(chatting)}")
-    assert built.on_status is None
-    assert seen == [Status(f"starting the local model for {id(agent)}")]
-    assert heard == [Status(f"starting the local model for {id(other)}")]
-    own = agent.model
-    agent.use_model(own)  # its own already: kept as it is
-    assert agent.model is own
+    built.on_status("starting the local model (qwen2.5-7b-q4)… 1 s")
+    assert seen == heard == [Status("starting the local model (qwen2.5-7b-q4)… 1 s")]
+    agent.use_model(built)  # its own already: kept, heard once
+    assert agent.model is built
+    built.on_status("two")
+    assert seen[-1] == Status("two") and seen.count(Status("two")) == 1
+    other.use_model(ScriptedModel())
+    built.on_status("three")
+    assert seen[-1] == Status("three")
+    assert [e for e in heard if isinstance(e, Status)][-1] == Status("two")
+    with pytest.raises(AttributeError):
+        built.on_status = heard.append  # type: ignore[misc]
 
 
 def test_an_embedded_model_already_serving_is_used_at_once_by_a_new_agent() -> None:
@@ -188,7 +190,7 @@ def test_an_embedded_model_already_serving_is_used_at_once_by_a_new_agent() -> N
     agent = Agent(model=running, namespace={}, archive=False)
     statuses: list[Any] = []
     agent.events.subscribe(statuses.append)
-    assert agent.model is not running and agent.model.running is served  # type: ignore[attr-defined]
+    assert agent.model is running and running.running is served
     assert agent.chat("hi").text == "from the running server"
     assert not [s for s in statuses if "starting the local model" in str(s)]
 
@@ -199,16 +201,16 @@ def test_a_running_servers_restart_line_reaches_the_agent_given_its_model() -> N
 
     class Serving(EmbeddedModel):
         def _serve(self) -> Any:
-            return LocalModel("openai/smollm2", api_base="http://127.0.0.1:9")
+            return LocalModel("openai/smollm2", api_base="http://127.0.0.1:9",
+                              on_status=self.on_status)
 
     running = Serving(2048, 64)
     running.started()
     agent = Agent(model=running, namespace={}, archive=False)
     seen: list[Any] = []
     agent.events.subscribe(seen.append)
-    served = agent.model.running  # type: ignore[attr-defined]
-    assert isinstance(served, LocalModel) and served is not running.running
-    assert served.on_status is not None
+    served = running.running
+    assert isinstance(served, LocalModel) and served.on_status is not None
     served.on_status("the local model's server had stopped (exit code 9); restarting it…")
     assert seen == [Status("the local model's server had stopped (exit code 9); restarting it…")]
 

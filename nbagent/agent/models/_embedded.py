@@ -31,33 +31,37 @@ class EmbeddedModel:
 
     `on_status(text)`, given when it is built, receives every status line (the starting
     line with its seconds, renewed about every second; a restart of a server that died).
-    `running`: the served model of another handle on the same server (`reporting_to`).
+    An agent given a model built before it (a found GGUF's `model()`, another agent's)
+    `listen`s to its lines instead, and stops when it moves to another model: one model
+    object, one server, whoever chats with it hears it start.
     """
 
     def __init__(self, n_ctx: int, max_tokens: int, *, path: str | None = None,
-                 on_status: Callable[[str], None] | None = None,
-                 running: ChatModel | None = None) -> None:
+                 on_status: Callable[[str], None] | None = None) -> None:
         self.name = LOCAL_MODEL
         self.path = path  # a GGUF of the user's (NBAGENT_LOCAL_MODEL_PATH), else SmolLM2
         self.context_window: int | None = n_ctx
         self.max_output: int | None = max_tokens
-        self.on_status = on_status
-        reporting = getattr(running, "reporting_to", None)  # its restarts: said to us
-        self._model: ChatModel | None = reporting(self._status) if callable(reporting) \
-            else running
+        self._listeners: list[Callable[[str], None]] = [on_status] if on_status else []
+        self._model: ChatModel | None = None
         self._lock = threading.Lock()
         self._loading: threading.Thread | None = None
         self._loading_since = 0.0
         self._failure: BaseException | None = None
 
-    def reporting_to(self, on_status: Callable[[str], None] | None) -> EmbeddedModel:
-        """This model with its status lines going to `on_status`: the same GGUF, window and
-        reply cap, so the same server process (already running: used at once). An agent
-        given an embedded model built before it (a found GGUF's `model()`, another
-        agent's) chats with this copy, and the caller's object is left as it was."""
-        assert self.context_window is not None and self.max_output is not None
-        return EmbeddedModel(self.context_window, self.max_output, path=self.path,
-                             on_status=on_status, running=self._model)
+    def listen(self, on_status: Callable[[str], None]) -> None:
+        """Send this model's status lines to `on_status` too (once, however often asked)."""
+        if on_status not in self._listeners:  # `==`: each `obj.method` is a new bound method
+            self._listeners.append(on_status)
+
+    @property
+    def on_status(self) -> Callable[[str], None]:
+        """Says a status line to every listener (read-only: `listen` adds one)."""
+        return self._status
+
+    def unlisten(self, on_status: Callable[[str], None]) -> None:
+        """Stop sending this model's status lines to `on_status`."""
+        self._listeners = [listener for listener in self._listeners if listener != on_status]
 
     @property
     def label(self) -> str:
@@ -149,8 +153,8 @@ class EmbeddedModel:
                            if t.get("function", t).get("name") not in SMALL_MODEL_SKIPS])
 
     def _status(self, text: str) -> None:
-        if self.on_status is not None:
-            self.on_status(text)
+        for listener in list(self._listeners):
+            listener(text)
         else:
             logger.info("%s", text)
 

@@ -64,10 +64,6 @@ class LocalModel(LiteLLMModel):
     on_status: StatusCallback | None = field(default=None, repr=False, compare=False)
     _counts: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
-    def reporting_to(self, on_status: StatusCallback | None) -> LocalModel:
-        """This model (the same server) with its status lines going to `on_status`."""
-        return replace(self, on_status=on_status)
-
     def count_text(self) -> Callable[[str], int] | None:
         """The model's own text counter (its GGUF's tokenizer, in this process), for the
         session's per-message counts; None if this model was made without it."""

@@ -25,15 +25,14 @@ def is_local(name: str | None) -> bool:
 def chat_model(spec: str | ChatModel | None, settings: Settings, *,
                on_status: Callable[[str], None] | None = None) -> ChatModel:
     """The model object for `spec` (default: `NBAGENT_MODEL`, else the embedded model,
-    built with `on_status` for its status lines). An embedded model built elsewhere, whose
-    status lines go elsewhere, is given as its copy reporting to `on_status`."""
+    built with `on_status` for its status lines). An embedded model built elsewhere is
+    used as it is, `on_status` listening to its lines too."""
     chosen = spec if spec is not None else settings.model
     if chosen is None or isinstance(chosen, str) and is_local(chosen):
         return EmbeddedModel(settings.local_n_ctx, settings.local_max_tokens,
                              path=settings.local_model_path, on_status=on_status)
-    if isinstance(chosen, EmbeddedModel) and on_status is not None and \
-            chosen.on_status != on_status:
-        return chosen.reporting_to(on_status)
+    if isinstance(chosen, EmbeddedModel) and on_status is not None:
+        chosen.listen(on_status)
     return LiteLLMModel(chosen) if isinstance(chosen, str) else chosen
 
 

@@ -50,7 +50,7 @@ def test_a_warm_start_returns_at_once_and_is_idempotent() -> None:
 def test_the_first_chat_waits_for_the_warm_start_saying_for_how_long() -> None:
     model = SlowStart()
     statuses: list[str] = []
-    model.on_status = statuses.append
+    model.listen(statuses.append)
     model.start_in_background()
     got: list[Any] = []
     chats = [threading.Thread(target=lambda: got.append(model.started(tick=0.02)))
