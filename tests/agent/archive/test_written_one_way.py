@@ -24,8 +24,8 @@ from tests.helpers import nine_sections
 PACKAGE = Path(nbagent.__file__).parent
 ROOMS = (PACKAGE, PACKAGE.parent / "widgets")  # the package, and the notebook room beside it
 HOOKS = {"snapshot", "loader", "on_status", "echo", "validateLink"}
-# Hooks still assigned, each because its owner offers no other way (an embedded model built
-# before the agent is given to it as a copy reporting to the agent: `reporting_to`):
+# Hooks still assigned, each because its owner offers no other way (an agent given an
+# embedded model built before it listens to its status lines: `EmbeddedModel.listen`):
 STILL_ASSIGNED = {
     # markdown-it-py's documented way to choose which links render (no constructor option)
     "widgets/_render.py: md.validateLink",
