@@ -54,6 +54,8 @@ def test_the_data_folder_is_the_setting_then_the_environment_then_xdg(
     monkeypatch.setenv("NBAGENT_DATA_DIR", str(tmp_path / "env"))
     assert data_dir() == tmp_path / "env"
     assert data_dir(str(tmp_path / "set")) == tmp_path / "set"
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert data_dir("~/kept") == tmp_path / "kept"
 
 
 def test_the_latest_session_is_the_highest_sequence_whatever_the_file_times(
