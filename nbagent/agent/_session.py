@@ -1,7 +1,8 @@
 """`Session`: what changes while a user chats — the history, the token tracker, the
 output store, the compaction controller, the cost, the learned window and the archive
 connection — and the one event stream they all report on. An `Agent` holds what the
-user configured and one current session; `Agent.new_session()` starts another.
+user configured and one current session; `Agent.new_session()` starts another. How the
+session reaches its archive is its part in `_session_archive`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from ..engine._events import (
     Event,
     EventStream,
     MessageAdded,
-    OutputStored,
     Rewriting,
 )
 from ..engine._exceptions import BusyError
@@ -27,19 +27,20 @@ from ..engine._history import History
 from ..engine._thresholds import ContextState
 from ..engine._tracker import TokenTracker
 from ..engine._window import WindowInfo
-from ..engine.compaction import pins_of, with_pins
+from ..engine.compaction import with_pins
 from ._billing import Billing
 from ._model_side import AgentModel, SessionAnswers
+from ._session_archive import SessionArchiveMixin
 from .archive import _archive
-from .archive._archive import Archive, Replay
-from .archive._kinds import ExchangeOpened, SessionStarted, is_recorded
+from .archive._archive import Archive
+from .archive._kinds import ExchangeOpened
 from .models._llm import Completion
 from .tools._tool import OutputStore
 
 Message = dict[str, Any]
 
 
-class Session:
+class Session(SessionArchiveMixin):
     """One conversation's state. Built by `Agent`; see its docstring for the options.
     Its `answers` (`SessionAnswers`: the agent's answers with this session's learned limit
     and tracker) are what its controller asks (`ModelQuestions`) and where it reads which
@@ -96,88 +97,6 @@ class Session:
         """The window this session's requests must fit: the model's, or the limit the
         provider stated (source "learned")."""
         return self.answers.window()
-
-    # -- the archive ---------------------------------------------------------------------
-
-    def attach_archive(self, open_archive: Archive | Callable[[], Archive], *,
-                       include_current: bool = True) -> None:
-        """Keep every message, output, rewrite and decision of this session in an archive:
-        one already open (a resumed session's), or the one `open_archive` opens on the
-        first record, so a session that never chats writes nothing. Opening fails
-        (`ArchiveError`) if another agent is writing that session. Which event becomes
-        which record is the archive's table (`archive._kinds.KINDS`). Called again, the
-        records go to the new archive from then on. Until a session has an archive it keeps
-        every output in memory (nothing could read a dropped one back)."""
-        if self._record not in self.events:
-            self.events.subscribe(self._record, critical=True)
-        if isinstance(open_archive, Archive):
-            self._opener, self._pending = None, []
-            self._use_archive(open_archive)
-        else:
-            self.archive, self._opener = None, open_archive
-            self._pending = self.history.messages if include_current else []
-
-    def _record(self, event: object) -> None:
-        """The one way this session writes its archive: each event through its row of the
-        kinds table, with the snapshot a new file would start with."""
-        if not is_recorded(event):
-            return
-        archive = self.archive
-        if archive is None:
-            if self._opener is None:
-                return
-            archive = self._use_archive(self._opener())
-            for message in self._pending:
-                archive.record(MessageAdded(message), snapshot=self.snapshot)
-            self._pending = []
-        archive.record(event, snapshot=self.snapshot)
-
-    def _use_archive(self, archive: Archive) -> Archive:
-        self.archive = archive
-        archive.record(SessionStarted(self.answers.name(), self.id), snapshot=self.snapshot)
-        return archive
-
-    def _archived_output(self, ref: str) -> str | None:
-        """A full output that left memory, read back from the archive (as it is now)."""
-        return self.archive.output(ref) if self.archive is not None else None
-
-    def snapshot(self, fresh: bool) -> list[object]:
-        """The events that bring an archive up to this session (each written through its
-        row): for a `fresh` file (the old one was lost) the session and every message,
-        else the history as one rewrite; then the cells' exchanges and the outputs still
-        in memory."""
-        messages = self.history.messages
-        events: list[object] = [SessionStarted(self.answers.name(), self.id)]
-        events += ([MessageAdded(m) for m in messages] if fresh else [Rewriting(messages)])
-        for key, first in self._exchanges.items():
-            index = next((i for i, m in enumerate(messages) if m is first), None)
-            if index is not None:
-                events.append(ExchangeOpened(key, index))
-        events += [OutputStored(ref, text) for ref, text in self.store.outputs.items()]
-        return events
-
-    def close(self) -> None:
-        """Release the archive (another agent may then resume this session)."""
-        if self.archive is not None:
-            self.archive.close()
-
-    def restore(self, replay: Replay) -> None:
-        """Take over a replayed archive: its history, the cells' exchanges, the undo
-        point, the breaker count and the newest outputs (as many as a live session keeps
-        in memory; the others are read back from the archive when asked)."""
-        self.history.replace(replay.messages)
-        messages = self.history.messages
-        for key, first in replay.exchanges.items():
-            index = next((i for i in range(len(messages) - 1, -1, -1)
-                          if messages[i] == first), None)
-            if index is not None:
-                self._exchanges[key] = self.history[index]
-        if replay.undo is not None:
-            self._undo = (replay.undo, self.history.generation, len(self.history))
-        refs = list(replay.outputs)[-self.store.keep:]
-        self.store.outputs.update({ref: replay.outputs[ref] for ref in refs})
-        self.controller.restore_failures(replay.failures)
-        self.pins = pins_of(replay.messages)
 
     def undo_compaction(self) -> None:
         """Put back the history as it was before the last compaction (also one a resumed
