@@ -835,7 +835,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     notes = []
     if args.local:
         import nbagent.local as local
-        from nbagent.agent.models._llm import summarizer
+        from nbagent.agent.models._call import summarizer
 
         model = local.local_model(n_ctx=WINDOW, max_tokens=local.SUMMARY_TOKENS)
         summarizers[LOCAL] = summarizer(model)

@@ -19,8 +19,9 @@ from .agent._billing import Billing
 from .agent._current import current, new_session, reset, set_current
 from .agent._loop import ChatResult
 from .agent._settings import Settings
+from .agent.models._call import RetryPolicy
 from .agent.models._discovery import find_local_models
-from .agent.models._llm import ChatModel, Completion, LiteLLMModel, RetryPolicy
+from .agent.models._llm import ChatModel, Completion, LiteLLMModel
 from .agent.tools._tool import Tool, tool
 from .engine._breakdown import Breakdown
 from .engine._controller import CompactionController

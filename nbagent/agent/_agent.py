@@ -26,9 +26,10 @@ from ._settings import Settings
 from ._texts import DEFAULT_SYSTEM, LOADING_PROVIDER, NOTICE
 from ._toolbox import Toolbox
 from .archive._archive import data_dir
+from .models._call import RetryPolicy
 from .models._discovery import find_local_models, first_run_notice
 from .models._litellm import import_pending
-from .models._llm import ChatModel, RetryPolicy
+from .models._llm import ChatModel
 from .models._resolve import LOCAL_MODEL, EmbeddedModel, chat_model
 from .tools._builtin import builtin_names
 from .tools._tool import Tool

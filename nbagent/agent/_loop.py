@@ -26,7 +26,8 @@ from ._request import CacheMemory, with_context
 from ._session import Session
 from ._settings import Settings
 from ._tool_round import Repeats, run_round
-from .models._llm import ChatModel, Completion, RetryPolicy, call_model, takes_notes
+from .models._call import RetryPolicy, call_model
+from .models._llm import ChatModel, Completion, takes_notes
 from .providers._errors import classify_error, is_stop_reason_overflow
 from .providers._limits import parse_token_limits
 from .tools._images import without_images

@@ -21,7 +21,8 @@ from ..engine._tracker import TokenTracker
 from ..engine._window import WindowInfo, resolve_window
 from ..engine.compaction import Summarizer, with_notebook_state
 from ._settings import Settings
-from .models._llm import ChatModel, LiteLLMModel, RetryPolicy, model_info, summarizer
+from .models._call import RetryPolicy, summarizer
+from .models._llm import ChatModel, LiteLLMModel, model_info
 from .models._resolve import compact_model, request_counter
 from .models._server_info import (
     UNKNOWN_LOCAL_WINDOW,

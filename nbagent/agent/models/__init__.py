@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from .._doors import lazy_door
 
 if TYPE_CHECKING:
+    from ._call import RetryPolicy, call_model, summarizer
     from ._counters import counter_for
     from ._discovery import FoundModel, best, discover, find_local_models, first_run_notice
     from ._embedded import LOCAL_MODEL, EmbeddedModel
@@ -28,10 +29,7 @@ if TYPE_CHECKING:
         ChatModel,
         Completion,
         LiteLLMModel,
-        RetryPolicy,
-        call_model,
         model_info,
-        summarizer,
         takes_cache_plan,
         takes_notes,
     )
@@ -44,9 +42,9 @@ if TYPE_CHECKING:
 # The names load on first use, not here: `_llm` imports the providers folder's caching
 # rules while its error reading asks `_litellm` here, so importing them here would turn
 # that into a circle between the two packages, whichever is entered first.
-_PARTS = ("._llm", "._litellm", "._resolve", "._embedded", "._counters", "._discovery",
-          "._gguf", "._gguf_files", "._local_model", "._local_runtimes", "._local_server",
-          "._server_info")
+_PARTS = ("._llm", "._call", "._litellm", "._resolve", "._embedded", "._counters",
+          "._discovery", "._gguf", "._gguf_files", "._local_model", "._local_runtimes",
+          "._local_server", "._server_info")
 
 __all__ = [
     "LOCAL_MODEL",
