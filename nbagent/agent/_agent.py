@@ -153,7 +153,7 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
             self.model.unlisten(self._status_line)
         self.model = chat_model(model, self.settings(), on_status=self._status_line)
         self._answers.model_changed()
-        self._answers.probe()
+        self._answers.probe(tentative=True)  # a server not up yet is asked again at the chat
         self.session.model_changed()
 
     def _status_line(self, text: str) -> None:

@@ -153,10 +153,12 @@ class AgentModel:
         return bool(model.api_base) and is_local_address(model.api_base or "") and \
             model_info(model.name) is None
 
-    def probe(self) -> None:
+    def probe(self, *, tentative: bool = False) -> None:
         """Ask a local server for its model's real window: once per model object, and again
         at the next chat while Ollama or LM Studio have not loaded the model yet (network
-        I/O, bounded: called at the start of a chat or a compaction, never by a getter)."""
+        I/O, bounded: called at the start of a chat or a compaction, never by a getter).
+        `tentative` (a model switch): no answer is not kept, so the first chat asks again —
+        the server may simply not be up yet."""
         model = self._agent.model
         if not isinstance(model, LiteLLMModel) or model.context_window is not None:
             return
@@ -164,7 +166,8 @@ class AgentModel:
                 self._served[1] is not None and self._served[1].until_loaded):
             return
         base = runtime_base(model.name, model.api_base)
-        self._served = (model, probe_window(base, model.name) if base else None)
+        answer = probe_window(base, model.name) if base else None
+        self._served = None if answer is None and tentative else (model, answer)
 
     def count(self, history: History, tracker: TokenTracker) -> int:
         """Tokens the next request would occupy: the model's own count of the whole request

@@ -176,6 +176,26 @@ def test_an_embedded_model_built_before_the_agent_reports_to_that_agent() -> Non
         built.on_status = heard.append  # type: ignore[misc]
 
 
+def test_an_agent_that_is_gone_stops_listening_and_a_line_no_one_hears_is_logged(
+        caplog: pytest.LogCaptureFixture) -> None:
+    import gc
+    import weakref
+
+    from nbagent.agent.models import EmbeddedModel
+
+    built = EmbeddedModel(2048, 64)
+    agents = [Agent(model=built, namespace={}, archive=False) for _ in range(3)]
+    gone = [weakref.ref(agent) for agent in agents]
+    with caplog.at_level("INFO", logger="nbagent"):
+        built.on_status("heard")  # three agents listen: none of it goes to the log
+        assert "heard" not in caplog.text
+        del agents
+        gc.collect()
+        assert [ref() for ref in gone] == [None, None, None]  # the model kept none alive
+        built.on_status("no one listens")
+    assert "no one listens" in caplog.text
+
+
 def test_an_embedded_model_already_serving_is_used_at_once_by_a_new_agent() -> None:
     from nbagent.agent.models import EmbeddedModel
 

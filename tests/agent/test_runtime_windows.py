@@ -169,6 +169,20 @@ def test_a_local_servers_window_is_known_as_soon_as_the_agent_switches_to_it() -
         assert [m.state.window_source for m in meters] == ["server: llama.cpp /props n_ctx"]
 
 
+def test_a_local_server_not_answering_at_the_switch_is_asked_again_at_the_first_chat() -> None:
+    info: Info = {"/v1/models": {"data": [{"id": "qwen", "owned_by": "llamacpp"}]},
+                  "/props": {"default_generation_settings": {"n_ctx": 8192}}}
+    stub = StubServer(info=info)  # its port bound, nothing answering yet: a server starting
+    agent = agent_on(LiteLLMModel("openai/gpt-4o-mini", api_key="sk-test"))
+    agent.use_model(LiteLLMModel("openai/qwen", api_base=stub.base_url, api_key="local"))
+    assert agent.window().source == (
+        "assumed: a local server not asked yet (asked at the first chat)")
+    with stub:  # up now
+        agent.chat("hi")
+    assert (agent.window().raw_window, agent.window().source) == (
+        8192, "server: llama.cpp /props n_ctx")
+
+
 def test_a_local_server_not_asked_yet_says_so_and_one_that_says_nothing_says_that() -> None:
     with StubServer(info={"/v1/models": {"data": [{"id": "my-model", "owned_by": "x"}]}}) \
             as stub:

@@ -6,9 +6,11 @@ waiting chat told what it waits for and for how long, and the server kept alive.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,14 @@ BUNDLED_LABEL = "SmolLM2-135M"
 STARTING = "starting the local model ({label})… {seconds:.0f} s"
 TICK_S = 1.0  # how often the waiting chat's status line is renewed
 logger = logging.getLogger("nbagent")
+
+
+def _held(callback: Callable[[str], None]) -> Callable[[], Callable[[str], None] | None]:
+    """`callback` as a listener holds it: a bound method weakly (its object may go away:
+    an agent re-made in a notebook cell), any other callable as it is."""
+    if inspect.ismethod(callback):
+        return weakref.WeakMethod(callback)
+    return lambda: callback
 
 
 class EmbeddedModel:
@@ -42,7 +52,8 @@ class EmbeddedModel:
         self.path = path  # a GGUF of the user's (NBAGENT_LOCAL_MODEL_PATH), else SmolLM2
         self.context_window: int | None = n_ctx
         self.max_output: int | None = max_tokens
-        self._listeners: list[Callable[[str], None]] = [on_status] if on_status else []
+        self._listeners: list[Callable[[], Callable[[str], None] | None]] = (
+            [_held(on_status)] if on_status else [])
         self._model: ChatModel | None = None
         self._lock = threading.Lock()
         self._loading: threading.Thread | None = None
@@ -50,9 +61,10 @@ class EmbeddedModel:
         self._failure: BaseException | None = None
 
     def listen(self, on_status: Callable[[str], None]) -> None:
-        """Send this model's status lines to `on_status` too (once, however often asked)."""
-        if on_status not in self._listeners:  # `==`: each `obj.method` is a new bound method
-            self._listeners.append(on_status)
+        """Send this model's status lines to `on_status` too (once, however often asked).
+        A bound method is held weakly: an agent that is gone stops listening by itself."""
+        if on_status not in self._live():  # `==`: each `obj.method` is a new bound method
+            self._listeners.append(_held(on_status))
 
     @property
     def on_status(self) -> Callable[[str], None]:
@@ -61,7 +73,10 @@ class EmbeddedModel:
 
     def unlisten(self, on_status: Callable[[str], None]) -> None:
         """Stop sending this model's status lines to `on_status`."""
-        self._listeners = [listener for listener in self._listeners if listener != on_status]
+        self._listeners = [held for held in self._listeners if held() not in (None, on_status)]
+
+    def _live(self) -> list[Callable[[str], None]]:
+        return [listener for listener in (held() for held in self._listeners) if listener]
 
     @property
     def label(self) -> str:
@@ -153,9 +168,10 @@ class EmbeddedModel:
                            if t.get("function", t).get("name") not in SMALL_MODEL_SKIPS])
 
     def _status(self, text: str) -> None:
-        for listener in list(self._listeners):
+        listeners = self._live()
+        for listener in listeners:
             listener(text)
-        else:
+        if not listeners:  # no one shows it: the log does
             logger.info("%s", text)
 
     def complete(self, messages: list[Message], tools: list[dict[str, Any]], *,
