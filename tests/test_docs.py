@@ -188,5 +188,5 @@ def test_every_value_kind_has_a_sample() -> None:
 def test_each_value_kind_is_what_the_listing_makes_of_its_sample(kind: ValueKind) -> None:
     entry = entry_of("sample", _value_samples()[kind.name])
     assert entry is not None and entry.rank == RANK[kind.name]
-    # what list_variables tells the model (and docs/tools.md shows) says it
-    assert kind.shows in " ".join((BUILTIN_TOOLS["list_variables"].function.__doc__ or "").split())
+    # what list_variables tells the model (and docs/tools.md shows) says it, in brief
+    assert kind.brief in " ".join((BUILTIN_TOOLS["list_variables"].function.__doc__ or "").split())

@@ -43,32 +43,39 @@ _CONTAINERS = (list, tuple, set, frozenset, dict)
 
 @dataclass(frozen=True)
 class ValueKind:
-    """One kind of value `entry_of` tells apart, and what a listing `shows` of it."""
+    """One kind of value `entry_of` tells apart: what a listing `shows` of it (the docs'
+    words), and `brief`, the same said short for the model in `list_variables`' description
+    (sent with every request, so it stays a few words)."""
 
     name: str
+    brief: str
     shows: str
 
 
 # The kinds, in the listing's order (an entry's rank is its kind's place here): the one
 # place that says what the model sees of a variable. `list_variables`' description (so
-# docs/tools.md) and docs/security.md's list are printed from `shows`.
+# docs/tools.md) is printed from `brief`, docs/security.md's table from `shows`.
 VALUE_KINDS: tuple[ValueKind, ...] = (
-    ValueKind("table", "DataFrames (pandas, polars) with shape, columns and dtypes"),
-    ValueKind("series", "Series with shape, dtype and name"),
-    ValueKind("array", "arrays (NumPy, PyTorch, JAX, ...) with package, shape and dtype"),
-    ValueKind("model", "models (scikit-learn, PyTorch, Keras, XGBoost, ...) with class"),
-    ValueKind("value", "numbers and short strings with their value, longer strings with "
+    ValueKind("table", "DataFrames with shape, columns and dtypes",
+              "DataFrames (pandas, polars) with shape, columns and dtypes"),
+    ValueKind("series", "Series with shape and dtype", "Series with shape, dtype and name"),
+    ValueKind("array", "arrays with shape and dtype",
+              "arrays (NumPy, PyTorch, JAX, ...) with package, shape and dtype"),
+    ValueKind("model", "models with class",
+              "models (scikit-learn, PyTorch, Keras, XGBoost, ...) with class"),
+    ValueKind("value", "numbers and strings with their value, containers with their size",
+              "numbers and short strings with their value, longer strings with "
               "their start, bytes and containers (list, tuple, set, dict) with their size "
               "(a dict's first keys too); secrets in text redacted, a variable whose name "
               "says it holds a secret by type only"),
-    ValueKind("object", "other objects with type"),
+    ValueKind("object", "other values with type", "other objects with type"),
 )
 RANK = {kind.name: rank for rank, kind in enumerate(VALUE_KINDS)}
 
 
 def listing_description() -> str:
     """What `list_variables` tells the model it returns, from `VALUE_KINDS`."""
-    return f"List the user's variables: {'; '.join(kind.shows for kind in VALUE_KINDS)}."
+    return f"List the user's variables: {'; '.join(kind.brief for kind in VALUE_KINDS)}."
 
 
 @dataclass(frozen=True)
