@@ -99,7 +99,8 @@ class Family:
 FAMILIES: tuple[Family, ...] = (
     Family("marked", _MARKED, named="Anthropic, Bedrock's and Vertex's Claude models",
            marks=True, route_joins_user_messages=True),
-    Family("none", _NEVER, named="Gemini, Vertex's other models and local servers",
+    Family("none", _NEVER, named="Gemini, Vertex's other models, the embedded model, Ollama "
+           "and LM Studio",
            providers=("gemini", "vertex_ai")),
     Family("keyed", _OPENAI, named="OpenAI", only_via="openai", keyed=True),
     # the rest: a stable prefix, nothing sent
