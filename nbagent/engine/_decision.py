@@ -42,7 +42,7 @@ class Decision(BaseModel):
                                description="whether the circuit breaker is open after it")
     focus: str | None = Field(
         None, description="the focus instructions a manual compaction was given "
-                          "(`compact_now(focus=...)`)")
+                          "(`agent.compact(focus=...)`)")
     summary: str | None = Field(None, description="the summary it wrote, if a model level ran")
     left_view: str | None = Field(
         None, description="one line: what left the model's view and how to get it back")
