@@ -1,8 +1,8 @@
 """The chat loop, as plain functions over an agent's configuration and its session:
 compact at the turn boundary → call the model (recovering from "prompt too long") →
 run the tools (one round: `_tool_round`) → compact mid-loop → repeat until the model
-answers without tool calls or a limit stops it. Whatever ends a turn early leaves a
-valid history.
+answers without tool calls or a limit stops it (where the window stops it:
+`_window_stops`). Whatever ends a turn early leaves a valid history.
 """
 
 from __future__ import annotations
@@ -13,11 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..engine._decision import Decision
-from ..engine._events import Retrying, Status
+from ..engine._events import Status
 from ..engine._exceptions import ModelCallError, NbagentError
 from ..engine._markers import is_images
-from ..engine._tokens import count_tools_tokens, estimate_tokens
-from ..engine._tracker import Truncation
 from ..engine.compaction import notebook_note
 from . import _texts as texts
 from ._model_side import may_cut_silently, sees_images
@@ -26,9 +24,10 @@ from ._request import CacheMemory, with_context
 from ._session import Session
 from ._settings import Settings
 from ._tool_round import Repeats, run_round
+from ._window_stops import blocked_message, drop_after_cut, front_cut, window_ran_out
 from .models._call import RetryPolicy, call_model
 from .models._llm import ChatModel, Completion, takes_notes
-from .providers._errors import classify_error, is_stop_reason_overflow
+from .providers._errors import classify_error
 from .providers._limits import parse_token_limits
 from .tools._images import without_images
 from .tools._tool import Tool
@@ -38,7 +37,6 @@ __all__ = ["INTERRUPTED", "ChatResult", "Configured", "repair_reply", "run_chat"
 
 MAX_OVERFLOW_RECOVERIES = 2
 INTERRUPTED = texts.INTERRUPTED
-NO_LIMITS: tuple[None, None] = (None, None)  # an overflow that states no numbers
 StopReason = str  # done, max_rounds, loop, timeout, blocked, overflow, handed_over
 
 
@@ -111,7 +109,7 @@ class _Turn:
         self.streamed: list[str] = []
         self.replaced = False
         self.asked_again = False  # after a server dropped the front of the prompt
-        self.notices: list[str] = []  # said with the result (`_front_cut`)
+        self.notices: list[str] = []  # said with the result (`front_cut`)
         self._on_text = on_text
 
     def status(self, text: str) -> None:
@@ -137,9 +135,9 @@ class _Turn:
         while True:
             self._note(controller.maybe_compact(session.history))
             self._add_notebook_note()
-            blocked = self._blocked()
+            blocked = blocked_message(session, self.agent.tool_schemas)
             if blocked is not None:
-                return blocked
+                return self.result("", "blocked", blocked)
             self.streamed = []
             completion = self.request(tool_choice if self.rounds == 0 else None)
             message = self.record(completion)
@@ -147,8 +145,9 @@ class _Turn:
                 continue
             calls = message.get("tool_calls") or []
             reply = str(message.get("content") or "")
-            if self._window_ran_out(completion):
-                return self._ran_out(reply)
+            if window_ran_out(session, completion):  # drop old rounds and say so
+                self._note(drop_after_cut(session))
+                return self.result(reply, "overflow", texts.RAN_OUT, truncated=True)
             if not calls:
                 return self.result(reply, truncated=completion.finish_reason == "length")
             self.rounds += 1
@@ -181,46 +180,6 @@ class _Turn:
     def _note(self, decision: Decision) -> None:
         if decision.action in ("compacted", "failed"):
             self.decisions.append(decision)
-
-    def _blocked(self) -> ChatResult | None:
-        """At the blocking limit with nothing left to shrink: stop before sending, naming
-        what fills the window (a pin, the system prompt, the tools, a tool output)."""
-        state = self.session.context_state()
-        if state.level != "blocking":
-            return None
-        history, count = self.session.history, self.session.tracker.count_text
-        preamble = history.preamble.stop
-        tools = count_tools_tokens(self.agent.tool_schemas(), count or estimate_tokens)
-        fixed = sum(history.message_tokens(i) for i in range(preamble)) + tools
-        limits = state.thresholds
-        if fixed >= limits.blocking:
-            parts = texts.fixed_parts(history.messages, preamble, tools, self.session.pins,
-                                      count or estimate_tokens, history.message_tokens)
-            return self.result("", "blocked", texts.blocked_by_fixed(
-                parts, fixed, limits.blocking, limits.window.raw_window, state.window_source))
-        largest = texts.largest_message(history.messages, preamble, history.message_tokens)
-        return self.result("", "blocked", texts.blocked_conversation(
-            state.tokens, limits.effective_window, largest, history.messages,
-            automatic=limits.auto_compact_enabled))
-
-    def _window_ran_out(self, completion: Completion) -> bool:
-        """A successful reply whose stop reason (or usage) says the window was exhausted."""
-        usage = completion.usage
-        return is_stop_reason_overflow(
-            completion.finish_reason,
-            prompt_tokens=usage.context_tokens if usage else None,
-            completion_tokens=usage.output_tokens if usage else None,
-            window=self.session.window().raw_window)
-
-    def _ran_out(self, reply: str) -> ChatResult:
-        """A reply cut because the context window ran out: drop old rounds and say so.
-        Tool calls in the cut reply are not run (their arguments may be cut too)."""
-        for call_id in self.session.history.pending_tool_calls:
-            self.session.add({"role": "tool", "tool_call_id": call_id,
-                              "content": texts.CUT_CALL})
-        self._note(self.session.controller.handle_ptl_error(  # no limit is known
-            self.session.history, NO_LIMITS))
-        return self.result(reply, "overflow", texts.RAN_OUT, truncated=True)
 
     def request(self, tool_choice: str | None) -> Completion:
         """One model request; on "prompt too long", drop the oldest rounds (L4) and retry,
@@ -262,7 +221,7 @@ class _Turn:
     def record(self, completion: Completion) -> dict[str, Any] | None:
         """Add the model's reply to the history, repaired into a valid message; None
         (nothing added) when the server read only part of the prompt and the reply is
-        to be asked again (`_front_cut`)."""
+        to be asked again (`front_cut`)."""
         session = self.session
         cut = None
         if completion.usage is not None:
@@ -271,37 +230,19 @@ class _Turn:
                                                tools=self.agent.tool_schemas(),
                                                may_cut=may_cut_silently(self.agent.model))
         session.bill(completion)
-        if cut is not None and self._front_cut(cut):
-            self.streamed = []
-            return None
+        if cut is not None:
+            notices, ask_again = front_cut(session, cut, asked_again=self.asked_again)
+            self.notices += notices
+            if ask_again:
+                self.asked_again = True
+                self.streamed = []
+                return None
         message = repair_reply(completion.message, session.history.call_ids(),
                                len(session.history))
         session.add(message)
         self.streamed = []
         session.announce_state()
         return message
-
-    def _front_cut(self, cut: Truncation) -> bool:
-        """The server answered a prompt it cut at the front (Ollama past its context
-        length: 200 OK, the usage the only sign). Keep within what it can read from now
-        on (the session's learned window), say so once a session, and ask again once,
-        after the compaction at the top of the loop; a reply to a prompt cut again is
-        kept, marked. Returns whether to ask again."""
-        session = self.session
-        session.learn_window(cut.window_bound(session.learned_window,
-                                              again=session.tracker.truncations > 1))
-        window = session.window().raw_window
-        if session.tracker.truncations == 1:
-            self.notices.append(texts.FRONT_CUT.format(read=cut.read, sent=cut.sent,
-                                                       window=window))
-        if self.asked_again:
-            self.notices.append(texts.FRONT_CUT_AGAIN.format(read=cut.read, sent=cut.sent,
-                                                             window=window))
-            return False
-        self.asked_again = True
-        # the same event as a retried stream: a display clears what streamed so far
-        session.events.emit(Retrying(1, 0.0, texts.FRONT_CUT_RETRY))
-        return True
 
     def close(self, stop: BaseException) -> None:
         """After an early end: keep what streamed, answer every open tool call."""

@@ -1,6 +1,8 @@
 """The chat loop (`nbagent.agent._loop`), driven by the scripted model at the llm seam (no
 patching): tools, streaming, retries, overflow recovery, mid-loop compaction, limits. A call
-repeated in a row is tests/agent/test_tool_round.py's; a malformed reply, test_reply.py's."""
+repeated in a row is tests/agent/test_tool_round.py's; a malformed reply, test_reply.py's;
+where the window stops a turn (blocked before sending, a reply the window cut),
+test_window_stops.py's."""
 
 from __future__ import annotations
 
@@ -327,43 +329,11 @@ def test_an_overflow_teaches_the_session_the_real_window() -> None:
     assert (state.window_source, state.thresholds.window.raw_window) == ("learned", 2048)
 
 
-def test_the_blocking_limit_stops_before_sending_with_what_to_do() -> None:
-    model = ScriptedModel([reply("never sent")])
-    agent, _ = make_agent(model, settings=Settings(max_context_tokens=2_048,
-                                                   disable_compact=True))
-    result = agent.chat("x " * 3_000)
-    assert result.stop_reason == "blocked" and model.requests == []
-    stop = result.stop_message or ""
-    assert "agent.compact()" in stop and "bigger window" in stop and "%" not in stop
-    assert "agent.undo_compaction()" in stop and "agent.configure(max_context_tokens=N)" in stop
-
-
 def test_a_reply_cut_by_the_output_cap_says_so() -> None:
     agent, _ = make_agent(ScriptedModel([reply("the columns are city, mon",
                                                finish_reason="length")]))
     result = agent.chat("list the columns")
     assert result.truncated and result.stop_reason == "done"
-
-
-def test_a_stop_reason_saying_the_window_ran_out_is_recovered_as_an_overflow() -> None:
-    agent, _ = make_agent(ScriptedModel([
-        reply("partial", finish_reason="model_context_window_exceeded")]))
-    for t in range(4):
-        agent.history.extend([{"role": "user", "content": f"old {t} " * 300},
-                              {"role": "assistant", "content": f"answer {t} " * 300}])
-    result = agent.chat("go")
-    assert result.stop_reason == "overflow" and result.truncated
-    assert [d.trigger for d in result.decisions] == ["overflow"]
-    assert "archive" in (result.stop_message or "")
-
-
-def test_a_window_smaller_than_the_system_prompt_and_tools_is_a_clear_stop() -> None:
-    model = ScriptedModel([reply("never sent")])
-    agent, _ = make_agent(model, settings=Settings(max_context_tokens=300), tools=[add],
-                          system="You are careful. " * 60)
-    result = agent.chat("hi")
-    assert result.stop_reason == "blocked" and model.requests == []
-    assert "system prompt and the tool schemas alone" in (result.stop_message or "")
 
 
 @pytest.mark.parametrize(("status", "text", "kind", "hint"), [
@@ -384,17 +354,6 @@ def test_errors_that_cannot_succeed_are_not_retried_and_say_what_to_do(
     assert hint in str(caught.value)
 
 
-def test_a_cut_reply_with_tool_calls_leaves_them_answered_and_the_session_goes_on() -> None:
-    from nbagent.testing import Step
-
-    cut = Step(tool_calls=(("add", {"a": 1, "b": 2}),),
-               finish_reason="model_context_window_exceeded")
-    agent, _ = make_agent(ScriptedModel([cut, reply("next")]), tools=[add])
-    assert agent.chat("go").stop_reason == "overflow"
-    assert tool_results(agent) == ["Not run: the reply was cut when the context window ran out."]
-    assert agent.chat("again").text == "next"
-
-
 def test_the_embedded_servers_own_failure_passes_through_once_with_its_text() -> None:
     from nbagent import LocalModelError
 
@@ -407,30 +366,3 @@ def test_the_embedded_servers_own_failure_passes_through_once_with_its_text() ->
     assert caught.value is stopped and (sleeps, len(model.requests)) == ([], 1)
     assert "provider may be down" not in str(caught.value)
     assert agent.history[-1] == {"role": "user", "content": "hi"}
-
-
-def test_a_huge_pin_is_named_as_the_cause_with_the_call_that_removes_it() -> None:
-    model = ScriptedModel([reply("never sent")])
-    agent, _ = make_agent(model, settings=Settings(max_context_tokens=2_048), tools=[add])
-    agent.pin("a short fact: churn_30d is the target")
-    agent.pin("the full data dictionary: " + "column_name means something " * 400)
-    result = agent.chat("hi")
-    stop = result.stop_message or ""
-    assert result.stop_reason == "blocked" and model.requests == []
-    assert "pin 1" in stop and "agent.unpin(1)" in stop and "%" not in stop
-    assert stop.split("tokens (", 1)[1].startswith("pin 1")  # the largest part first
-    assert stop.index("agent.unpin(1)") < stop.index("new_session(builtin_tools=False)")
-
-
-def test_a_huge_tool_output_is_named_when_compaction_cannot_shrink_the_conversation() -> None:
-    model = ScriptedModel([reply("never sent")])
-    agent, _ = make_agent(model, settings=Settings(max_context_tokens=2_048,
-                                                   disable_compact=True))
-    agent.history.extend([
-        {"role": "user", "content": "load it"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "add", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": "row " * 3_000},
-        {"role": "assistant", "content": "loaded"}])
-    stop = agent.chat("and now?").stop_message or ""
-    assert "a tool output (message 3" in stop and "agent.compact()" in stop
