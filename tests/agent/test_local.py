@@ -90,17 +90,22 @@ def test_an_unrecoverable_overflow_ends_with_the_actionable_message(server: Loca
 
 
 @real
-def test_fifteen_turns_in_a_2048_window_never_overflow_and_compact(server: LocalServer,
-                                                                   monkeypatch: pytest.MonkeyPatch
-                                                                   ) -> None:
+def test_a_long_session_in_a_2048_window_never_overflows_and_compacts_again(
+        server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NBAGENT_LOCAL_N_CTX", str(WINDOW))
     agent = agent_on(server)
     questions = ["What columns are there?", "What is the average revenue?",
                  "Which region sold most?", "Show the first rows.", "Stats of units_sold?"]
-    for turn in range(15):
+    compacted: list[Any] = []
+    # Until the second compaction, within 25 turns: when each lands depends on the model's
+    # own replies, which differ between llama.cpp builds; a fixed 15 turns missed the second
+    # by one turn on one (compacted at turn 10, then 1,792 of the 1,867 trigger at turn 14).
+    for turn in range(25):
         tool = "column_stats" if turn % 2 else "show_rows"
         agent.chat(f"Turn {turn}: {questions[turn % len(questions)]}", tool_choice=tool)
-    compacted = [d for d in agent.controller.decisions if d.action == "compacted"]
+        compacted = [d for d in agent.controller.decisions if d.action == "compacted"]
+        if len(compacted) >= 2:
+            break
     assert len(compacted) >= 2
     assert sum(m["role"] == "tool" for m in agent.history) >= 1
     assert agent.context_state().tokens < WINDOW
