@@ -15,7 +15,8 @@ import time
 
 from report import write_section
 
-from nbagent import History, Settings, TokenTracker, Usage, context_state, thresholds
+from nbagent import History, Settings, Usage, context_state, thresholds
+from nbagent.engine import TokenTracker
 
 MODEL = "bench-model"
 SIZES = (100, 1_000, 10_000, 100_000)
