@@ -6,8 +6,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from nbagent import estimate_message_tokens
+from nbagent import CompactionController, Settings, estimate_message_tokens
 from nbagent.compaction import SECTIONS
+from nbagent.events import Status
 
 SYSTEM = {"role": "system", "content": "You are a careful data analyst."}
 
@@ -93,3 +94,17 @@ def add(a: int, b: int) -> int:
         b: the second.
     """
     return a + b
+
+
+def controller(summarize: Any = None, **settings: Any) -> tuple[CompactionController, list[Any]]:
+    """A controller on an 8,192-token window (`settings` changed), and every event it sends."""
+    ctl = CompactionController(summarize=summarize, window="local/test",
+                               settings=Settings(max_context_tokens=8_192, **settings))
+    seen: list[Any] = []
+    ctl.events.subscribe(seen.append)
+    return ctl, seen
+
+
+def statuses(seen: list[Any]) -> list[str]:
+    """The status lines among `seen` events, in order."""
+    return [e.text for e in seen if isinstance(e, Status)]

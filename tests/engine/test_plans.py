@@ -3,23 +3,8 @@ will clear, and no line says it clears nothing."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from nbagent import CompactionController, History, Settings
-from nbagent.events import Status
-from tests.helpers import session
-
-
-def controller(summarize: Any = None, **settings: Any) -> tuple[CompactionController, list[Any]]:
-    ctl = CompactionController(summarize=summarize, window="local/test",
-                               settings=Settings(max_context_tokens=8_192, **settings))
-    seen: list[Any] = []
-    ctl.events.subscribe(seen.append)
-    return ctl, seen
-
-
-def statuses(seen: list[Any]) -> list[str]:
-    return [e.text for e in seen if isinstance(e, Status)]
+from nbagent import History
+from tests.helpers import controller, session, statuses
 
 
 def test_the_snip_line_counts_the_outputs_it_will_clear() -> None:

@@ -10,25 +10,13 @@ from typing import Any
 
 import pytest
 
-from nbagent import CompactionController, History, Settings
-from nbagent.events import CompactionUndone, Status
+from nbagent import History
+from nbagent.events import CompactionUndone
 from nbagent.providers import parse_token_limits
 from nbagent.testing import ScriptedSummarizer
-from tests.helpers import session, tool_round
+from tests.helpers import controller, session, statuses, tool_round
 
 NOTES = "- notes about sales_df"
-
-
-def controller(summarize: Any = None, **settings: Any) -> tuple[CompactionController, list[Any]]:
-    ctl = CompactionController(summarize=summarize, window="local/test",
-                               settings=Settings(max_context_tokens=8_192, **settings))
-    seen: list[Any] = []
-    ctl.events.subscribe(seen.append)
-    return ctl, seen
-
-
-def statuses(seen: list[Any]) -> list[str]:
-    return [e.text for e in seen if isinstance(e, Status)]
 
 
 def test_a_manual_compaction_names_each_level_and_what_it_touches_then_clears() -> None:

@@ -3,21 +3,11 @@ with how to bring them back (recall, undo); nothing when nothing changed."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from nbagent import CompactionController, History, Settings
+from nbagent import History
 from nbagent.testing import ScriptedSummarizer
-from tests.helpers import session
+from tests.helpers import controller, session
 
 NOTES = "- notes about sales_df"
-
-
-def controller(summarize: Any = None, **settings: Any) -> tuple[CompactionController, list[Any]]:
-    ctl = CompactionController(summarize=summarize, window="local/test",
-                               settings=Settings(max_context_tokens=8_192, **settings))
-    seen: list[Any] = []
-    ctl.events.subscribe(seen.append)
-    return ctl, seen
 
 
 def test_each_decision_says_what_left_the_view_and_how_to_get_it_back() -> None:
