@@ -8,17 +8,9 @@ from typing import Any
 
 from nbagent.engine import NOTE_CLEARED, is_cleared, is_note, is_plain_user, view_change
 from nbagent.engine.compaction import notebook_note, snip_old_tools
+from tests.engine.compaction.sessions import turn
 
 Messages = list[dict[str, Any]]
-
-
-def turn(n: int, state: str | None) -> Messages:
-    messages: Messages = [{"role": "user", "content": f"question {n} about sales"}]
-    if state is not None:
-        note = notebook_note([], state)
-        assert note is not None
-        messages.append(note)
-    return [*messages, {"role": "assistant", "content": f"answer {n}"}]
 
 
 def test_a_note_is_written_only_when_the_variables_changed() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from nbagent.compaction import extract_floor
+from nbagent.compaction import extract_floor, notebook_note
 from tests.helpers import SYSTEM, tool_round
 
 Messages = list[dict[str, Any]]
@@ -59,3 +59,13 @@ def data_session() -> Messages:
 
 
 FLOOR_NAMES = {"data/trial/visits.csv", "visits", "account_ref", "plan_tier", "dosage_mg"}
+
+
+def turn(n: int, state: str | None) -> Messages:
+    """A question and its answer, with a notebook note of `state` between them (if any)."""
+    messages: Messages = [{"role": "user", "content": f"question {n} about sales"}]
+    if state is not None:
+        note = notebook_note([], state)
+        assert note is not None
+        messages.append(note)
+    return [*messages, {"role": "assistant", "content": f"answer {n}"}]

@@ -14,6 +14,7 @@ from nbagent.engine import (
 )
 from nbagent.engine.compaction._common import Layout, looks_like_error, pending_start
 from nbagent.engine.compaction._render import render_transcript
+from tests.engine.compaction.sessions import turn
 from tests.helpers import SYSTEM, tool_round
 
 Messages = list[dict[str, Any]]
@@ -46,15 +47,6 @@ def test_a_pending_turn_starts_at_its_unanswered_call() -> None:
 ])
 def test_an_error_or_a_refusal_is_not_notes(text: str, error: bool) -> None:
     assert looks_like_error(text) is error
-
-
-def turn(n: int, state: str | None) -> Messages:
-    messages: Messages = [{"role": "user", "content": f"question {n} about sales"}]
-    if state is not None:
-        note = notebook_note([], state)
-        assert note is not None
-        messages.append(note)
-    return [*messages, {"role": "assistant", "content": f"answer {n}"}]
 
 
 def test_notes_start_no_round_and_are_not_the_users_messages() -> None:

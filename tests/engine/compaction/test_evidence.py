@@ -4,7 +4,6 @@ instruction a summarizer turned into a name, not a column the model's prose inve
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -13,20 +12,12 @@ from nbagent.compaction import extract_floor, full_compact, session_memory_compa
 from nbagent.engine import is_memory
 from nbagent.engine.compaction._memory_blocks import merge_blocks
 from nbagent.testing import ScriptedSummarizer, kept_floor, parse_floor
+from tests.engine.compaction.sessions import python_round
 from tests.helpers import SYSTEM, nine_sections, tool_round
 
 Messages = list[dict[str, Any]]
 KNOBS = {"tail_min_tokens": 300, "tail_max_tokens": 600, "tail_min_messages": 4}
 REAL = {"data/shop/orders.csv", "orders", "order_id", "unit_price", "ship_region"}
-
-
-def python_round(t: int, ask: str, code: str, output: str, answer: str) -> Messages:
-    call = {"id": f"py-{t}", "type": "function",
-            "function": {"name": "python", "arguments": json.dumps({"code": code})}}
-    return [{"role": "user", "content": ask},
-            {"role": "assistant", "content": None, "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": f"py-{t}", "content": output},
-            {"role": "assistant", "content": answer}]
 
 
 def shop_session(answer: str = "Loaded.") -> Messages:
