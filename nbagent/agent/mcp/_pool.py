@@ -20,6 +20,13 @@ from ._content import result_text
 from ._sdk_log import once_per_kind
 
 
+def not_started(server: str, error: Exception) -> tuple[str, bool]:
+    """What the model reads when `server` could not start for a call (an error result);
+    a start that timed out says so rather than leaving the parentheses empty."""
+    return (f"the MCP server {server!r} could not start ({str(error) or failure_text(error)}); "
+            "it will be tried again on the next call"), True
+
+
 class PoolSettings(Protocol):
     """What the pool reads from its owner each time it acts (so a change applies at once)."""
 
@@ -75,8 +82,7 @@ class ConnectionPool:
         try:
             connection = await self.connected(server)
         except ConnectionError as error:
-            return (f"the MCP server {server!r} could not start ({error}); it will be tried "
-                    "again on the next call"), True
+            return not_started(server, error)
         try:
             result = await asyncio.wait_for(connection.call(tool, arguments),
                                             self.settings.call_timeout)

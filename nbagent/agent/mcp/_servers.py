@@ -27,7 +27,7 @@ from ._catalog import Catalog, allow_configured
 from ._config import HttpServer, ServerSpec, read_mcp_config, server_spec, server_specs
 from ._loop_thread import LoopThread
 from ._oauth import SIGN_IN_TIMEOUT_S
-from ._pool import ConnectionPool
+from ._pool import ConnectionPool, not_started
 from ._tools import McpTool, make_tool, tool_names
 
 CALL_TIMEOUT_S = 60.0
@@ -189,8 +189,7 @@ class McpServers:
             try:
                 self._loop.run(self._pool.connected(server), timeout=self._start_budget())
             except (ConnectionError, TimeoutError) as error:
-                return (f"the MCP server {server!r} could not start ({error}); it will be "
-                        "tried again on the next call"), True
+                return not_started(server, error)
             verdict = self.approval.decide(self.catalog.request(server, tool, arguments))
             if not verdict.allowed:
                 return verdict.reason, True

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 
 from nbagent.agent.mcp import McpServers
+from nbagent.agent.mcp._pool import not_started
 
 MISSING = "no-such-mcp-server-xyz"
 
@@ -28,3 +29,11 @@ def test_a_server_that_cannot_start_is_remembered_said_and_answered_as_text() ->
         assert servers.describe() == [f"py (stdio: {sys.executable} -c pass): not started"]
         servers.add("gone", {"command": MISSING})  # a new server of that name: nothing kept
         assert servers.describe()[1] == f"gone (stdio: {MISSING}): not started"
+
+
+def test_a_start_that_timed_out_gives_its_reason_not_empty_parentheses() -> None:
+    # the approval path waits for the start itself: its TimeoutError has no text of its own
+    text, is_error = not_started("slow", TimeoutError())
+    assert is_error
+    assert text == ("the MCP server 'slow' could not start (it did not answer in time); "
+                    "it will be tried again on the next call")
