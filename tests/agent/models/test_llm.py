@@ -55,6 +55,21 @@ def test_no_tools_sends_no_tool_choice_and_a_stream_arrives_in_pieces(stub: Stub
     assert "".join(pieces) == "I see: hello there" and len(pieces) > 1
 
 
+def test_an_option_the_model_refuses_stops_the_request_unless_litellm_may_drop_it(
+        stub: StubServer) -> None:
+    # docs/models.md: o-series models take no temperature but 1; `drop_params` leaves it out
+    ask = [{"role": "user", "content": "hi"}]
+    refusing = LiteLLMModel("openai/o3-mini", api_base=stub.base_url, api_key="sk-test",
+                            options={"temperature": 0.2, "seed": 7})
+    with pytest.raises(Exception, match="temperature") as raised:
+        refusing.send(ask, [], on_text=None)
+    assert type(raised.value).__name__ == "UnsupportedParamsError" and not stub.requests
+    refusing.options["drop_params"] = True
+    refusing.send(ask, [], on_text=None)
+    [sent] = stub.requests
+    assert "temperature" not in sent and sent["seed"] == 7
+
+
 def test_a_cache_plan_sends_the_sessions_key_to_openai(stub: StubServer) -> None:
     messages = [{"role": "user", "content": "hi"}]
     stub_model(stub).send(messages, [], on_text=None,
