@@ -18,7 +18,8 @@ import threading
 import weakref
 from array import array
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -48,7 +49,8 @@ class RecallIndex:
         self._release = weakref.finalize(self, self.text.close)
         self.size = 0
         self._map: mmap.mmap | bytearray | None = None  # the text, searchable
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # held by one reader at a time, and to close it
+        self.closed = False
 
     def update(self, size: int) -> None:
         """Index the complete records from `covered` on (up to the file's end); what was
@@ -93,7 +95,8 @@ class RecallIndex:
         except OSError:  # the disk is full: hold the index in memory instead
             self.text.seek(0)
             held = bytearray(self.text.read(self.size)) + data
-            self.close()
+            self.close_map()
+            self._release()  # the file goes; the index stays open, in memory
             self._map, self.size = held, len(held)
             return
         self.size = self.text.tell()
@@ -106,6 +109,7 @@ class RecallIndex:
         self._map = None
 
     def close(self) -> None:
+        self.closed = True
         self.close_map()
         self._release()
 
@@ -129,24 +133,36 @@ _indexes: dict[Path, RecallIndex] = {}
 _indexes_lock = threading.Lock()
 
 
-def index_of(path: Path) -> RecallIndex:
-    """The up-to-date index of the archive at `path` (built on the first call)."""
-    status = os.stat(path)
-    identity = (status.st_dev, status.st_ino)
-    with _indexes_lock:
-        index = _indexes.get(path)
-        if (index is None or index.identity != identity or status.st_size < index.covered
-                or not index.still_there()):
-            if index is not None:
-                index.close()
-            index = RecallIndex(path, identity)
-        _indexes.pop(path, None)
-        _indexes[path] = index  # the most recently used last
-        while len(_indexes) > _KEEP:
-            _indexes.pop(next(iter(_indexes))).close()
-    with index.lock:
-        index.update(status.st_size)
-    return index
+@contextmanager
+def index_of(path: Path) -> Iterator[RecallIndex]:
+    """The up-to-date index of the archive at `path` (built on the first call), held for
+    the caller alone until the block ends."""
+    while True:
+        status = os.stat(path)
+        identity = (status.st_dev, status.st_ino)
+        dropped: list[RecallIndex] = []
+        with _indexes_lock:
+            index = _indexes.get(path)
+            if (index is None or index.closed or index.identity != identity
+                    or status.st_size < index.covered or not index.still_there()):
+                if index is not None:
+                    dropped.append(index)
+                index = RecallIndex(path, identity)
+            _indexes.pop(path, None)
+            _indexes[path] = index  # the most recently used last
+            while len(_indexes) > _KEEP:
+                dropped.append(_indexes.pop(next(iter(_indexes))))
+        # Close a dropped index under its own lock: another thread may be reading it (its
+        # memory map would vanish under the search); it finds it closed and takes a new one.
+        for old in dropped:
+            with old.lock:
+                old.close()
+        with index.lock:
+            if index.closed:  # dropped by another thread after the lookup above
+                continue
+            index.update(status.st_size)
+            yield index
+            return
 
 
 def _line_at(path: Path, offset: int) -> bytes:
@@ -164,9 +180,13 @@ def recall(source: Archive | str | Path | None, query: str = "", message: int = 
     if path is None or not path.exists():
         return "No session archive to recall from."
     try:
-        index = index_of(path.resolve())
+        with index_of(path.resolve()) as index:
+            return _answer(index, query, message, offset, limit)
     except (ArchiveError, OSError) as error:
         return f"The session archive cannot be read: {error}"
+
+
+def _answer(index: RecallIndex, query: str, message: int, offset: int, limit: int) -> str:
     total = len(index.offsets)
     if message >= 0:
         if message >= total:

@@ -4,7 +4,8 @@ read only what was appended, never the whole archive again; a replaced file is i
 and a figures message searched and shown as its text, never its base64: a slice of the PNG
 data finds nothing, and each image part shows as a short placeholder naming the figure and
 its size (issue 33 follow-up). An index's file is closed when the index is dropped or, for
-the ones the cache still keeps, when the process ends: never left unclosed to the teardown."""
+the ones the cache still keeps, when the process ends: never left unclosed to the teardown.
+An index the cache drops is closed only once no other thread is reading it."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ import io
 import json
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from nbagent.agent.archive import Archive, recall
+from nbagent.agent.archive._recall import _KEEP as KEPT
 from nbagent.agent.archive._recall import RecallIndex, index_of
 from nbagent.agent.tools import Figure, images_message
 
@@ -39,7 +42,8 @@ def test_recall_after_the_first_reads_only_what_was_appended(tmp_path: Path) -> 
         answer = recall(archive, "question 999")
         assert answer.splitlines() == ["1 archived messages match; showing 1 from 0:",
                                        "#201 user: question 999 about sales"]
-        assert index_of(archive.path.resolve()).covered == archive.path.stat().st_size
+        with index_of(archive.path.resolve()) as index:
+            assert index.covered == archive.path.stat().st_size
 
 
 def test_recall_sees_a_new_file_when_the_archive_was_replaced(tmp_path: Path) -> None:
@@ -126,3 +130,47 @@ def test_an_index_dropped_unclosed_closes_its_file(tmp_path: Path) -> None:
         del index
         gc.collect()
         assert text.closed
+
+
+def test_many_archives_recalled_from_many_threads_each_get_their_own_answer(
+        tmp_path: Path) -> None:
+    # more archives than the cache keeps open: indexes are dropped while other threads read
+    paths = []
+    for n in range(KEPT + 6):
+        with Archive(f"s{n}", tmp_path / str(n)) as archive:
+            for m in range(30):
+                archive.write_message({"role": "user", "content": f"archive {n} line {m}"})
+            paths.append(archive.path)
+    wrong: list[str] = []
+
+    def ask(start: int) -> None:
+        for turn in range(60):
+            n = (start + turn * 5) % len(paths)
+            answer = recall(paths[n], f"archive {n} line 7")
+            if not answer.startswith("1 archived messages match"):
+                wrong.append(answer)
+
+    with ThreadPoolExecutor(6) as pool:
+        list(pool.map(ask, range(6)))
+    assert wrong == []
+
+
+class FullDisk(io.BytesIO):
+    """The index's file on a disk that just filled up: reads work, writes fail."""
+
+    def write(self, data: object) -> int:
+        raise OSError(28, "No space left on device")
+
+
+def test_an_index_whose_disk_filled_up_goes_on_in_memory(tmp_path: Path) -> None:
+    with Archive("s1", tmp_path) as archive:
+        archive.write_message({"role": "user", "content": "first words"})
+        with index_of(archive.path.resolve()) as index:
+            index.text.seek(0)
+            index.text = FullDisk(index.text.read())  # what was written so far, readable
+        archive.write_message({"role": "user", "content": "second words"})
+        assert "#1 user: second words" in recall(archive, "second")
+        archive.write_message({"role": "user", "content": "third words"})
+        assert recall(archive, "words").startswith("3 archived messages match")
+        with index_of(archive.path.resolve()) as again:
+            assert again is index and isinstance(index._map, bytearray)
