@@ -31,7 +31,7 @@ from nbagent.agent.tools import _confinement
 from nbagent.agent.tools._builtin import describe_builtin_tools
 from nbagent.agent.tools._values import VALUE_KINDS
 from nbagent.compaction import describe_ladder
-from nbagent.engine import METER_LEVELS, Decision, threshold_rows
+from nbagent.engine import METER_LEVELS, Decision, Thresholds, threshold_rows
 from nbagent.engine._thresholds import THRESHOLD_COLUMNS
 
 ROOT = Path(__file__).parents[1]
@@ -130,18 +130,9 @@ THRESHOLD_CASES: tuple[tuple[str, int, int | None], ...] = (
     ("Claude Sonnet 4.5", 200_000, 64_000),
     ("a 1M-token model", 1_000_000, 64_000),
 )
-# A `THRESHOLD_COLUMNS` name as the table's header says it (else its name, `_` as a space).
-COLUMN_WORDS = {"output_reserve": "reserve", "effective_window": "effective",
-                "auto_compact": "auto-compact", "midloop": "mid-loop"}
-
-
-def column_words(column: str) -> str:
-    return COLUMN_WORDS.get(column, column.replace("_", " "))
-
-
 def describe_thresholds() -> str:
     """The header (from `THRESHOLD_COLUMNS`) and one `threshold_rows` row per case."""
-    header = ["window", "tokens", "max output", *map(column_words, THRESHOLD_COLUMNS)]
+    header = ["window", "tokens", "max output", *map(Thresholds.words, THRESHOLD_COLUMNS)]
     rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return "\n".join([*rows, *threshold_rows(THRESHOLD_CASES)])
 
@@ -151,7 +142,7 @@ def describe_meter_levels() -> str:
     rows = ["| level (a row of `METER_LEVELS`) | the meter says | starts at (a column above) |",
             "|---|---|---|"]
     rows += [f"| `{level.name}` | {level.words} | "
-             f"{column_words(level.starts_at) if level.starts_at else '0 tokens'} |"
+             f"{Thresholds.words(level.starts_at) if level.starts_at else '0 tokens'} |"
              for level in METER_LEVELS]
     return "\n".join(rows)
 

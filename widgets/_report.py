@@ -11,7 +11,7 @@ from typing import Any
 
 from IPython.display import display
 
-from nbagent import METER_LEVELS, Breakdown, Decision
+from nbagent import METER_LEVELS, Breakdown, ContextState, Decision
 from nbagent.events import CompactionStarted, Status
 
 from ._bundles import error_bundle, line, plain_line, status_bundle
@@ -22,16 +22,11 @@ from ._texts import INTERRUPTED, first_line, notebook_words
 _RAW_TAIL = re.compile(r"\s*\((\w+(?:Error|Exception)\b[^()]*(?:\([^()]*\)[^()]*)*)\)\s*$")
 
 
-_THRESHOLD_WORDS = {"midloop": "mid-loop", "auto_compact": "auto-compact"}
-
-
-def _threshold_names() -> list[str]:
+def _threshold_names(state: ContextState) -> list[str]:
     """The thresholds `%context` lists, lowest first: where each meter level starts (from
-    `METER_LEVELS`, so a new level is listed without an edit), and the mid-loop snip's,
-    which always starts below the auto-compact trigger."""
-    names = [level.starts_at for level in METER_LEVELS if level.starts_at]
-    names.insert(names.index("auto_compact"), "midloop")
-    return names
+    `METER_LEVELS`, so a new level is listed without an edit) and the mid-loop snip's."""
+    names = [level.starts_at for level in METER_LEVELS if level.starts_at] + ["midloop"]
+    return sorted(names, key=lambda name: getattr(state.thresholds, name))
 
 
 def decision_words(decision: Decision) -> str:
@@ -163,8 +158,9 @@ def show_breakdown(breakdown: Breakdown, *, cost: float, breaker: str | None = N
     paid = billing_words(billing)
     facts = [
         "thresholds: " + " · ".join(
-            f"{_THRESHOLD_WORDS.get(name, name)} {getattr(limits, name):,}"
-            + (f" ({armed})" if name == "auto_compact" else "") for name in _threshold_names()),
+            f"{limits.words(name)} {getattr(limits, name):,}"
+            + (f" ({armed})" if name == "auto_compact" else "")
+            for name in _threshold_names(state)),
         f"circuit breaker: {breaker} · {costs}" + (f" · {paid}" if paid else ""),
     ]
     note = getattr(state, "compaction_note", None)

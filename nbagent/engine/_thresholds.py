@@ -77,6 +77,17 @@ class Thresholds:
         """A size given for a 200,000-token window, scaled down to this one."""
         return round(tokens * self.scale)
 
+    @staticmethod
+    def words(field: str) -> str:
+        """A threshold field as people read it (`%context`'s thresholds line and the header
+        of docs/configuration.md's table): "auto-compact", "reserve", "warning"."""
+        return _FIELD_WORDS.get(field, field.replace("_", " "))
+
+
+# The fields whose words are not their names with "_" as a space (`Thresholds.words`)
+_FIELD_WORDS = {"output_reserve": "reserve", "effective_window": "effective",
+                "auto_compact": "auto-compact", "midloop": "mid-loop"}
+
 
 @dataclass(frozen=True)
 class ContextState:

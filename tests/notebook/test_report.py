@@ -107,4 +107,5 @@ def test_a_new_meter_level_is_listed_without_an_edit_there(
     monkeypatch.setattr("nbagent.widgets._report.METER_LEVELS", (*METER_LEVELS, extra))
     limits = state(1_000).thresholds
     assert thresholds_line().endswith(
-        f"blocking {limits.blocking:,} · effective_window {limits.effective_window:,}")
+        f"blocking {limits.blocking:,} · effective {limits.effective_window:,}")  # words of
+    # `Thresholds.words`, as the docs' table header says them
