@@ -1,6 +1,6 @@
 """The docs' generated blocks, each printed from its one table: the ladder (`LADDER`), the
-built-in tools (`BUILTIN_TOOLS`), the magics' options with their help (the `Option`
-rows of `widgets/_parse.py` and each magic's docstring, which `%chat --help` shows),
+built-in tools (`BUILTIN_TOOLS`), the magics' options with their help (each magic's
+row of `MAGIC_OPTIONS` in `widgets/_parse.py` and its docstring, which `%chat --help` shows),
 the secret shapes redaction knows (`SHAPES` in `agent/archive/_shapes.py`) with what they
 look like, what the variable listing shows of each kind of value (`VALUE_KINDS` in
 `agent/tools/_values.py`), the fields of a compaction's `Decision` with their
@@ -46,8 +46,9 @@ def _option(option: _parse.Option) -> str:
 
 
 def magic_options(name: str) -> list[_parse.Option]:
-    """The `Option` rows of magic `name` (`CHAT_OPTIONS` for `chat`), none if it has none."""
-    return list(getattr(_parse, f"{name.upper()}_OPTIONS", []))
+    """The `Option` rows of magic `name`: its row of `MAGIC_OPTIONS` (a magic without one
+    fails here, never a block without its options)."""
+    return list(_parse.MAGIC_OPTIONS[name])
 
 
 def magic_help(name: str) -> str:

@@ -16,7 +16,7 @@ import nbagent
 from nbagent import NbagentError
 
 from . import _cells_seen, _code_runs, _forms, _run
-from ._parse import CHAT_OPTIONS, COMPACT_OPTIONS, CONTEXT_OPTIONS, PIN_OPTIONS, parse_line
+from ._parse import parse_line
 from ._run import ERRORS
 from ._texts import NOTHING_TO_SEND
 
@@ -25,7 +25,10 @@ KEEP_ERRORS = 50
 
 @magics_class
 class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
-    """`%%chat`, `%chat`, `%compact`, `%context`, `%pin` and `%nbagent`."""
+    """nbagent's magics: each `@line_magic` method below is one, its docstring its `--help`
+    and its options its row of `MAGIC_OPTIONS` (`_parse`); `chat` is also the `%%chat` cell.
+    `load` registers them from this class's own table (`magics`), never a list of names.
+    """
 
     @no_var_expand
     @line_cell_magic
@@ -48,7 +51,7 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         A first line `/compact [focus]` compacts the conversation instead (the focus says
         what the summary must keep); `/context` shows what fills it.
         """
-        args = parse_line(line, CHAT_OPTIONS, magic="chat")
+        args = parse_line(line, magic="chat")
         if args.flag("help"):
             return _run.show_help(self.chat)
         text = (cell if cell is not None else args.text).strip()
@@ -89,7 +92,7 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         %compact --undo             put back the history as it was before the last one
                                     (only if nothing was added since)
         """
-        args = parse_line(line, COMPACT_OPTIONS, magic="compact")
+        args = parse_line(line, magic="compact")
         if args.flag("help"):
             return _run.show_help(self.compact)
         agent = _run.shown(nbagent.current)
@@ -119,7 +122,7 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         window (the window less the output reserve) when automatic compaction is off; so
         "free" is the meter's "left". The trigger, the effective window and the window follow.
         """
-        args = parse_line(line, CONTEXT_OPTIONS, magic="context")
+        args = parse_line(line, magic="context")
         if args.flag("help"):
             return _run.show_help(self.context)
         if args.text:
@@ -135,7 +138,7 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
 
         %pin --list shows the pins; %pin --remove N removes one. The text is kept as typed.
         """
-        args = parse_line(line, PIN_OPTIONS, magic="pin")
+        args = parse_line(line, magic="pin")
         if args.flag("help"):
             return _run.show_help(self.pin)
         agent = _run.shown(nbagent.current)
@@ -255,8 +258,11 @@ def load(shell: Any) -> None:
     if taken:
         warnings.warn("another extension already provides %%chat; use %%nbagent for nbagent",
                       NbagentWarning, stacklevel=2)
-        for name in ("compact", "context", "pin", "nbagent"):
-            shell.register_magic_function(getattr(magics, name), "line", name)
+        # every line magic the class defines, read from its own table so a new one is never
+        # left out; a line form of a cell magic (%chat) stays with the extension owning %%chat
+        for name, method in magics.magics["line"].items():
+            if name not in magics.magics["cell"]:
+                shell.register_magic_function(method, "line", name)
     else:
         shell.register_magics(magics)
         cleanup = shell.input_transformers_cleanup

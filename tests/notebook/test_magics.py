@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
+from nbagent.widgets import ChatMagics
 
 import nbagent
 from nbagent import Agent
@@ -113,15 +114,27 @@ def test_another_chat_magic_is_left_alone_with_one_warning() -> None:
     shell = InteractiveShell.instance()
     nbagent.set_current(Agent(model=ScriptedModel(), namespace={}, archive=False))  # no warm start
     saved = dict(shell.magics_manager.magics["cell"])
+    line = shell.magics_manager.magics["line"]
+    saved_line = dict(line)
+    for name in ChatMagics.magics["line"]:  # none left over from an earlier load
+        line.pop(name, None)
     shell.register_magic_function(lambda line, cell: "theirs", "cell", "chat")
     try:
         with pytest.warns(NbagentWarning, match="use %%nbagent"):
             load_ipython_extension(shell)
         assert shell.run_cell_magic("chat", "", "x") == "theirs"
         assert "nbagent" in shell.magics_manager.magics["cell"]
+        # every line magic the class defines is registered, read from its own table (a new
+        # one too); %chat's line form goes with the %%chat the other extension owns
+        ours = {name for name in ChatMagics.magics["line"]
+                if isinstance(getattr(line.get(name), "__self__", None), ChatMagics)}
+        assert ours == set(ChatMagics.magics["line"]) - {"chat"}
+        assert ours >= {"compact", "context", "pin", "nbagent"}
     finally:
         shell.magics_manager.magics["cell"].clear()
         shell.magics_manager.magics["cell"].update(saved)
+        line.clear()
+        line.update(saved_line)
         nbagent.agent._current._current = None
 
 

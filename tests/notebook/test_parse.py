@@ -1,11 +1,13 @@
 """A magic's line as typed (`widgets/_parse.py`): options only before the text, each read
 with its value (`-m NAME`, `--model=NAME`, `--resume [SESSION]`), `--` ending them, and the
-text kept verbatim. (The same through a real shell: test_typing.py.)"""
+text kept verbatim; and every magic reads its options from one table, `MAGIC_OPTIONS`.
+(The same through a real shell: test_typing.py.)"""
 
 from __future__ import annotations
 
 import pytest
-from nbagent.widgets._parse import CHAT_OPTIONS, parse_line
+from nbagent.widgets import ChatMagics
+from nbagent.widgets._parse import MAGIC_OPTIONS, parse_line
 
 
 @pytest.mark.parametrize(
@@ -22,5 +24,14 @@ from nbagent.widgets._parse import CHAT_OPTIONS, parse_line
          "flag-then-text"],
 )
 def test_options_before_the_text(line: str, options: dict[str, object], text: str) -> None:
-    parsed = parse_line(line, CHAT_OPTIONS, magic="chat")
+    parsed = parse_line(line, magic="chat")
     assert (parsed.options, parsed.text) == (options, text)
+
+
+def test_every_magic_has_its_row_of_options_and_no_row_is_left_over() -> None:
+    # a magic without a row (or a row under another name) would parse with no options and
+    # the docs' magics block would print none: both read MAGIC_OPTIONS by the magic's name
+    assert set(MAGIC_OPTIONS) == set(ChatMagics.magics["line"])
+    for magic, options in MAGIC_OPTIONS.items():
+        if options:  # a magic that reads options answers --help
+            assert parse_line("--help", magic=magic).flag("help"), magic
