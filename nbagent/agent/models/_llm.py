@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from ...engine._usage import Usage
 from ..providers._caching import CachePlan, apply_cache_plan, cache_family
-from ..providers._roles import bridged, refuses_user_after_tool
+from ..providers._roles import shaped
 from ._litellm import litellm
 from ._stream import stream_reply
 
@@ -144,8 +144,7 @@ class LiteLLMModel:
         module = litellm()
         provider = self.provider()
         sent, caching = apply_cache_plan(self.name, provider, messages, plan)
-        if refuses_user_after_tool(self.name, provider):
-            sent = bridged(sent)
+        sent = shaped(sent, self.name, provider)
         request: dict[str, Any] = {"model": self.name, "messages": sent, **caching,
                                    **self.options}
         if tools:
