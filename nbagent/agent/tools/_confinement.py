@@ -3,10 +3,11 @@ the folders the user adds (`NBAGENT_READ_ROOTS`), never a protected one wherever
 working directory is — well-known credential files and histories, dot-files and
 dot-folders under the home directory, Jupyter's runtime and config folders (server
 tokens, kernel keys), nbagent's own data folder (other sessions' archives) and the
-system's device and process folders. A root the user lists explicitly opts back in
-what lies inside it when the root itself sits in (or is) the protected place. The
-decision is made on the path's real location (links resolved); `_files` then opens
-exactly that location without following any link.
+system's device and process folders. Roots are of two kinds: implicit ones (the working
+directory) are readable with every protected place in them still refused; explicit ones
+(the user's list) opt back in what lies inside them when the root itself sits in (or is)
+the protected place. The decision is made on the path's real location (links resolved);
+`_files` then opens exactly that location without following any link.
 """
 
 from __future__ import annotations
@@ -125,8 +126,15 @@ def protections(resolved: Path) -> list[Protected]:
     return found
 
 
+def implicit_roots() -> list[Path]:
+    """The folders the file tools read without the user listing them: the working
+    directory. A protected place in one stays refused."""
+    return [Path.cwd()]
+
+
 def explicit_roots() -> list[Path]:
-    """The folders (or files) the user listed in NBAGENT_READ_ROOTS."""
+    """The folders (or files) the user listed in NBAGENT_READ_ROOTS: each opts back in
+    the protected places it sits in (see `check_readable`)."""
     from .._settings import Settings
 
     configured = Settings.from_env().read_roots or ""
@@ -135,20 +143,37 @@ def explicit_roots() -> list[Path]:
 
 def read_roots() -> list[Path]:
     """The folders the file tools may read: the working directory and NBAGENT_READ_ROOTS."""
-    return [Path.cwd(), *explicit_roots()]
+    return [*implicit_roots(), *explicit_roots()]
 
 
 def _within(path: Path, root: Path) -> bool:
     return path == root or path.is_relative_to(root)
 
 
-def check_readable(path: str, roots: Sequence[Path] | None = None) -> tuple[Path | None, str]:
+def check_readable(path: str, roots: Sequence[Path] | None = None, *,
+                   extra_implicit: Sequence[Path] = ()) -> tuple[Path | None, str]:
     """(the file's real path, "") when the file tools may read `path`, else (None, the
-    one-line reason the model is given). `roots` replaces the default roots and counts
-    as listed explicitly (it may opt protected places back in)."""
+    one-line reason the model is given). A relative `path` starts in the working directory.
+
+    Args:
+        path: the path as the model wrote it.
+        roots: the EXPLICIT roots; None: NBAGENT_READ_ROOTS (`explicit_roots()`). An
+            explicit root opts protected places back in: a protected folder it sits in (or
+            is) becomes readable below it — `~/.config/myapp` lets its dot-files be read,
+            a root inside nbagent's data folder its archives — and a credential file when
+            the file itself is listed. Given, `roots` replaces NBAGENT_READ_ROOTS *and* the
+            working directory. Never pass a folder here to mean "this one too": it would
+            drop the working directory and open what is protected inside that folder.
+        extra_implicit: more IMPLICIT roots, readable as the working directory is (which
+            `implicit_roots()` gives, unless `roots` replaces it): every protected place
+            inside them — hidden home files, credential files, Jupyter's and nbagent's
+            folders — stays refused. This is the parameter for "this folder too".
+    """
     chosen = [*explicit_roots()] if roots is None else list(roots)
     explicit = [_real(Path(root)) for root in chosen]
-    allowed = explicit if roots is not None else [_real(Path.cwd()), *explicit]
+    implicit = [_real(Path(root)) for root in
+                [*(implicit_roots() if roots is None else []), *extra_implicit]]
+    allowed = [*implicit, *explicit]
     given = Path(path).expanduser()
     try:
         resolved = (given if given.is_absolute() else Path.cwd() / given).resolve()

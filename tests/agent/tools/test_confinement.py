@@ -3,7 +3,9 @@ working directory and NBAGENT_READ_ROOTS (explicit roots replace the defaults), 
 well-known secret file, a system secret, or a file a harmless name links to; in a home
 folder no dot-file, credential, Jupyter runtime or config file, nor nbagent's own data,
 whatever the spelling of the path, unless a listed root opts a chosen folder back in;
-ordinary files with secret-sounding names are read. The `work` fixture is in conftest.py."""
+ordinary files with secret-sounding names are read. A folder added as an implicit root
+(`extra_implicit`) is read as the working directory is, opting nothing back in. The `work`
+fixture is in conftest.py."""
 
 from __future__ import annotations
 
@@ -189,3 +191,43 @@ def test_nbagent_read_roots_opts_a_chosen_hidden_folder_back_in(
     assert read_text_page(".bashrc", 0, 5).startswith("Refused:")  # only what was listed
     monkeypatch.setenv("NBAGENT_READ_ROOTS", str(home))  # listing ~ opts no dot-file in
     assert read_text_page(".bashrc", 0, 5).startswith("Refused:")
+
+
+# -- implicit and explicit roots --------------------------------------------------------------
+
+
+def test_an_extra_implicit_root_is_read_as_the_working_directory_is(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # "this folder too" (a notebook's folder, say) adds an implicit root: its ordinary files
+    # are read, every protected place in it stays refused, and the working directory stays
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "here.txt").write_text("here\n")
+    monkeypatch.chdir(elsewhere)
+    assert read_text_page(str(home / "analysis.csv"), 0, 5).startswith("Refused: ")
+    assert read_text_page(str(home / "analysis.csv"), 0, 5,
+                          extra_implicit=[home]).endswith("\na,b\n1,2")
+    assert read_text_page("here.txt", 0, 5, extra_implicit=[home]).endswith("\nhere")
+    for name in PROTECTED_IN_HOME:  # hidden home files, credentials, Jupyter's, nbagent's
+        result = read_text_page(str(home / name), 0, 5, extra_implicit=[home])
+        assert result.startswith(f"Refused: {home / name} is "), result
+        assert "is outside" not in result and "\n" not in result  # one line, no content
+    assert read_text_page(str(home / "projects" / ".env"), 0, 5, extra_implicit=[home]) \
+        .startswith(f"Refused: {home / 'projects' / '.env'} is a secret file")
+
+
+def test_an_implicit_root_in_a_protected_place_opts_nothing_in_an_explicit_one_does(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    myapp = home / ".config" / "myapp"
+    settings = str(myapp / "settings.ini")
+    refused = read_text_page(settings, 0, 5, extra_implicit=[myapp])
+    assert refused.startswith(f"Refused: {settings} is protected: it is hidden in the home")
+    assert read_text_page(settings, 0, 5, roots=[myapp]).endswith("\nmyapp-setting")
+    # `roots` replaces the working directory, not the extra implicit roots
+    (tmp_path / "here.txt").write_text("here\n")
+    assert read_text_page("here.txt", 0, 5, roots=[myapp]).startswith("Refused: here.txt is outside")
+    assert read_text_page(settings, 0, 5, roots=[tmp_path], extra_implicit=[myapp]).startswith(
+        f"Refused: {settings} is protected")
+    assert read_text_page(str(home / "analysis.csv"), 0, 5, roots=[myapp],
+                          extra_implicit=[home]).endswith("\na,b\n1,2")
