@@ -24,8 +24,21 @@ _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def notebook_path(namespace: Mapping[str, Any] | None = None) -> str | None:
-    """The path of the notebook this kernel runs, if a front end said (else None: a
-    console or a script)."""
+    """The path of the notebook this kernel runs, as a front end gave it (stripped, never
+    resolved nor joined to anything), else None: a console or a script. The first value
+    ending in `.ipynb` of:
+
+    - `JPY_SESSION_NAME`, which Jupyter Server sets when it starts the kernel. Jupyter
+      Server 2 with a front end that names the session (JupyterLab, Notebook 7) makes it
+      absolute: the kernel's starting folder, which is the notebook's, joined to the
+      notebook's name. Otherwise (an older server, a client that sends no name) it is the
+      notebook's path relative to the server's root, not to the kernel's working
+      directory (which starts in the notebook's folder). Either way it is the path when
+      the kernel started: a notebook renamed since keeps its old one here.
+    - VS Code's `__vsc_ipynb_file__` in the namespace: the notebook file's absolute path.
+    - `__session__` in the namespace: ipykernel's copy of `JPY_SESSION_NAME`, relative or
+      absolute as that was.
+    """
     candidates = [os.environ.get("JPY_SESSION_NAME")]
     if namespace is not None:
         candidates += [namespace.get("__vsc_ipynb_file__"), namespace.get("__session__")]
