@@ -23,7 +23,11 @@ def no_archive() -> Archive | None:
 
 @dataclass
 class ToolContext:
-    """What the built-in tools work on.
+    """What the built-in tools work on. A new field gets a default (a context is made
+    from the namespace alone), its line below (tests/agent/tools/test_context.py checks)
+    and its value in `notebook_tools`; a folder the file tools should read too goes to
+    `read_text_page` as `extra_implicit`, never as `roots` (explicit roots opt protected
+    places back in: docs/architecture.md, "A new ToolContext field").
 
     Args:
         namespace: the notebook's variables (the user's namespace, never a copy).
