@@ -19,6 +19,8 @@ def tokens(messages: Sequence[Mapping[str, Any]]) -> int:
 
 
 def nine_sections(note: str = "notes") -> str:
+    """A valid full summary: every `SECTIONS` title (nine today, hence the name; it follows
+    the table) under its numbered heading, each saying `note` and its title."""
     return "\n\n".join(
         f"## {n}. {title}\n{note} for {title.lower()}" for n, title in enumerate(SECTIONS, 1)
     )

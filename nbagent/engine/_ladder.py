@@ -52,6 +52,7 @@ from .compaction import (
 )
 from .compaction._floor_only import floor_only
 from .compaction._ptl import TokenLimits
+from .compaction._summary import sections_in_words
 
 Message = dict[str, Any]
 Runs = Literal["always", "with_model", "without_model"]
@@ -229,7 +230,7 @@ LADDER: tuple[Rung, ...] = (
          "old rounds → the incremental session memory; the recent tail verbatim",
          plan_memory, runs="with_model", needed_over="target", folds=_memory_folds),
     Rung("L3 summary", full_compact, _summary,
-         "everything → one nine-section summary (when L2 could not run)",
+         f"everything → one {sections_in_words()}-section summary (when L2 could not run)",
          plan_summary, runs="with_model", fallback=True, folds=_summary_folds),
     Rung("L3 floor", floor_only, _tail,
          "no model: old rounds → the deterministic floor (user messages, names, results)",

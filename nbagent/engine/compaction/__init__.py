@@ -2,7 +2,7 @@
 
     snip_old_tools          L1  old tool results → a placeholder with a digest of them
     session_memory_compact  L2  old rounds → incremental session memory + recent tail
-    full_compact            L3  everything → one nine-section summary
+    full_compact            L3  everything → one summary, a section per `SECTIONS` title
     ptl_fallback            L4  after "prompt too long": drop the oldest whole rounds
     context_collapse        L5  cut large tool results to head + marker (a utility)
 
@@ -26,7 +26,13 @@ from ._memory_blocks import validate_notes
 from ._placement import notebook_note, notebook_state_of, pins_of, with_notebook_state, with_pins
 from ._ptl import ptl_fallback
 from ._snip import snip_old_tools
-from ._summary import SECTIONS, full_compact, parse_sections, validate_summary
+from ._summary import (
+    SECTIONS,
+    full_compact,
+    is_summary_request,
+    parse_sections,
+    validate_summary,
+)
 
 __all__ = [
     "SECTIONS",
@@ -38,6 +44,7 @@ __all__ = [
     "extract_floor",
     "floor_budget",
     "full_compact",
+    "is_summary_request",
     "notebook_note",
     "notebook_state_of",
     "parse_sections",

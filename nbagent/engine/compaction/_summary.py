@@ -1,4 +1,8 @@
-"""L3: fold the whole conversation into one nine-section summary.
+"""L3: fold the whole conversation into one summary, a section per `SECTIONS` title.
+
+`SECTIONS` is the one table of the sections: the prompt lists them (and counts them,
+`sections_in_words`), `parse_sections` and `validate_summary` read them, and
+`is_summary_request` tells a fake summarizer this prompt from the session memory's.
 
 The summarizer's reply is validated (every section present and non-empty, not
 an error message) and retried once; the deterministic floor (bounded) is merged
@@ -41,7 +45,7 @@ from ._floor import (
 from ._floor_render import render_floor_parts
 from ._render import RESULT_CHARS, render_message
 
-SECTIONS = (
+SECTIONS = (  # in the order asked; a new one goes at the end (see docs/architecture.md)
     "Primary Request and Intent",
     "Key Technical Concepts",
     "Files and Code Sections",
@@ -59,7 +63,9 @@ SUMMARY_SYSTEM = (
     "alone, so keep every detail it needs: exact names, numbers, paths and decisions."
 )
 
-_INSTRUCTIONS = """Summarize the conversation below. Reply with exactly these nine sections, \
+_LEAD = "Summarize the conversation below."  # how the full summary's prompt begins
+
+_INSTRUCTIONS = _LEAD + """ Reply with exactly these {count} sections, \
 each under a markdown heading with its number and title, in this order:
 
 {headings}
@@ -74,13 +80,43 @@ _HEADING = re.compile(
 _OMITTED = "[... {count:,} earlier messages omitted to fit the summarizer's window ...]"
 
 
-_RETRY = ("That reply is not usable: {problems}. Write it again with all nine sections, each "
-          "under its own heading.")
+_RETRY = ("That reply is not usable: {problems}. Write it again with all {count} sections, "
+          "each under its own heading.")
+_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+          "eleven", "twelve")
+
+# the floor's part (a `render_floor_parts` key) each section gets under the model's words
+_FLOOR_PARTS = {
+    "Primary Request and Intent": "focus",
+    "All user messages": "users",
+    "Files and Code Sections": "names",
+    "Errors and fixes": "errors",
+    "Problem Solving": "results",
+}
+# the sections where the first and the latest user request stand in for a "None."
+_FIRST_REQUEST, _LATEST_REQUEST = "Primary Request and Intent", "Current Work"
+
+
+def sections_in_words() -> str:
+    """How many `SECTIONS` there are, as the prompt says it ("nine"; digits past twelve)."""
+    count = len(SECTIONS)
+    return _WORDS[count] if count < len(_WORDS) else str(count)
+
+
+def is_summary_request(request: str | Sequence[Message]) -> bool:
+    """Whether `request` asks for the full summary in `SECTIONS` (`full_compact`'s prompt)
+    rather than the session memory's notes: the prompt's text, or a summarizer's request
+    (its first user message is the prompt, also when the request is the retry). For a fake
+    summarizer that answers both (the offline analyst, the benches), so it follows the
+    prompt's wording instead of quoting it."""
+    if not isinstance(request, str):
+        request = next((str(m.get("content") or "") for m in request if m["role"] == "user"), "")
+    return request.startswith(_LEAD)
 
 
 def summary_prompt(transcript: str, focus: str | None) -> list[Message]:
     headings = "\n".join(f"## {n}. {title}" for n, title in enumerate(SECTIONS, 1))
-    text = _INSTRUCTIONS.format(headings=headings)
+    text = _INSTRUCTIONS.format(count=sections_in_words(), headings=headings)
     if focus:
         text += f"\n\nThe user asked this summary to focus on: {focus}"
     text += f"\n\n<conversation>\n{transcript}\n</conversation>"
@@ -136,20 +172,14 @@ def says_nothing(body: str) -> bool:
 
 def _with_floor(sections: dict[str, str], floor: dict[str, str], first: str | None,
                 latest: str | None) -> str:
-    """The nine sections with the floor merged in: the parts the floor has for a section
-    are added to it, and a section that says nothing while the floor has content for it
-    is filled from the floor instead (a weak summarizer's "None." never hides them)."""
-    additions = {
-        "Primary Request and Intent": floor.get("focus"),
-        "All user messages": floor.get("users"),
-        "Files and Code Sections": floor.get("names"),
-        "Errors and fixes": floor.get("errors"),
-        "Problem Solving": floor.get("results"),
-    }
+    """Every section with the floor merged in: the parts the floor has for a section
+    (`_FLOOR_PARTS`) are added to it, and a section that says nothing while the floor has
+    content for it is filled from the floor instead (a weak summarizer's "None." never
+    hides them)."""
+    additions = {title: floor.get(part) for title, part in _FLOOR_PARTS.items()}
     stand_ins = {
-        "Primary Request and Intent": f"The first request: {shorten_user_message(first)}"
-        if first else None,
-        "Current Work": f"The latest request: {shorten_user_message(latest)}"
+        _FIRST_REQUEST: f"The first request: {shorten_user_message(first)}" if first else None,
+        _LATEST_REQUEST: f"The latest request: {shorten_user_message(latest)}"
         if latest else None,
     }
     parts = [SUMMARY_HEADER]
@@ -207,7 +237,7 @@ def full_compact(
     counts: Sequence[int] | None = None,
     max_calls: int | None = None,
 ) -> LevelResult:
-    """Replace everything after the system prompt with one nine-section summary.
+    """Replace everything after the system prompt with one summary in `SECTIONS`.
 
     Args:
         summarize: the model seam; called once, and once more if the reply is invalid
@@ -243,7 +273,8 @@ def full_compact(
         budget = max(256, int(max_input_tokens * 0.75) - overhead)
     transcript = _fit_transcript(span, [counts[i] for i in indexes], budget)
     request = summary_prompt(transcript, focus)
-    reply, calls, cost, problems = ask_within(summarize, request, validate_summary, _RETRY,
+    retry = _RETRY.format(count=sections_in_words(), problems="{problems}")  # `ask` fills it
+    reply, calls, cost, problems = ask_within(summarize, request, validate_summary, retry,
                                               max_calls)
     times = "twice" if calls > 1 else "(asked once)"
     if problems and not floor_fallback:

@@ -1,8 +1,11 @@
-"""L3 (`full_compact`): one nine-section summary with the floor under it, the latest user
-message kept; an invalid summary retried once, then the floor; sections parsed from
-common heading styles; an over-long transcript keeps its first request and recent part."""
+"""L3 (`full_compact`): one summary, a section per `SECTIONS` title, with the floor under it,
+the latest user message kept; an invalid summary retried once, then the floor; sections parsed
+from common heading styles; an over-long transcript keeps its first request and recent part;
+the prompt counts the sections from the table, and its request is told from the memory's."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -10,6 +13,7 @@ from nbagent import CompactionFailed
 from nbagent.compaction import (
     SECTIONS,
     full_compact,
+    is_summary_request,
     parse_sections,
     session_memory_compact,
     validate_summary,
@@ -17,6 +21,9 @@ from nbagent.compaction import (
 from nbagent.engine import (
     SUMMARY_HEADER,
 )
+from nbagent.engine.compaction import _summary
+from nbagent.engine.compaction._floor import extract_floor
+from nbagent.engine.compaction._floor_render import render_floor_parts
 from nbagent.engine.compaction._summary import says_nothing
 from nbagent.testing import ScriptedSummarizer, parse_floor
 from tests.engine.compaction.sessions import (
@@ -27,7 +34,7 @@ from tests.engine.compaction.sessions import (
 from tests.helpers import SYSTEM, nine_sections, session, tool_round
 
 
-def test_full_compact_writes_nine_sections_and_keeps_the_latest_user_message() -> None:
+def test_full_compact_writes_every_section_and_keeps_the_latest_user_message() -> None:
     messages = session(6) + [{"role": "user", "content": "Now plot col_5 by region."}]
     summarize = ScriptedSummarizer([nine_sections()])
     compacted = full_compact(messages, summarize)
@@ -107,3 +114,42 @@ def test_a_summary_after_memory_keeps_the_memory_floor() -> None:
     ("No missing values in revenue.", False), ("Fixed the KeyError.", False)])
 def test_what_counts_as_saying_nothing(body: str, nothing: bool) -> None:
     assert says_nothing(body) is nothing
+
+
+def test_the_full_summary_request_is_told_from_the_memory_request() -> None:
+    summarize = ScriptedSummarizer(["no sections", nine_sections()], default="- notes")
+    full_compact(session(4), summarize, focus="keep the column names")
+    asked, retried = summarize.requests[:2]
+    assert is_summary_request(asked) and is_summary_request(retried)  # the retry too
+    assert is_summary_request(str(asked[-1]["content"]))  # the prompt's text alone
+    assert not is_summary_request(str(retried[-1]["content"]))  # the retry's words alone
+    session_memory_compact(data_session(), summarize, **KNOBS)
+    assert not is_summary_request(summarize.requests[-1])
+    assert not is_summary_request(str(summarize.requests[-1][-1]["content"]))
+    assert not is_summary_request([{"role": "user", "content": "Summarize sales_df please."}])
+
+
+@pytest.mark.parametrize(("count", "word"), [(9, "nine"), (10, "ten"), (13, "13")])
+def test_the_prompt_counts_the_sections_of_the_table(
+        monkeypatch: pytest.MonkeyPatch, count: int, word: str) -> None:
+    titles = (*SECTIONS, "Data sources", "Open questions", "Charts", "Models")[:count]
+    monkeypatch.setattr(_summary, "SECTIONS", titles)
+    summarize = ScriptedSummarizer(["no sections", "still none"])
+    full_compact(session(4), summarize)
+    asked, retried = (str(request[-1]["content"]) for request in summarize.requests)
+    assert f"Reply with exactly these {word} sections" in asked
+    assert f"## {count}. {titles[-1]}" in asked and is_summary_request(asked)
+    assert f"Write it again with all {word} sections" in retried
+
+
+def test_the_floor_the_stand_ins_and_the_prompt_name_sections_that_exist() -> None:
+    """`_with_floor` and the prompt's instructions name sections by title: renaming one in
+    `SECTIONS` fails here instead of silently dropping the floor's part for it."""
+    assert set(_summary._FLOOR_PARTS) <= set(SECTIONS)
+    quoted = re.findall(r'"([A-Za-z ]+)" lists', _summary._INSTRUCTIONS)  # the prompt's words
+    assert quoted and set(quoted) <= set(SECTIONS)
+    assert {_summary._FIRST_REQUEST, _summary._LATEST_REQUEST} <= set(SECTIONS)
+    messages = [*data_session()[:-2], {"role": "tool", "tool_call_id": "call-11",
+                                       "content": "Result: mean dose_mg is 41.5"}]
+    parts = render_floor_parts(extract_floor(messages), 4_000, focus="the dose")
+    assert set(_summary._FLOOR_PARTS.values()) <= set(parts)  # each part the floor writes
