@@ -407,20 +407,20 @@ _NAMES = re.compile(r"\b(?:sales|customers|orders\.csv|monthly_\d+|region|revenu
 
 def summarize_prompt(prompt: str) -> str:
     """The stub's summarizer: notes naming the asks and names of the folded part."""
-    from nbagent.compaction import SECTIONS
+    from nbagent.compaction import SECTIONS, is_summary_request
 
     conversation = prompt.split("<conversation>")[-1]
     asks = [f"- the user asked: {a[:160]}" for a in _ASK.findall(conversation)][-12:]
     names = sorted(set(_NAMES.findall(conversation)))
     notes = "\n".join([*asks, f"- names in play: {', '.join(names) or 'none'}",
                        "- results: revenue leads in the regions reported; returns pending"])
-    if "nine sections" not in prompt:
+    if not is_summary_request(prompt):
         return notes
-    body = dict.fromkeys(SECTIONS, "None.")
-    body["Primary Request and Intent"] = "Analyse sales and customers in the notebook."
-    body["All user messages"] = "\n".join(asks) or "None."
-    body["Current Work"] = notes
-    return "\n\n".join(f"## {n}. {title}\n{body[title]}" for n, title in enumerate(SECTIONS, 1))
+    body = {"Primary Request and Intent": "Analyse sales and customers in the notebook.",
+            "All user messages": "\n".join(asks) or "None.", "Current Work": notes}
+    assert set(body) <= set(SECTIONS), f"not a section: {set(body) - set(SECTIONS)}"
+    return "\n\n".join(f"## {n}. {title}\n{body.get(title, 'None.')}"
+                         for n, title in enumerate(SECTIONS, 1))
 
 
 # -- the real path and the controller replay of the same session ---------------------------------

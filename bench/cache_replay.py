@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from nbagent import CompactionController, History, Settings, thresholds
-from nbagent.compaction import SECTIONS
+from nbagent.compaction import SECTIONS, is_summary_request
 from nbagent.engine._output import cap_output, output_cap
 from nbagent.engine._questions import Standalone
 
@@ -107,19 +107,20 @@ _ASK = re.compile(r"^\[user\]\n(.+)$", re.MULTILINE)
 def summarize(messages: list[dict[str, Any]]) -> str:
     """A deterministic summarizer: one note per tool call and every user ask, verbatim.
 
-    Writes nine sections when asked for a full summary, plain notes otherwise.
+    Writes every section when asked for a full summary, plain notes otherwise.
     """
     prompt = str(messages[-1]["content"])
     conversation = prompt.split("<conversation>")[-1]
     notes = [f"- turn {t}: ran {tool} on target-{t}" for tool, t in _CALL.findall(conversation)]
     asks = [f"- user: {a}" for a in _ASK.findall(conversation)]
-    if "nine sections" not in prompt:
+    if not is_summary_request(prompt):
         return "\n".join(asks + notes) or "- nothing new"
-    body = {title: "None." for title in SECTIONS}
-    body["Primary Request and Intent"] = FIRST_REQUEST
-    body["All user messages"] = "\n".join(asks) or "None."
-    body["Current Work"] = "\n".join(notes[-20:]) or "None."
-    return "\n\n".join(f"## {n}. {title}\n{body[title]}" for n, title in enumerate(SECTIONS, 1))
+    body = {"Primary Request and Intent": FIRST_REQUEST,
+            "All user messages": "\n".join(asks) or "None.",
+            "Current Work": "\n".join(notes[-20:]) or "None."}
+    assert set(body) <= set(SECTIONS), f"not a section: {set(body) - set(SECTIONS)}"
+    return "\n\n".join(f"## {n}. {title}\n{body.get(title, 'None.')}"
+                         for n, title in enumerate(SECTIONS, 1))
 
 
 @dataclass

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ...engine import compaction
 from ...engine._markers import is_plain_user
 from ...engine._usage import Usage
 from ...engine.compaction import SummaryReply
@@ -203,16 +204,18 @@ class ScriptedModel:
         assert not self.steps, f"{len(self.steps)} scripted steps were never used"
 
 
+# the sections the offline analyst writes its notes under (by title; the rest say "None.")
+OFFLINE_NOTED = ("Primary Request and Intent", "All user messages", "Current Work")
+
+
 def _offline_summary(prompt: str) -> str:
     asks = [line.strip() for line in prompt.split("<conversation>")[-1].splitlines()
             if line and not line.startswith("[") and "?" in line][-10:]
     notes = "\n".join(f"- {ask}" for ask in asks) or "- (no questions yet)"
-    if "nine sections" not in prompt:
+    if not compaction.is_summary_request(prompt):
         return notes
-    from ...engine.compaction import SECTIONS
-
-    return "\n\n".join(f"## {n}. {title}\n{notes if n in (1, 6, 8) else 'None.'}"
-                       for n, title in enumerate(SECTIONS, 1))
+    return "\n\n".join(f"## {n}. {title}\n{notes if title in OFFLINE_NOTED else 'None.'}"
+                       for n, title in enumerate(compaction.SECTIONS, 1))
 
 
 def offline_analyst(name: str = "offline/analyst") -> ScriptedModel:

@@ -7,18 +7,29 @@ provider's."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from nbagent import Usage
+from nbagent.agent.models._scripted import OFFLINE_NOTED
+from nbagent.compaction import (
+    SECTIONS,
+    full_compact,
+    parse_sections,
+    session_memory_compact,
+    validate_summary,
+)
 from nbagent.testing import (
     ScriptedModel,
     ScriptedSummarizer,
     calls,
+    offline_analyst,
     provider_error,
     reply,
 )
+from tests.helpers import SYSTEM, tool_round
 
 ASK = [{"role": "user", "content": "what do I have?"}]
 
@@ -73,3 +84,48 @@ def test_the_summarizer_replays_text_or_a_function_and_records_each_request() ->
         summarize(ASK)
     quiet = ScriptedSummarizer(default="s", record=False)
     assert quiet(ASK) == "s" and quiet.requests == []
+
+
+def _offline_summarizer() -> Callable[[list[dict[str, Any]]], str]:
+    """The offline analyst asked as the agent asks its model for a summary."""
+    model = offline_analyst()
+    return lambda messages: str(model.complete(messages, [], on_text=None).message["content"])
+
+
+def _asked(n: int) -> list[dict[str, Any]]:
+    return [SYSTEM, *(m for t in range(n) for m in tool_round(t, question=f"What is col_{t}?")),
+            {"role": "user", "content": "And the total?"}]
+
+
+def test_the_offline_analyst_writes_a_valid_summary_its_notes_under_their_titles() -> None:
+    compacted = full_compact(_asked(6), _offline_summarizer())
+    assert compacted.changed and not compacted.degraded and compacted.summary_calls == 1
+    assert compacted.summary is not None and not validate_summary(compacted.summary)
+    sections = parse_sections(compacted.summary)
+    assert set(OFFLINE_NOTED) <= set(SECTIONS)  # a renamed title fails here, not silently
+    assert all("- What is col_5?" in sections[title] for title in OFFLINE_NOTED)
+    notes = session_memory_compact(_asked(6), _offline_summarizer(), tail_min_tokens=10,
+                                   tail_max_tokens=40, tail_min_messages=1)
+    assert notes.changed and not notes.degraded  # the memory's request gets notes, not sections
+
+
+@pytest.mark.parametrize("at", [9, 1], ids=["appended", "inserted"])
+def test_the_offline_analyst_follows_a_changed_section_table(
+        monkeypatch: pytest.MonkeyPatch, at: int) -> None:
+    """A tenth section changes the prompt's words ("ten sections"): the analyst still
+    recognises the request and fills its sections by title wherever the new one sits."""
+    import nbagent.compaction as public
+    from nbagent.engine import compaction
+    from nbagent.engine.compaction import _summary
+
+    ten = (*SECTIONS[:at], "Data sources", *SECTIONS[at:])
+    for module in (_summary, compaction, public):
+        monkeypatch.setattr(module, "SECTIONS", ten)
+    summarize = ScriptedSummarizer(default=_offline_summarizer())
+    compacted = full_compact(_asked(6), summarize)
+    assert "Reply with exactly these ten sections" in summarize.last_prompt()
+    assert compacted.changed and not compacted.degraded and compacted.summary_calls == 1
+    assert compacted.summary is not None and not validate_summary(compacted.summary)
+    sections = parse_sections(compacted.summary)
+    assert list(sections) == list(ten) and sections["Data sources"] == "None."
+    assert all("- What is col_5?" in sections[title] for title in OFFLINE_NOTED)
