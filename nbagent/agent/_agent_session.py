@@ -95,5 +95,6 @@ class AgentSessionMixin:
 
     def billing(self) -> Billing:
         """What this session's chat requests were billed so far: input, cache reads and
-        writes, output, and their cost at litellm's prices (`cache_read_share`)."""
+        writes, output, and their cost at litellm's prices or the model's own
+        (`cache_read_share`)."""
         return self.session.billing

@@ -1,6 +1,7 @@
 """`Billing`: what a chat session's model requests were billed, by kind of token — input
 at the full rate, cache reads and cache writes at their own rates, output — and what that
-cost (litellm's prices). The loop adds every chat request's usage to the session's own record.
+cost (litellm's prices, or the model's own: `LiteLLMModel.prices`). The loop adds every chat
+request's usage to the session's own record.
 """
 
 from __future__ import annotations

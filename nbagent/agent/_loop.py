@@ -45,8 +45,8 @@ class ChatResult:
     """How one chat ended: the final text, and, when a limit stopped it, why.
 
     `truncated`: the reply hit the model's output cap and was cut. `cost`: what this
-    turn's model requests cost (litellm's prices). `replaced`: the chat re-ran an
-    exchange (a notebook cell) and replaced what it had said before.
+    turn's model requests cost (litellm's prices, or the model's own). `replaced`: the chat
+    re-ran an exchange (a notebook cell) and replaced what it had said before.
     """
 
     text: str

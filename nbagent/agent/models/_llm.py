@@ -167,26 +167,46 @@ class LiteLLMModel:
         return Completion(
             message=_assistant_message(choice.message),
             usage=Usage.from_response(usage) if usage is not None else None,
-            cost=cost_of(response),
+            cost=cost_of(response, self.prices()),
             finish_reason=getattr(choice, "finish_reason", None),
             input_cost=self._input_cost(usage),
         )
+
+    def prices(self) -> dict[str, float] | None:
+        """The prices per token given in `options` (litellm's `input_cost_per_token`,
+        `output_cost_per_token`) for a model its price map lacks or prices otherwise, or
+        None to use the map."""
+        given = {key: float(self.options[key]) for key in PRICE_OPTIONS if key in self.options}
+        return given or None
 
     def _input_cost(self, usage: Any) -> float | None:
         """The prompt side of the cost (input, cache reads and writes, each at its rate)."""
         if usage is None:
             return None
+        prices = self.prices()
         try:
-            prompt, _ = litellm().cost_per_token(model=self.name, usage_object=usage)
+            if prices is None:
+                prompt, _ = litellm().cost_per_token(model=self.name, usage_object=usage)
+            else:  # litellm prices a usage object by its map only: given prices, by count
+                prompt, _ = litellm().cost_per_token(
+                    model=self.name, prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                    custom_cost_per_token=prices)
         except Exception:  # unpriced models (local servers, proxies) raise
             return None
         return float(prompt) if prompt > 0 else None
 
 
-def cost_of(response: Any) -> float | None:
-    """The response's cost in USD from litellm's price map, or None when unknown."""
+# litellm's own options for a price per token: it takes them with a request (and sends
+# neither to the provider); its cost functions read them only when handed them
+PRICE_OPTIONS = ("input_cost_per_token", "output_cost_per_token")
+
+
+def cost_of(response: Any, prices: Mapping[str, float] | None = None) -> float | None:
+    """The response's cost in USD, from `prices` per token when given, else litellm's price
+    map; None when unknown."""
     try:
-        cost = float(litellm().completion_cost(completion_response=response))
+        cost = float(litellm().completion_cost(completion_response=response,
+                                               custom_cost_per_token=prices))
     except Exception:  # unpriced models (local servers, proxies) raise
         return None
     return cost if cost > 0 else None

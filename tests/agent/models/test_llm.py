@@ -6,10 +6,11 @@ plan and which take notes. Calling a model with retries is tests/agent/models/te
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from nbagent import LiteLLMModel
+from nbagent import Agent, LiteLLMModel
 from nbagent.agent.models import takes_notes
 from nbagent.agent.providers import CachePlan
 from nbagent.testing import ScriptedModel
@@ -68,6 +69,42 @@ def test_an_option_the_model_refuses_stops_the_request_unless_litellm_may_drop_i
     refusing.send(ask, [], on_text=None)
     [sent] = stub.requests
     assert "temperature" not in sent and sent["seed"] == 7
+
+
+@pytest.mark.parametrize("on_text", [None, lambda text: None], ids=["whole", "streamed"])
+def test_prices_given_in_the_options_price_a_model_litellm_does_not_know(
+        stub: StubServer, on_text: Any) -> None:
+    ask = [{"role": "user", "content": "hi"}]
+    unknown = LiteLLMModel("openai/our-finetune", api_base=stub.base_url, api_key="sk-test")
+    assert unknown.send(ask, [], on_text=on_text).cost is None  # not in litellm's map
+    priced = LiteLLMModel("openai/our-finetune", api_base=stub.base_url, api_key="sk-test",
+                          options={"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6})
+    done = priced.send(ask, [], on_text=on_text)
+    assert done.usage is not None
+    inputs, outputs = done.usage.input_tokens, done.usage.output_tokens
+    assert done.cost == pytest.approx(inputs * 1e-6 + outputs * 2e-6)
+    assert done.input_cost == pytest.approx(inputs * 1e-6)
+    assert not {"input_cost_per_token", "output_cost_per_token"} & set(stub.requests[-1])
+
+
+def test_prices_given_in_the_options_replace_litellms_for_a_model_it_knows(
+        stub: StubServer) -> None:
+    ask = [{"role": "user", "content": "hi"}]
+    mapped = stub_model(stub).send(ask, [], on_text=None).cost
+    ours = LiteLLMModel("openai/gpt-4o-mini", api_base=stub.base_url, api_key="sk-test",
+                        options={"input_cost_per_token": 1e-3, "output_cost_per_token": 1e-3})
+    done = ours.send(ask, [], on_text=None)
+    assert done.usage is not None and mapped is not None
+    assert done.cost == pytest.approx(1e-3 * (done.usage.input_tokens + done.usage.output_tokens))
+    assert done.cost > 100 * mapped
+
+
+def test_a_session_adds_up_the_prices_its_model_was_given(stub: StubServer) -> None:
+    model = LiteLLMModel("openai/our-finetune", api_base=stub.base_url, api_key="sk-test",
+                         options={"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6})
+    agent = Agent(model=model, builtin_tools=False, namespace={})
+    agent.chat("hello there")
+    assert agent.cost > 0 and agent.billing().cost == pytest.approx(agent.cost)
 
 
 def test_a_cache_plan_sends_the_sessions_key_to_openai(stub: StubServer) -> None:
