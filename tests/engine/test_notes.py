@@ -44,7 +44,7 @@ def test_l1_clears_superseded_notes_and_keeps_the_latest() -> None:
 def test_no_summarizer_is_shown_a_note() -> None:
     """The memory and the summary say what happened; the kernel's state then is stale by
     the time they are read (the live one comes as a new note)."""
-    from nbagent.engine.compaction import full_compact, session_memory_compact
+    from nbagent.engine.compaction import full_compact, is_summary_request, session_memory_compact
     from tests.helpers import nine_sections
 
     history = [{"role": "system", "content": "s"}]
@@ -54,7 +54,7 @@ def test_no_summarizer_is_shown_a_note() -> None:
 
     def summarize(messages: Messages) -> str:
         seen.append(str(messages))
-        return nine_sections("brief") if "nine" in str(messages) else "- notes"
+        return nine_sections("brief") if is_summary_request(messages) else "- notes"
 
     assert full_compact(history, summarize).changed
     assert session_memory_compact(history, summarize, tail_min_tokens=10,
