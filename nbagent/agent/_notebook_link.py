@@ -48,10 +48,19 @@ def notebook_path(namespace: Mapping[str, Any] | None = None) -> str | None:
     return None
 
 
+# A relative notebook path (an older Jupyter Server's) is keyed from the folder the kernel
+# was in when nbagent was imported, not the working directory of the moment: a notebook
+# whose code changes directory must keep finding its conversation.
+try:
+    _STARTED_IN = Path.cwd()
+except OSError:  # the folder was deleted: absolute paths still key as they are
+    _STARTED_IN = Path.home()
+
+
 def notebook_key(path: str) -> str:
     """A file name for the notebook at `path`: its stem (readable) and a hash of the
     resolved path (unique)."""
-    resolved = str(Path(path).expanduser().resolve(strict=False))
+    resolved = str((_STARTED_IN / Path(path).expanduser()).resolve(strict=False))
     digest = hashlib.sha256(resolved.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     stem = _SLUG.sub("-", Path(path).stem).strip("-.")[:40] or "notebook"
     return f"{stem}-{digest}"
