@@ -30,9 +30,13 @@ def not_started(server: str, error: Exception) -> tuple[str, bool]:
 class PoolSettings(Protocol):
     """What the pool reads from its owner each time it acts (so a change applies at once)."""
 
-    call_timeout: float
     start_timeout: float
     approval: Approval | None
+
+    def call_limit(self, server: str) -> float:
+        """Seconds one call to `server` may take: the one answer the pool's own timeout
+        and the owner's backstop both read (`McpServers.call_limit`)."""
+        ...
 
 
 class ConnectionPool:
@@ -83,16 +87,16 @@ class ConnectionPool:
             connection = await self.connected(server)
         except ConnectionError as error:
             return not_started(server, error)
+        # read once from the owner, never worked out here: its backstop waits this long too
+        limit = self.settings.call_limit(server)
         try:
-            result = await asyncio.wait_for(connection.call(tool, arguments),
-                                            self.settings.call_timeout)
+            result = await asyncio.wait_for(connection.call(tool, arguments), limit)
         except TimeoutError:
             self.drop(server, connection)
-            call_timeout = self.settings.call_timeout
             self.status(f"MCP server {server!r}: {tool} did not finish within "
-                        f"{call_timeout:g} s; the server was stopped and starts again on "
+                        f"{limit:g} s; the server was stopped and starts again on "
                         "the next call")
-            return (f"{tool} did not finish within {call_timeout:g} s; the MCP server "
+            return (f"{tool} did not finish within {limit:g} s; the MCP server "
                     f"{server!r} was stopped and will be started again on the next call"), True
         except Exception as error:
             if connection.alive:  # the server answered with a protocol error

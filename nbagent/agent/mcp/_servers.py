@@ -193,12 +193,19 @@ class McpServers:
             verdict = self.approval.decide(self.catalog.request(server, tool, arguments))
             if not verdict.allowed:
                 return verdict.reason, True
-        try:
+        try:  # the pool's own timeout ends the call first; this is the waiting side's backstop
             return self._loop.run(self._pool.call(server, tool, arguments),
-                                  timeout=self._start_budget() + self.call_timeout)
+                                  timeout=self._start_budget() + self.call_limit(server))
         except TimeoutError:
             return (f"the MCP server {server!r} did not answer {tool} in time; it will be "
                     "started again on the next call"), True
+
+    def call_limit(self, server: str) -> float:
+        """Seconds one call to `server` may take before it counts as hung: `call_timeout`,
+        read at each call. The one place a call's limit is decided: the pool's timeout and
+        the backstop in `call` both read it, so a per-server or per-tool limit goes here
+        (changed in one of them only, a longer limit would be cut at the other)."""
+        return self.call_timeout
 
     def _start_budget(self) -> float:
         """How long a start may take: its timeout, a sign-in's when a server may ask for
