@@ -25,7 +25,7 @@ from ._files import read_text_page
 from ._namespace import variable_lines
 from ._paging import PAGE, PageBounds, bounded
 from ._run_code import run_code
-from ._tool import OutputStore, Tool, tool
+from ._tool import OutputStore, Tool, argument_help, tool
 from ._values import describe_value, listing_description
 
 MAX_DESCRIBE_CHARS = 4_000
@@ -223,7 +223,11 @@ def describe_builtin_tools() -> str:
         parameters = list(inspect.signature(row.function).parameters.values())[1:]
         call = ", ".join(p.name if p.default is inspect.Parameter.empty
                          else f"{p.name}={p.default!r}" for p in parameters)
-        summary = " ".join(inspect.cleandoc(row.function.__doc__ or "").split("\n\n")[0].split())
+        description, help_for = argument_help(row.function)
+        summary = " ".join(description.split("\n\n")[0].split())
+        arguments = "; ".join(f"`{p.name}`: {help_for[p.name].rstrip('.')}"
+                              for p in parameters if p.name in help_for)
+        summary += f" Arguments: {arguments}." if arguments else ""
         offered = "always" if row.opt_in is None else row.offered or f"with `{row.opt_in}`"
         pages = "; pages its own output" if row.paging else ""
         rows.append(f"| `{name}({call})` | {summary} | {offered}{pages} |")

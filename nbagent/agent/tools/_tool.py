@@ -74,7 +74,7 @@ class Tool:
         return self.function(*args, **kwargs)
 
 
-def _docstring(function: Callable[..., Any]) -> tuple[str, dict[str, str]]:
+def argument_help(function: Callable[..., Any]) -> tuple[str, dict[str, str]]:
     """The description (text before `Args:`) and per-argument help from a docstring."""
     doc = inspect.getdoc(function) or ""
     description, _, rest = doc.partition("\nArgs:")
@@ -121,7 +121,7 @@ def tool(
     """
 
     def build(fn: Callable[..., Any]) -> Tool:
-        description, help_for = _docstring(fn)
+        description, help_for = argument_help(fn)
         fields: dict[str, Any] = {}
         for parameter in inspect.signature(fn).parameters.values():
             if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):

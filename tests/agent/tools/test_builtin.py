@@ -13,6 +13,7 @@ import pytest
 
 from nbagent import Settings
 from nbagent.agent.tools import BUILTIN_TOOLS, OutputStore, Tool, notebook_tools
+from nbagent.agent.tools._builtin import describe_builtin_tools
 from nbagent.testing import ScriptedModel, calls, reply
 from tests.agent.tools.helpers import TEXT, tools
 from tests.helpers import make_agent, tool_results
@@ -249,3 +250,16 @@ def test_the_python_tool_runs_in_the_namespace_when_enabled() -> None:
     agent.chat("compute")
     assert tool_results(agent) == ["42\n"] and namespace["y"] == 42
     assert "python" in [t["function"]["name"] for t in model.tools_seen[0]]
+
+
+def test_every_argument_of_a_built_in_tool_has_its_help_for_the_model_and_the_docs() -> None:
+    # the model reads an argument's help in the schema (from the docstring's `Args:` line);
+    # docs/tools.md's table prints the same line, so a new argument reaches both or fails here
+    table = describe_builtin_tools()
+    offered = tools({}, enable_python=True)
+    assert set(offered) == set(BUILTIN_TOOLS)
+    for name, offer in offered.items():
+        schema = offer.schema["function"]["parameters"]
+        for argument, spec in schema.get("properties", {}).items():
+            assert spec.get("description"), f"{name}({argument}) has no Args line"
+            assert f"`{argument}`: {spec['description'].rstrip('.')}" in table
