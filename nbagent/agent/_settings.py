@@ -60,10 +60,10 @@ class Settings(EngineSettings):
         300.0, gt=0, description="A tool still running after this many seconds is abandoned."
     )
     notebook_context: bool = Field(
-        True, description="Give the model a short listing of your variables (names, types, "
-        "shapes, columns), so it knows your data without a tool call: a note in the "
-        "conversation each time they changed (at a provider that caches prompts), or on "
-        "each request."
+        True, description="Give the model a short, bounded account of the notebook's state "
+        "(your variables, as list_variables lists them), so it knows your data without a "
+        "tool call: a note in the conversation each time it changed (at a provider that "
+        "caches prompts), or on each request."
     )
     enable_python: bool = Field(
         False, description="Offer the model the older python tool (runs code in your "
