@@ -26,7 +26,10 @@ _VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _EDITOR_VARIABLE = re.compile(r"\$\{(userHome|workspaceFolder|pathSeparator)\}")
 _INPUT = re.compile(r"\$\{input:([^}]*)\}")
 # Keys other clients keep beside a server that change nothing here (Cline's timeout, VS
-# Code's dev and gallery fields, a description): passed over rather than refused.
+# Code's dev and gallery fields, a description): passed over rather than refused. A key
+# taken into use (a field or an alias of StdioServer or HttpServer) leaves this set: one
+# left here is dropped before validation, silently, from code and config file alike
+# (test_config checks that no field's key is here).
 _PASSED_OVER = {"timeout", "description", "dev", "gallery", "version", "transportType",
                 "networkTimeout", "trust", "includeTools", "excludeTools"}
 _ALLOW = AliasChoices("alwaysAllow", "autoApprove", "always_allow")

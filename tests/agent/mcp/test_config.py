@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import AliasChoices, AliasPath, BaseModel
 
 from nbagent.agent.mcp import (
     HttpServer,
@@ -18,7 +19,7 @@ from nbagent.agent.mcp import (
     server_spec,
     server_specs,
 )
-from nbagent.agent.mcp._config import DISABLED_FORMS, SERVER_KEYS, is_disabled
+from nbagent.agent.mcp._config import _PASSED_OVER, DISABLED_FORMS, SERVER_KEYS, is_disabled
 from nbagent.mcp import McpConfigError
 
 
@@ -180,3 +181,36 @@ def test_each_config_format_gives_its_servers(tmp_path: Path, keys: tuple[str, .
     config = tmp_path / "config.json"
     config.write_text(json.dumps(document))
     assert list(read_mcp_config(config).servers) == ["a"]
+
+
+def _taken(alias: str | AliasPath | AliasChoices | None) -> set[str]:
+    """The top-level keys an alias reads."""
+    if isinstance(alias, str):
+        return {alias}
+    if isinstance(alias, AliasPath):
+        return {str(alias.path[0])}
+    if isinstance(alias, AliasChoices):
+        return set().union(*(_taken(choice) for choice in alias.choices))
+    return set()
+
+
+def _keys(model: type[BaseModel]) -> set[str]:
+    """Every key a spec class takes: each field's name and aliases."""
+    return set().union(*({name} | _taken(info.alias) | _taken(info.validation_alias)
+                         for name, info in model.model_fields.items()))
+
+
+@pytest.mark.parametrize("model", [StdioServer, HttpServer], ids=["stdio", "http"])
+def test_no_key_a_spec_takes_is_passed_over(model: type[BaseModel]) -> None:
+    # server_spec drops a passed-over key before validation: a field whose key stayed in
+    # _PASSED_OVER would be ignored, silently, in code and config file alike
+    keys = _keys(model)
+    assert {"type", "always_allow", "alwaysAllow", "autoApprove"} <= keys
+    assert keys.isdisjoint(_PASSED_OVER), keys & _PASSED_OVER
+
+
+def test_each_passed_over_key_is_accepted_and_changes_nothing() -> None:
+    for key in sorted(_PASSED_OVER):
+        assert server_spec("a", {"command": "a", key: 1}) == server_spec("a", {"command": "a"})
+        assert server_spec("b", {"url": "https://b.example/mcp", key: 1}) == server_spec(
+            "b", {"url": "https://b.example/mcp"})
