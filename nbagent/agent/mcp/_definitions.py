@@ -2,7 +2,9 @@
 characters removed from its name, description and schema (and flagged), the description
 and the schema bounded, a schema the validator cannot use offered without client-side
 checking (a `$ref` we cannot resolve) or not offered (an invalid schema), and a tool that
-needs protocol features we lack (task augmentation) left out — each with its reason.
+needs protocol features we lack (task augmentation) left out — each with its reason. The
+tool's annotations (MCP's behaviour hints) are kept as the server gave them, for the rules
+that read them; nothing here acts on them.
 """
 
 from __future__ import annotations
@@ -38,7 +40,14 @@ class Definition:
     `remote_name` is the server's own name (calls use it); `name` and `description` are
     cleaned and bounded; `checked` says whether arguments are checked against `schema`
     before a call; `notes` say what was changed, for the user; `fingerprint` identifies
-    the definition exactly as the server sent it (a change needs approval again)."""
+    the definition exactly as the server sent it (a change needs approval again, a
+    changed hint too).
+
+    The `*_hint`s are the tool's MCP annotations (`readOnlyHint`, `destructiveHint`,
+    `idempotentHint`, `openWorldHint`) as the server sent them, None where it sent none:
+    the server's own claims, not checked. A rule that trusts them reads them here, from
+    the catalog's definitions, and gives None the protocol's default (read-only False,
+    destructive True, idempotent False, open world True)."""
 
     remote_name: str
     name: str
@@ -48,6 +57,10 @@ class Definition:
     notes: tuple[str, ...]
     skipped: str | None
     fingerprint: str
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
 
     def size(self) -> int:
         """Characters this tool takes in a request (name, description, schema)."""
@@ -88,9 +101,20 @@ def definition(remote: Any) -> Definition:
             notes.append(f"its arguments go to the server unchecked: its schema refers to "
                          f"{', '.join(repr(ref) for ref in unresolved[:3])}, which cannot be "
                          "resolved here")
+    hints = getattr(remote, "annotations", None)  # mcp_types.ToolAnnotations, or None
     return Definition(remote_name=remote.name, name=name or "tool", description=text,
                       schema=schema, checked=checked, notes=tuple(notes), skipped=skipped,
-                      fingerprint=fingerprint(remote))
+                      fingerprint=fingerprint(remote),
+                      read_only_hint=_hint(hints, "read_only_hint"),
+                      destructive_hint=_hint(hints, "destructive_hint"),
+                      idempotent_hint=_hint(hints, "idempotent_hint"),
+                      open_world_hint=_hint(hints, "open_world_hint"))
+
+
+def _hint(annotations: Any, name: str) -> bool | None:
+    """One of a tool's behaviour hints (the SDK's snake_case name), None when not sent."""
+    value = getattr(annotations, name, None)
+    return value if isinstance(value, bool) else None
 
 
 def _unsupported(remote: Any, schema: dict[str, Any]) -> str | None:

@@ -1,12 +1,14 @@
 """What a server says about a tool, made fit to offer: hidden characters removed and
 flagged, descriptions and schemas bounded, unusable schemas and unsupported tools left
-out with their reason (`_definitions`; a whole listing is `test_catalog`'s)."""
+out with their reason, its annotations (behaviour hints) kept as sent (`_definitions`; a
+whole listing is `test_catalog`'s). Built from the SDK's own types: no server runs."""
 
 from __future__ import annotations
 
 import mcp_types as types
 import pytest
 
+from nbagent.agent.mcp._catalog import read_listing
 from nbagent.agent.mcp._definitions import MAX_DESCRIPTION, definition, strip_hidden
 from tests.agent.mcp.helpers import tool
 
@@ -64,3 +66,42 @@ def test_tools_we_cannot_offer_are_left_out_with_their_reason(made: types.Tool,
 
 def test_optional_task_support_is_offered() -> None:
     assert definition(tool(execution=types.ToolExecution(task_support="optional"))).skipped is None
+
+
+def hints(made: types.Tool) -> tuple[bool | None, ...]:
+    kept = definition(made)
+    return (kept.read_only_hint, kept.destructive_hint, kept.idempotent_hint,
+            kept.open_world_hint)
+
+
+@pytest.mark.parametrize(("annotations", "expected"), [
+    (types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                           open_world_hint=False), (True, False, True, False)),
+    (types.ToolAnnotations(destructive_hint=True, open_world_hint=True),
+     (None, True, None, True)),
+    (types.ToolAnnotations(title="Lookup"), (None, None, None, None)),
+    (None, (None, None, None, None)),
+], ids=["all-four", "some", "title-only", "none"])
+def test_a_tools_annotations_are_kept_as_sent_and_none_where_absent(
+        annotations: types.ToolAnnotations | None, expected: tuple[bool | None, ...]) -> None:
+    assert hints(tool(annotations=annotations)) == expected
+
+
+def test_hints_read_from_the_wire_by_their_camel_case_names() -> None:
+    sent = types.Tool.model_validate({
+        "name": "lookup", "inputSchema": {"type": "object"},
+        "annotations": {"readOnlyHint": True, "destructiveHint": False}})
+    assert hints(sent) == (True, False, None, None)
+
+
+def test_annotations_change_nothing_else_but_a_changed_hint_is_a_changed_tool() -> None:
+    plain, hinted = tool(), tool(annotations=types.ToolAnnotations(read_only_hint=True))
+    offered = {made.name: made for made in read_listing("s", [plain]).offered}
+    kept = read_listing("s", [hinted])
+    assert kept.notes == [] and [d.name for d in kept.offered] == list(offered)
+    made, before = kept.offered[0], offered["t"]
+    assert (made.description, made.schema, made.checked, made.notes, made.skipped) == (
+        before.description, before.schema, before.checked, before.notes, before.skipped)
+    assert made.fingerprint != before.fingerprint  # a changed claim needs approval again
+    denied = tool(annotations=types.ToolAnnotations(read_only_hint=False))
+    assert definition(denied).fingerprint not in (made.fingerprint, before.fingerprint)
