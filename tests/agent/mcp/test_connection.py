@@ -3,7 +3,8 @@ spoken: a failure's short reason (`failure_text`, from inside anyio's exception 
 who we say we are (`client_info`), and `Connection.open` against real processes and a
 real HTTP refusal on 127.0.0.1: a command that is not there, a server that exits with its
 last stderr lines in the reason, one that never answers (cut at the timeout, its process
-ended), and a 401 said as such. Live sessions with SDK servers are tests/real/test_mcp*'s."""
+ended), and a 401 said as such. Live sessions with SDK servers are tests/real/test_mcp*'s
+(test_pool's docstring says where an MCP test goes)."""
 
 from __future__ import annotations
 

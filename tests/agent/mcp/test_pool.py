@@ -3,7 +3,18 @@ server whose command does not exist: each need tries the start again, the failur
 remembered (the listing says why) and said on the status line, a call gets the reason as
 text for the model, and a removed server is forgotten; and a call's time limit, one answer
 (`McpServers.call_limit`) that the pool's timeout and the waiting side's backstop both read,
-seen with a session stand-in. The live sessions of real servers are tests/real/test_mcp*.py's."""
+seen with a session stand-in.
+
+Where an MCP test goes. Nothing in tests/agent/mcp speaks MCP to a live server: a test here
+uses the SDK's types (`helpers.tool`), a session stand-in (`Session` below) or a process
+that fails before MCP is spoken (a missing command, `python -c pass`), and costs
+milliseconds. A behaviour test of a live call (a real server answering, timing out, dying,
+or a rule reading what its listing says) goes in tests/real/test_mcp*.py, marked `real`:
+against the demo server (servers/demo_server.py; tests/real/test_mcp.py pins its exact
+tool set, so a tool added to it is added there too), or a small server script the test
+writes itself when it needs tools the demo lacks. Not here: an SDK server takes seconds
+to start (about 5 s measured on the shared machine), and this folder runs on every change.
+Pin the logic here with a stand-in, and the live path once there."""
 
 from __future__ import annotations
 

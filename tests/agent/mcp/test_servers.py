@@ -2,7 +2,8 @@
 the code and a config file (the code's replace the file's), one line per server saying
 where it is and that it has not started, a server removed or replaced, and a call to a
 server no longer there answered as text for the model. Starting nothing: the servers'
-real processes are tests/real/test_mcp*.py's."""
+real processes are tests/real/test_mcp*.py's, and a behaviour test of a live call goes
+there too (test_pool's docstring says where an MCP test goes, and why not here)."""
 
 from __future__ import annotations
 
