@@ -79,8 +79,8 @@ class Thresholds:
 
     @staticmethod
     def words(field: str) -> str:
-        """A threshold field as people read it (`%context`'s thresholds line and the header
-        of docs/configuration.md's table): "auto-compact", "reserve", "warning"."""
+        """A threshold field as people read it (the notebook's list of thresholds and the
+        header of docs/configuration.md's table): "auto-compact", "reserve", "warning"."""
         return _FIELD_WORDS.get(field, field.replace("_", " "))
 
 
