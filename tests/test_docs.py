@@ -190,3 +190,34 @@ def test_each_value_kind_is_what_the_listing_makes_of_its_sample(kind: ValueKind
     assert entry is not None and entry.rank == RANK[kind.name]
     # what list_variables tells the model (and docs/tools.md shows) says it, in brief
     assert kind.brief in " ".join((BUILTIN_TOOLS["list_variables"].function.__doc__ or "").split())
+
+
+DOTTED = re.compile(r"`(nbagent(?:\.[A-Za-z_]\w*)+)")  # a name in code spans: `nbagent.x.y`
+
+
+def resolves(dotted: str) -> bool:
+    """Whether `nbagent.x.y` names something: the longest importable module, then attributes."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attribute in parts[cut:]:
+            if not hasattr(found, attribute):
+                return False
+            found = getattr(found, attribute)
+        return True
+    return False
+
+
+def test_every_dotted_nbagent_name_in_the_docs_exists() -> None:
+    # docs/performance.md named `nbagent._counters.counter_for` long after the module moved
+    assert not resolves("nbagent._counters.counter_for") and resolves("nbagent.Agent.chat")
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    stale = sorted({(page.name, name) for page in pages
+                    for name in DOTTED.findall(page.read_text(encoding="utf-8"))
+                    if not resolves(name)})
+    assert stale == []
