@@ -25,7 +25,8 @@ class Settings(EngineSettings):
         None, description="Model that writes summaries; defaults to the chat model."
     )
     data_dir: str | None = Field(
-        None, description="Where session archives go (default ~/.local/share/nbagent)."
+        None, description="Where session archives go (default $XDG_DATA_HOME/nbagent when "
+        "that is an absolute path, else ~/.local/share/nbagent)."
     )
     local_model_path: str | None = Field(
         None, description="A GGUF file to run on the embedded server instead of SmolLM2-135M."

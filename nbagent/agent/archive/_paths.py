@@ -23,14 +23,20 @@ _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 
 def data_dir(configured: str | None = None) -> Path:
     """Where sessions are kept — the one place that says so: `configured` (an agent's
-    `data_dir` setting), else NBAGENT_DATA_DIR, else the user's data directory."""
+    `data_dir` setting), else NBAGENT_DATA_DIR, else the user's data directory
+    ($XDG_DATA_HOME when absolute, else ~/.local/share)."""
     if configured is None:
         from .._settings import Settings
 
         configured = Settings.from_env().data_dir
     if configured:
         return Path(configured).expanduser()
-    base = os.environ.get("XDG_DATA_HOME", "").strip() or "~/.local/share"
+    base = os.environ.get("XDG_DATA_HOME", "").strip()
+    # The XDG spec: a relative path in XDG_DATA_HOME is invalid and ignored (else the
+    # archives would move with the kernel's working directory).
+    # `~` is expanded first, as before, for a value a shell did not expand.
+    if not Path(base).expanduser().is_absolute():
+        base = "~/.local/share"
     return Path(base).expanduser() / "nbagent"
 
 

@@ -58,6 +58,15 @@ def test_the_data_folder_is_the_setting_then_the_environment_then_xdg(
     assert data_dir("~/kept") == tmp_path / "kept"
 
 
+@pytest.mark.parametrize("xdg", ["relative/data", "./data", "", "  "])
+def test_an_xdg_data_home_that_is_not_absolute_is_ignored(
+        xdg: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NBAGENT_DATA_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_DATA_HOME", xdg)
+    assert data_dir() == tmp_path / ".local" / "share" / "nbagent"
+
+
 def test_the_latest_session_is_the_highest_sequence_whatever_the_file_times(
         tmp_path: Path) -> None:
     with pytest.raises(ArchiveError, match="No session archives"):
