@@ -10,7 +10,8 @@ Kinds, and what to do about each:
     rate_limit         the provider asks you to slow down (429, throttling, per-minute usage).
                        Retried with backoff, honouring Retry-After (`retry_after_seconds`).
     transient          the provider or the network failed (timeouts, dropped connections,
-                       5xx, 529 overloaded). Retried with backoff.
+                       5xx, 529 overloaded, a local server still loading its model).
+                       Retried with backoff.
     auth               missing or rejected credentials, however wrapped (litellm reports
                        OpenAI's missing key as a server or connection error). Never retried;
                        `auth_hint` names the environment variable to set.
@@ -148,7 +149,11 @@ _TRANSIENT_TEXT = re.compile(
     r"broken pipe|socket hang up|enotfound|eai_again|getaddrinfo|overloaded|"
     r"service unavailable|temporarily unavailable|internal server error|server had an error|"
     r"internal error|bad gateway|gateway time-?out|upstream connect|crashed|"
-    r"stream ended|you can retry your request|error occurred while processing",
+    r"stream ended|you can retry your request|error occurred while processing|"
+    # a server still loading its model (llama.cpp's 503 "Loading model", its type
+    # unavailable_error; Hugging Face's "Model ... is currently loading"), also when a
+    # wrapper lost the status. Not "error loading model: ...": a file that cannot load.
+    r"(?<![\w ])loading model\b(?!\s*:)|\bunavailable_error\b|is currently loading\b",
     re.I,
 )
 _NO_BODY = re.compile(r"^\W*(?:400|413)\s*(?:status code)?\s*\(no body\)", re.I)
