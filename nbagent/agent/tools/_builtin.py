@@ -17,7 +17,7 @@ from typing import Any
 
 from ...engine._events import EventStream
 from .._settings import Settings
-from ..archive._archive import Archive
+from ..archive._archive import Archive, data_dir
 from ..archive._archive import recall as recall_archived
 from ._cells import propose
 from ._context import ToolContext, no_archive
@@ -66,7 +66,9 @@ def read_file(context: ToolContext, path: str, offset: int = 0, limit: int = 200
         limit: how many lines to read (at most 500).
         start: a byte in line `offset` to start at (from a page header).
     """
-    return read_text_page(path, offset, limit, start=start, bounds=context.page)
+    # the session's data folder (its `data_dir` setting) is refused as the environment's is
+    return read_text_page(path, offset, limit, start=start, bounds=context.page,
+                          data_folders=[data_dir(context.settings().data_dir)])
 
 
 def read_output(context: ToolContext, ref: str, offset: int = 0, limit: int = 4_000) -> str:

@@ -2,7 +2,8 @@
 the folders the user adds (`NBAGENT_READ_ROOTS`), never a protected one wherever the
 working directory is — well-known credential files and histories, dot-files and
 dot-folders under the home directory, Jupyter's runtime and config folders (server
-tokens, kernel keys), nbagent's own data folder (other sessions' archives) and the
+tokens, kernel keys), nbagent's own data folders (other sessions' archives: the one the
+session's `data_dir` setting names, and the environment's or default one) and the
 system's device and process folders. Roots are of two kinds: implicit ones (the working
 directory) are readable with every protected place in them still refused; explicit ones
 (the user's list) opt back in what lies inside them when the root itself sits in (or is)
@@ -92,14 +93,22 @@ def _jupyter_folders() -> list[Path]:
     return [_real(Path(folder)) for folder in found if folder.strip()]
 
 
-def _data_folder() -> Path:
+def _data_folders(more: Sequence[Path] = ()) -> list[Path]:
+    """nbagent's data folders, real: `more` (a session's own, from its `data_dir` setting)
+    and the environment's (NBAGENT_DATA_DIR) or the default one, which an earlier session
+    may have filled even when this one writes elsewhere."""
     from ..archive._archive import data_dir
 
-    return _real(data_dir())
+    found: list[Path] = []
+    for folder in [*more, data_dir()]:
+        if _real(Path(folder)) not in found:
+            found.append(_real(Path(folder)))
+    return found
 
 
-def protections(resolved: Path) -> list[Protected]:
-    """Every reason the real path `resolved` is protected (empty when it is not)."""
+def protections(resolved: Path, data_folders: Sequence[Path] = ()) -> list[Protected]:
+    """Every reason the real path `resolved` is protected (empty when it is not);
+    `data_folders` are more of nbagent's data folders (see `check_readable`)."""
     found: list[Protected] = []
     reason = secret_file_reason(resolved)
     if reason is not None:
@@ -120,9 +129,9 @@ def protections(resolved: Path) -> list[Protected]:
         if resolved.is_relative_to(folder):
             found.append(Protected(folder, f"it is in {folder}, the system's devices and "
                                            "processes, not files"))
-    data = _data_folder()
-    if resolved == data or resolved.is_relative_to(data):
-        found.append(Protected(data, "it is in nbagent's data folder (session archives)"))
+    for data in _data_folders(data_folders):
+        if resolved == data or resolved.is_relative_to(data):
+            found.append(Protected(data, "it is in nbagent's data folder (session archives)"))
     return found
 
 
@@ -151,7 +160,8 @@ def _within(path: Path, root: Path) -> bool:
 
 
 def check_readable(path: str, roots: Sequence[Path] | None = None, *,
-                   extra_implicit: Sequence[Path] = ()) -> tuple[Path | None, str]:
+                   extra_implicit: Sequence[Path] = (),
+                   data_folders: Sequence[Path] = ()) -> tuple[Path | None, str]:
     """(the file's real path, "") when the file tools may read `path`, else (None, the
     one-line reason the model is given). A relative `path` starts in the working directory.
 
@@ -168,6 +178,10 @@ def check_readable(path: str, roots: Sequence[Path] | None = None, *,
             `implicit_roots()` gives, unless `roots` replaces it): every protected place
             inside them — hidden home files, credential files, Jupyter's and nbagent's
             folders — stays refused. This is the parameter for "this folder too".
+        data_folders: more of nbagent's data folders to refuse as the environment's is:
+            the session's own (`data_dir(settings.data_dir)`, as `read_file` passes it),
+            which may sit inside the working directory. The environment's (or the default)
+            folder is refused whatever is passed.
     """
     chosen = [*explicit_roots()] if roots is None else list(roots)
     explicit = [_real(Path(root)) for root in chosen]
@@ -187,7 +201,7 @@ def check_readable(path: str, roots: Sequence[Path] | None = None, *,
         shown = ", ".join(str(root) for root in allowed)
         return None, (f"Refused: {path} is outside the folders the file tools may read "
                       f"({shown}); the user can add a folder to NBAGENT_READ_ROOTS.")
-    for protected in protections(resolved):
+    for protected in protections(resolved, data_folders):
         if any(_within(root, protected.anchor) and _within(resolved, root) for root in explicit):
             continue  # the user listed this place (or a folder in it) on purpose
         if protected.anchor == resolved and secret_file_reason(resolved) is not None:

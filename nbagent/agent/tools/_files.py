@@ -170,15 +170,18 @@ def _page_cut(raw: bytes, bounds: PageBounds) -> int:
 
 def read_text_page(path: str, offset: int = 0, limit: int = 200, *,
                    roots: Sequence[Path] | None = None, start: int = 0,
-                   bounds: PageBounds = PAGE, extra_implicit: Sequence[Path] = ()) -> str:
+                   bounds: PageBounds = PAGE, extra_implicit: Sequence[Path] = (),
+                   data_folders: Sequence[Path] = ()) -> str:
     """A page of a text file — at most `limit` lines (500), and never more than one page
     of characters and bytes — with a header saying where it is and how to read on, or a
     one-line refusal or error. Bytes that are not UTF-8 are shown as \\xNN escapes.
     `start` begins the page that many bytes into line `offset` (a line longer than a page
     is read in pieces). `roots` (explicit: they opt protected places back in, and replace
-    the working directory) and `extra_implicit` (folders readable as the working directory
-    is) go to `check_readable`, which says what each allows."""
-    resolved, refusal = check_readable(path, roots, extra_implicit=extra_implicit)
+    the working directory), `extra_implicit` (folders readable as the working directory
+    is) and `data_folders` (the session's data folder, refused) go to `check_readable`,
+    which says what each does."""
+    resolved, refusal = check_readable(path, roots, extra_implicit=extra_implicit,
+                                       data_folders=data_folders)
     if resolved is None:
         return refusal
     try:

@@ -4,8 +4,9 @@ well-known secret file, a system secret, or a file a harmless name links to; in 
 folder no dot-file, credential, Jupyter runtime or config file, nor nbagent's own data,
 whatever the spelling of the path, unless a listed root opts a chosen folder back in;
 ordinary files with secret-sounding names are read. A folder added as an implicit root
-(`extra_implicit`) is read as the working directory is, opting nothing back in. The `work`
-fixture is in conftest.py."""
+(`extra_implicit`) is read as the working directory is, opting nothing back in. The data
+folder an agent's own `data_dir` setting names is refused as the environment's is, even in
+the working directory. The `work` fixture is in conftest.py."""
 
 from __future__ import annotations
 
@@ -231,3 +232,53 @@ def test_an_implicit_root_in_a_protected_place_opts_nothing_in_an_explicit_one_d
         f"Refused: {settings} is protected")
     assert read_text_page(str(home / "analysis.csv"), 0, 5, roots=[myapp],
                           extra_implicit=[home]).endswith("\na,b\n1,2")
+
+
+# -- the session's own data folder ------------------------------------------------------------
+
+
+def test_the_data_folder_a_session_names_is_refused_beside_the_environments(
+        work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # an agent's `data_dir` setting (`Agent(settings={"data_dir": "./arch"})`) may put its
+    # archives in the working directory: read_file refuses them, and the environment's
+    # folder (an earlier session's archives) stays refused too
+    from nbagent import Settings
+    from tests.agent.tools.helpers import tools
+
+    old = work / "old-data"
+    for name in ("arch/sessions/s.jsonl", "old-data/sessions/o.jsonl"):
+        (work / name).parent.mkdir(parents=True)
+        (work / name).write_text('{"kind": "user", "text": "another session"}\n')
+    (work / "notes.txt").write_text("mine\n")
+    monkeypatch.setenv("NBAGENT_DATA_DIR", str(old))
+    read_file = tools({}, settings=lambda: Settings(data_dir="./arch"))["read_file"]
+    for spelling in ("arch/sessions/s.jsonl", str(work / "arch" / "sessions" / "s.jsonl"),
+                     "notes.txt/../arch/sessions/s.jsonl", "old-data/sessions/o.jsonl"):
+        result = read_file(path=spelling)
+        assert result.startswith(f"Refused: {spelling} is protected: it is in nbagent's data "
+                                 "folder (session archives)"), result
+        assert "another session" not in result
+    assert read_file(path="notes.txt").endswith("\nmine")
+    # the confinement's own answer, and a root listed inside that folder still opts it in
+    arch = work / "arch"
+    assert _confinement.check_readable("arch/sessions/s.jsonl", data_folders=[arch])[0] is None
+    assert _confinement.check_readable("arch/sessions/s.jsonl", [arch], data_folders=[arch])[0] \
+        == arch / "sessions" / "s.jsonl"
+
+
+def test_an_agents_read_file_refuses_the_data_folder_its_settings_name(work: Path) -> None:
+    from nbagent.testing import ScriptedModel
+    from tests.helpers import make_agent
+
+    for name in ("arch/sessions/s.jsonl", "later/sessions/l.jsonl"):
+        (work / name).parent.mkdir(parents=True)
+        (work / name).write_text('{"kind": "user", "text": "another session"}\n')
+    (work / "notes.txt").write_text("mine\n")
+    agent, _ = make_agent(ScriptedModel([]), settings={"data_dir": "./arch"})
+    refused = agent.tools["read_file"](path="arch/sessions/s.jsonl")
+    assert refused.startswith("Refused: arch/sessions/s.jsonl is protected: it is in "
+                              "nbagent's data folder"), refused
+    assert agent.tools["read_file"](path="notes.txt").endswith("\nmine")
+    agent.configure(data_dir="./later")  # `%nbagent data_dir=./later`: read when a tool runs
+    assert agent.tools["read_file"](path="later/sessions/l.jsonl").startswith(
+        "Refused: later/sessions/l.jsonl is protected: it is in nbagent's data folder")
