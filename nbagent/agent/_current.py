@@ -13,6 +13,7 @@ from ..engine._exceptions import NbagentError, NbagentWarning
 from ..engine._markers import is_plain_user
 from ._agent import Agent
 from ._notebook_link import link, linked_session, notebook_path
+from .archive._archive import data_dir
 from .models._llm import ChatModel
 
 _current: Agent | None = None
@@ -75,7 +76,8 @@ def _continue(notebook: str, model: str | ChatModel | None,
     """The agent of the conversation `notebook` last had, resumed, or None (none yet,
     its archive is gone, or another kernel holds it)."""
     global _current
-    session_id = linked_session(notebook)
+    # the agent made here has the environment's settings: its data folder is data_dir()'s
+    session_id = linked_session(notebook, data_dir())
     if session_id is None or not _archive_exists(session_id):
         return None
     try:
@@ -99,10 +101,11 @@ def _archive_exists(session_id: str) -> bool:
 
 
 def _follow(notebook: str | None, agent: Agent) -> Agent:
-    """Make `agent`'s session the conversation of `notebook` (if in one)."""
+    """Make `agent`'s session the conversation of `notebook` (if in one); the pointer goes
+    to the agent's data folder (its `data_dir` setting), beside the archive it names."""
     if notebook is not None:
         try:
-            link(notebook, agent.session_id)
+            link(notebook, agent.session_id, data_dir(agent.settings().data_dir))
         except OSError as error:  # a read-only data folder: chat on, unlinked
             warnings.warn(f"nbagent could not remember this notebook's session ({error}); "
                           "reopening it will start a new conversation", NbagentWarning,

@@ -124,3 +124,24 @@ def test_nbagent_new_session_in_a_notebook_is_what_the_notebook_continues(
     fresh.chat("asked after nbagent.new_session()")
     restart_kernel()
     assert nbagent.current(model=model()).session_id == fresh.session_id
+
+
+def test_a_notebooks_pointer_lives_in_the_agents_own_data_folder(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # beside the archive it names, not in the environment's folder
+    monkeypatch.setenv("JPY_SESSION_NAME", "sales.ipynb")
+    own = tmp_path / "own-data"
+    agent = nbagent.new_session(model=model(), settings={"data_dir": str(own)})
+    agent.chat("kept in my own folder")
+    assert [p.parent for p in own.glob("notebooks/*.json")] == [own / "notebooks"]
+    assert not (tmp_path / "nbagent-data" / "notebooks").exists()
+    assert linked_session("sales.ipynb", own) == agent.session_id
+    assert linked_session("sales.ipynb") is None
+    restart_kernel()
+    found = linked_session("sales.ipynb", own)
+    assert found is not None
+    again = nbagent.Agent.resume(found, model=model(), settings={"data_dir": str(own)})
+    try:
+        assert any(m.get("content") == "kept in my own folder" for m in again.history)
+    finally:
+        again.session.close()
