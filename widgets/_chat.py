@@ -146,7 +146,7 @@ class ChatDisplay:
                 self.text, self._drawn_at = "", None
                 self._block.update({"text/plain": ""}, raw=True)
                 self._drawn = ""
-            self.status(retry_words(event.error, event.wait_s))
+            self.status(retry_words(event.error, event.wait_s, event.reason))
         elif isinstance(event, CompactionStarted):
             self.status("compacting…")
         elif isinstance(event, Compacted):
@@ -261,7 +261,8 @@ class TerminalChat(ChatDisplay):
             if self.text:  # the stream broke; what comes next starts the text again
                 self._end_line()
                 self.text = ""
-            self._append(inert({"text/plain": retry_words(event.error, event.wait_s)}))
+            words = retry_words(event.error, event.wait_s, event.reason)
+            self._append(inert({"text/plain": words}))
         elif isinstance(event, Compacted):
             if event.decision.action in ("compacted", "failed"):
                 self._append(decision_bundle(event.decision))

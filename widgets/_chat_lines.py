@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import html
 import json
+import re
 
 from nbagent.events import ToolFinished
+from nbagent.providers import retry_reason
 
 from ._bundles import Bundle, clean_cut, terminal_text
 from ._render import render_reply
@@ -59,18 +61,29 @@ def reply_bundle(text: str) -> Bundle:
             "text/plain": terminal_text(text)}
 
 
-def retry_words(error: str, wait_s: float) -> str:
-    """"retrying in 4 s (rate limit)": a transient failure as a quiet status line."""
-    lowered = error.lower()
-    if "429" in lowered or "rate" in lowered:
-        reason = "rate limit"
-    elif "timeout" in lowered or "timed out" in lowered:
-        reason = "timed out"
-    elif any(code in lowered for code in ("500", "502", "503", "504", "overloaded")):
-        reason = "provider unavailable"
-    else:
-        reason = clean_cut(error.strip().splitlines()[0] if error.strip() else "error", 60)
-    return f"retrying in {max(1, round(wait_s))} s ({reason})"
+def retry_words(error: str, wait_s: float, reason: str = "") -> str:
+    """"retrying in 4 s (rate limit)": a transient failure as a quiet status line. The
+    reason is the event's, as the agent classified the failure; an event without one is
+    classified by the same rules (`retry_reason`), else its first line is shown, readable."""
+    words = reason or retry_reason(error) or _readable_line(error)
+    return f"retrying in {max(1, round(wait_s))} s ({words})"
+
+
+_JSON_MESSAGE = re.compile(r'"(?:message|error|detail)"\s*:\s*"((?:[^"\\]|\\.)+)"')
+
+
+def _readable_line(error: str, limit: int = 60) -> str:
+    """An error's first line without a JSON body's punctuation (its message if it has one),
+    cut on a word: `APIError: {"error":"Model x is loading"}` → `APIError: Model x is loading`."""
+    first = next((part.strip() for part in error.splitlines() if part.strip()), "") or "error"
+    head, brace, body = first.partition("{")
+    if brace:
+        found = _JSON_MESSAGE.search(body)
+        text = (found.group(1).replace('\\"', "'") if found
+                else re.sub(r"[{}\[\]]", " ", body.replace('"', "")))
+        head = head.strip().rstrip(":-").rstrip()
+        first = f"{head}: {text}" if head else text
+    return clean_cut(" ".join(first.split()), limit)
 
 
 def tool_bundle(event: ToolFinished, name: str, arguments: str) -> Bundle:

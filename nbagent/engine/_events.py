@@ -83,11 +83,14 @@ class CompactionUndone:
 
 @dataclass(frozen=True)
 class Retrying:
-    """A model call failed transiently and will be retried after `wait_s` seconds."""
+    """A model call failed transiently and will be retried after `wait_s` seconds.
+    `reason` is why, in a few words, as the room that retries classified the failure
+    ("" when it did not say: a display then shows the error itself)."""
 
     attempt: int
     wait_s: float
     error: str
+    reason: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """What each chat line looks like (`widgets/_chat_lines.py`): a tool line with its
-arguments and a preview cut on a word, a code block's copy button, the retry words."""
+arguments and a preview cut on a word, a code block's copy button, the retry words (the
+reason the agent's classifier found, never a guess from the error's words)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from IPython.utils.capture import capture_output
 from nbagent.widgets import ChatDisplay
 from nbagent.widgets._chat_lines import reply_bundle, retry_words
 
-from nbagent.events import ToolFinished, ToolStarted
-from tests.notebook.helpers import shown
+from nbagent.events import Retrying, ToolFinished, ToolStarted
+from tests.notebook.helpers import plain, shown
 
 pytestmark = pytest.mark.usefixtures("shell")  # display() publishes through a shell
 
@@ -53,3 +54,46 @@ def test_retry_words() -> None:
     assert retry_words("Timeout: the read timed out", 0.2) == "retrying in 1 s (timed out)"
     assert retry_words("ConnectionResetError: peer reset", 2.6) == (
         "retrying in 3 s (ConnectionResetError: peer reset)")
+
+
+def test_a_retry_line_says_the_events_reason_not_a_guess_from_the_text() -> None:
+    """The words of a 503 may contain "rate" ("generate", "moderate"): the line says the
+    reason the agent classified, shown by both displays."""
+    error = "InternalServerError: failed to generate a response"
+    assert retry_words(error, 2, "provider unavailable") == (
+        "retrying in 2 s (provider unavailable)")
+    for live in (True, False):
+        view = ChatDisplay(live=live)
+        with capture_output() as captured:
+            view(Retrying(1, 2.4, error, "provider unavailable"))
+        assert plain(captured)[-1] == "retrying in 2 s (provider unavailable)"
+
+
+@pytest.mark.parametrize(("error", "words"), [
+    ("InternalServerError: failed to generate a response",
+     "InternalServerError: failed to generate a response"),
+    ("ServiceUnavailableError: the server is under moderate load",
+     "ServiceUnavailableError: the server is under moderate load"),
+    ("RateLimitError: rate limit reached for requests", "rate limit"),
+    ("APITimeoutError: Request timed out.", "timed out"),
+], ids=["generate", "moderate", "rate-limit", "timeout"])
+def test_a_retry_without_a_reason_is_classified_by_the_agents_rules(error: str,
+                                                                   words: str) -> None:
+    """An event from older code (no reason): the same classifier reads the text, and a
+    text it cannot place is shown as it is, not called a rate limit for a word in it."""
+    assert retry_words(error, 1) == f"retrying in 1 s ({words})"
+
+
+@pytest.mark.parametrize(("error", "words"), [
+    ('litellm.APIError: OpenAIException - {"error":{"code":"model_warming","message":'
+     '"Model qwen2.5-7b is warming up, come back soon","type":"server_state"}}',
+     "litellm.APIError: OpenAIException: Model qwen2.5-7b is… [cut]"),
+    ('{"error":"Model mistralai/Mistral-7B-Instruct-v0.2 is warming up","estimated_time":20}',
+     "Model mistralai/Mistral-7B-Instruct-v0.2 is warming up"),
+    ('APIError: {"code": 17, "items": [1, 2]}\ntrace line', "APIError: code: 17, items: 1, 2"),
+], ids=["litellm-wrapped", "hugging-face-like", "no-message"])
+def test_a_json_error_without_a_reason_is_shown_cut_and_readable(error: str, words: str) -> None:
+    line = retry_words(error, 1)
+    assert line == f"retrying in 1 s ({words})"
+    assert not any(mark in line for mark in '{}"')  # no JSON punctuation ("[cut]" is ours)
+

@@ -1,5 +1,6 @@
 """Calling a model: `call_model` retries transient failures with tenacity (`RetryPolicy`:
-backoff with jitter, or the provider's Retry-After), announcing each retry; `summarizer`
+backoff with jitter, or the provider's Retry-After), announcing each retry with the reason
+`classify_error` found, in words (`retry_reason`, one table: `RETRY_REASONS`); `summarizer`
 is a compaction summarizer built on it, bounded in time. The model objects themselves live
 in `_llm`.
 """
@@ -7,6 +8,7 @@ in `_llm`.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +20,7 @@ from ...engine._events import EventStream, Retrying
 from ...engine._exceptions import CompactionFailed
 from ...engine.compaction import SummaryReply
 from ..providers._caching import CachePlan
-from ..providers._errors import retry_after_seconds, should_retry
+from ..providers._errors import classify_error, retry_after_seconds, should_retry
 from ._llm import ChatModel, Completion, LiteLLMModel, Message, TextCallback, takes_cache_plan
 
 if TYPE_CHECKING:
@@ -37,6 +39,30 @@ class RetryPolicy:
     backoff_s: float = 1.0
     max_wait_s: float = 30.0
     sleep: Callable[[float], None] = time.sleep
+
+
+# Why a call is retried, in the words a retry line shows: one row per kind `should_retry`
+# retries ("timeout" is a transient failure that was a timeout).
+RETRY_REASONS: dict[str, str] = {
+    "rate_limit": "rate limit",
+    "timeout": "timed out",
+    "transient": "provider unavailable",
+}
+_TIMEOUT_CLASSES = {"Timeout", "APITimeoutError", "TimeoutError", "ReadTimeout", "ConnectTimeout"}
+_TIMED_OUT = re.compile(r"timeout|\btimed? out\b", re.I)
+
+
+def retry_reason(error: BaseException | str) -> str:
+    """Why `error` is retried, in a few words ("rate limit", "timed out", "provider
+    unavailable"): `classify_error`'s kind, never a guess of our own; "" for a kind
+    that is not retried."""
+    kind: str = classify_error(error)
+    if kind == "transient" and (
+        {cls.__name__ for cls in type(error).__mro__} & _TIMEOUT_CLASSES
+        or _TIMED_OUT.search(str(error))
+    ):
+        kind = "timeout"
+    return RETRY_REASONS.get(kind, "")
 
 
 def _wait(policy: RetryPolicy) -> Callable[[tenacity.RetryCallState], float]:
@@ -73,7 +99,8 @@ def call_model(
     def announce(state: tenacity.RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome else None
         wait = state.next_action.sleep if state.next_action else 0.0
-        event = Retrying(state.attempt_number, wait, f"{type(error).__name__}: {error}"[:200])
+        event = Retrying(state.attempt_number, wait, f"{type(error).__name__}: {error}"[:200],
+                         retry_reason(error) if error is not None else "")
         logger.info(
             "model call failed (%s); retry %d in %.1fs", event.error, event.attempt, event.wait_s
         )

@@ -1,5 +1,6 @@
 """Calling a model (`models/_call`): `call_model`'s retries (a transient error is retried
-and announced, an auth error is not, the attempts are bounded); and the summarizer built on
+and announced with the reason the classifier found, an auth error is not, the attempts are
+bounded); and the summarizer built on
 it (its text and cost, its time bound)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import pytest
 from nbagent import CompactionFailed, RetryPolicy
 from nbagent.agent.models import call_model, summarizer
 from nbagent.events import EventStream, Retrying
+from nbagent.providers import retry_reason
 from nbagent.testing import ProviderError, ScriptedModel, provider_error, reply
 
 NO_WAIT = RetryPolicy(sleep=lambda seconds: None)
@@ -31,6 +33,32 @@ def test_call_model_retries_a_transient_error_and_announces_each_retry() -> None
     assert waited[0] == 3.0  # the provider's Retry-After, not the backoff
     assert "slow down" in seen[0].error
     model.assert_consumed()
+
+
+class APITimeoutError(Exception):
+    """Named as openai's and litellm's timeouts are: the class tells, not the text."""
+
+
+def test_each_retry_carries_the_reason_the_classifier_found() -> None:
+    """A 503 whose words contain "rate" ("generate", "moderate") is not a rate limit."""
+    model = ScriptedModel([provider_error(503, "failed to generate a response"),
+                           provider_error(429, "slow down"),
+                           APITimeoutError("no answer from the server"),
+                           provider_error(503, "the server is under moderate load"),
+                           reply("done")])
+    events = EventStream()
+    seen: list[Retrying] = []
+    events.subscribe(lambda event: seen.append(event) if isinstance(event, Retrying) else None)
+    call_model(model, [{"role": "user", "content": "hi"}], [], policy=NO_WAIT, events=events)
+    assert [e.reason for e in seen] == [
+        "provider unavailable", "rate limit", "timed out", "provider unavailable"]
+    assert "generate" in seen[0].error  # the error itself still rides along
+
+
+def test_a_failure_that_is_not_retried_has_no_retry_reason() -> None:
+    assert retry_reason(provider_error(401, "invalid api key")) == ""
+    assert retry_reason("litellm.BadRequestError: unknown model 'gpt-9'") == ""
+    assert retry_reason("Request timed out.") == "timed out"
 
 
 def test_call_model_does_not_retry_an_auth_error() -> None:
