@@ -13,6 +13,7 @@ import io
 import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ...engine._events import EventStream
@@ -66,9 +67,21 @@ def read_file(context: ToolContext, path: str, offset: int = 0, limit: int = 200
         limit: how many lines to read (at most 500).
         start: a byte in line `offset` to start at (from a page header).
     """
-    # the session's data folder (its `data_dir` setting) is refused as the environment's is
     return read_text_page(path, offset, limit, start=start, bounds=context.page,
-                          data_folders=[data_dir(context.settings().data_dir)])
+                          data_folders=_session_data(context))
+
+
+def _session_data(context: ToolContext) -> list[Path]:
+    """The session's own data, which the file tools refuse as the environment's data
+    folder: the folder its `data_dir` setting names, and where its archive really is (the
+    setting changed since the session began, or a session resumed from a file elsewhere:
+    that file, or its data folder when it sits in one's `sessions/`)."""
+    found = [data_dir(context.settings().data_dir)]
+    archive = context.archive()
+    if archive is not None:
+        kept = archive.path
+        found.append(kept.parent.parent if kept.parent.name == "sessions" else kept)
+    return found
 
 
 def read_output(context: ToolContext, ref: str, offset: int = 0, limit: int = 4_000) -> str:

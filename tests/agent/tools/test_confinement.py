@@ -282,3 +282,31 @@ def test_an_agents_read_file_refuses_the_data_folder_its_settings_name(work: Pat
     agent.configure(data_dir="./later")  # `%nbagent data_dir=./later`: read when a tool runs
     assert agent.tools["read_file"](path="later/sessions/l.jsonl").startswith(
         "Refused: later/sessions/l.jsonl is protected: it is in nbagent's data folder")
+
+
+def test_the_archive_a_session_really_writes_stays_refused_wherever_it_is(
+        work: Path) -> None:
+    # the setting changed since the session began, or a session resumed from a file that
+    # sits in no data folder: the archive it writes is still refused, and nothing else more
+    from nbagent import Agent
+    from nbagent.testing import ScriptedModel
+    from tests.helpers import make_agent
+
+    (work / "notes.txt").write_text("mine\n")
+    agent, _ = make_agent(ScriptedModel(default="noted"), settings={"data_dir": "./first"},
+                          archive=True)
+    agent.chat("hello")
+    agent.configure(data_dir="./second")
+    written = f"first/sessions/{agent.session_id}.jsonl"
+    assert (work / written).is_file()
+    assert agent.tools["read_file"](path=written).startswith(
+        f"Refused: {written} is protected: it is in nbagent's data folder")
+    agent.close()
+    (work / written).rename(work / "kept.jsonl")
+    resumed = Agent.resume("kept.jsonl", model=ScriptedModel(default="noted"), namespace={})
+    try:
+        assert resumed.tools["read_file"](path="kept.jsonl").startswith(
+            "Refused: kept.jsonl is protected: it is in nbagent's data folder")
+        assert resumed.tools["read_file"](path="notes.txt").endswith("\nmine")
+    finally:
+        resumed.close()
