@@ -75,12 +75,13 @@ def _session_data(context: ToolContext) -> list[Path]:
     """The session's own data, which the file tools refuse as the environment's data
     folder: the folder its `data_dir` setting names, and where its archive really is (the
     setting changed since the session began, or a session resumed from a file elsewhere:
-    that file, or its data folder when it sits in one's `sessions/`)."""
+    the `sessions/` folder it sits in, else that file alone — never the folder above, which
+    may be the working directory)."""
     found = [data_dir(context.settings().data_dir)]
     archive = context.archive()
     if archive is not None:
         kept = archive.path
-        found.append(kept.parent.parent if kept.parent.name == "sessions" else kept)
+        found.append(kept.parent if kept.parent.name == "sessions" else kept)
     return found
 
 

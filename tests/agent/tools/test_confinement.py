@@ -310,3 +310,23 @@ def test_the_archive_a_session_really_writes_stays_refused_wherever_it_is(
         assert resumed.tools["read_file"](path="notes.txt").endswith("\nmine")
     finally:
         resumed.close()
+
+
+def test_a_session_resumed_from_a_sessions_folder_in_the_working_directory_refuses_only_it(
+        work: Path) -> None:
+    from nbagent import Agent
+    from nbagent.testing import ScriptedModel
+    from tests.helpers import make_agent
+
+    (work / "notes.txt").write_text("mine\n")
+    agent, _ = make_agent(ScriptedModel(default="noted"), settings={"data_dir": str(work)},
+                          archive=True)
+    agent.chat("hello")
+    agent.close()
+    kept = f"sessions/{agent.session_id}.jsonl"  # the working directory was its data folder
+    resumed = Agent.resume(kept, model=ScriptedModel(default="noted"), namespace={})
+    try:
+        assert resumed.tools["read_file"](path=kept).startswith(f"Refused: {kept} is protected")
+        assert resumed.tools["read_file"](path="notes.txt").endswith("\nmine")
+    finally:
+        resumed.close()
