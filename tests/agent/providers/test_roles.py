@@ -25,6 +25,15 @@ from nbagent.agent.providers._roles import (
 from tests.openai_stub import StubServer
 
 
+def tool_round(ask: str, result: str, call_id: str = "c1") -> list[dict[str, Any]]:
+    """A user's ask, the model's tool call and its result: the pair a bridge goes after."""
+    call = {"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    return [{"role": "user", "content": ask},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call_id, "content": result}]
+
+
+
 @pytest.mark.parametrize(("model", "provider", "refuses"), [
     ("mistral/mistral-large-latest", "mistral", True),
     ("codestral/codestral-latest", "codestral", True),
@@ -41,15 +50,9 @@ def test_mistrals_models_refuse_a_user_message_after_a_tool_result(
 
 
 def test_the_bridge_goes_between_each_tool_result_and_the_user_message_after_it() -> None:
-    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-    asked: list[dict[str, Any]] = [
-        {"role": "system", "content": "s"}, {"role": "user", "content": "plot it"},
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": "c1", "content": "plotted"},
-        {"role": "user", "content": "[nbagent images: figures]"},
-        {"role": "assistant", "content": None, "tool_calls": [{**call, "id": "c2"}]},
-        {"role": "tool", "tool_call_id": "c2", "content": "done"},
-        {"role": "user", "content": "and now?"}]
+    asked = [{"role": "system", "content": "s"}, *tool_round("plot it", "plotted"),
+             *tool_round("[nbagent images: figures]", "done", "c2"),
+             {"role": "user", "content": "and now?"}]
     sent = bridged(asked)
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "assistant",
                                          "user", "assistant", "tool", "assistant", "user"]
@@ -62,12 +65,7 @@ def test_the_bridge_goes_between_each_tool_result_and_the_user_message_after_it(
 def test_shaped_walks_the_rules_in_order_and_leaves_other_models_alone() -> None:
     assert [rule.name for rule in RULES] == ["bridge"]  # the Mistral bridge comes first
     assert all(rule.why for rule in RULES)
-    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-    asked: list[dict[str, Any]] = [
-        {"role": "user", "content": "plot it"},
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": "c1", "content": "plotted"},
-        {"role": "user", "content": "and now?"}]
+    asked = [*tool_round("plot it", "plotted"), {"role": "user", "content": "and now?"}]
     assert shaped(asked, "mistral/mistral-large-latest", "mistral") == bridged(asked)
     assert shaped(asked, "openai/gpt-4o", "openai") is asked  # no rule holds: the same list
 
@@ -109,11 +107,6 @@ def test_a_gemma_server_gets_two_user_messages_as_one_turn(stub: StubServer) -> 
 ], ids=lambda v: str(v))
 def test_a_tool_result_then_a_question_is_bridged_only_for_mistral(
         stub: StubServer, name: str, bridge: bool) -> None:
-    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-    history: list[dict[str, Any]] = [
-        {"role": "user", "content": "look"},
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": "c1", "content": "interrupted"},
-        {"role": "user", "content": "and now?"}]
+    history = [*tool_round("look", "interrupted"), {"role": "user", "content": "and now?"}]
     roles = [m["role"] for m in sent_for(stub, name, history)]
     assert roles == ["user", "assistant", "tool", *(["assistant"] if bridge else []), "user"]
