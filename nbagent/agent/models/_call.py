@@ -8,7 +8,6 @@ in `_llm`.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -20,7 +19,7 @@ from ...engine._events import EventStream, Retrying
 from ...engine._exceptions import CompactionFailed
 from ...engine.compaction import SummaryReply
 from ..providers._caching import CachePlan
-from ..providers._errors import classify_error, retry_after_seconds, should_retry
+from ..providers._errors import classify_error, is_timeout, retry_after_seconds, should_retry
 from ._llm import ChatModel, Completion, LiteLLMModel, Message, TextCallback, takes_cache_plan
 
 if TYPE_CHECKING:
@@ -48,8 +47,6 @@ RETRY_REASONS: dict[str, str] = {
     "timeout": "timed out",
     "transient": "provider unavailable",
 }
-_TIMEOUT_CLASSES = {"Timeout", "APITimeoutError", "TimeoutError", "ReadTimeout", "ConnectTimeout"}
-_TIMED_OUT = re.compile(r"timeout|\btimed? out\b", re.I)
 
 
 def retry_reason(error: BaseException | str) -> str:
@@ -57,10 +54,7 @@ def retry_reason(error: BaseException | str) -> str:
     unavailable"): `classify_error`'s kind, never a guess of our own; "" for a kind
     that is not retried."""
     kind: str = classify_error(error)
-    if kind == "transient" and (
-        {cls.__name__ for cls in type(error).__mro__} & _TIMEOUT_CLASSES
-        or _TIMED_OUT.search(str(error))
-    ):
+    if kind == "transient" and is_timeout(error):
         kind = "timeout"
     return RETRY_REASONS.get(kind, "")
 

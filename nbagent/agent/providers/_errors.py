@@ -59,8 +59,8 @@ _RETRIED: frozenset[str] = frozenset({"rate_limit", "transient"})
 _OVERFLOW_CLASSES = {"ContextWindowExceededError", "ContextLengthExceededError"}
 _RATE_CLASSES = {"RateLimitError"}
 _AUTH_CLASSES = {"AuthenticationError", "PermissionDeniedError", "NoCredentialsError"}
-_TRANSIENT_CLASSES = {
-    "Timeout", "APITimeoutError", "TimeoutError", "ReadTimeout", "ConnectTimeout",
+_TIMEOUT_CLASSES = {"Timeout", "APITimeoutError", "TimeoutError", "ReadTimeout", "ConnectTimeout"}
+_TRANSIENT_CLASSES = _TIMEOUT_CLASSES | {
     "APIConnectionError", "ConnectionError", "ConnectError", "RemoteProtocolError",
     "ServiceUnavailableError", "InternalServerError", "BadGatewayError",
 }  # fmt: skip  (not "APIError": every openai/litellm error, 400s too, derives from it)
@@ -143,8 +143,10 @@ _WEAK_OVERFLOW = re.compile(
     r"token limit exceeded|exceeds? (?:the )?token limit",
     re.I,
 )
+_TIMEOUT_WORDS = r"timed? ?out|timeout|deadline exceeded"  # a transient failure that timed out
+_TIMEOUT_TEXT = re.compile(_TIMEOUT_WORDS, re.I)
 _TRANSIENT_TEXT = re.compile(
-    r"timed? ?out|timeout|deadline exceeded|connection (?:error|reset|refused|aborted|closed|lost)|"
+    _TIMEOUT_WORDS + r"|connection (?:error|reset|refused|aborted|closed|lost)|"
     r"disconnect|closed unexpectedly|peer closed|remote end closed|incomplete chunked|"
     r"broken pipe|socket hang up|enotfound|eai_again|getaddrinfo|overloaded|"
     r"service unavailable|temporarily unavailable|internal server error|server had an error|"
@@ -253,6 +255,14 @@ def classify_error(error_or_text: BaseException | str, status: int | None = None
     ):
         return "transient"
     return "other"
+
+
+def is_timeout(error_or_text: BaseException | str) -> bool:
+    """Whether a failure was a timeout (by its class or its words): the kind of transient
+    failure a retry line names apart."""
+    if isinstance(error_or_text, BaseException) and _class_names(error_or_text) & _TIMEOUT_CLASSES:
+        return True
+    return bool(_TIMEOUT_TEXT.search(str(error_or_text)))
 
 
 def is_context_overflow(error_or_text: BaseException | str, status: int | None = None) -> bool:

@@ -59,6 +59,8 @@ def test_a_failure_that_is_not_retried_has_no_retry_reason() -> None:
     assert retry_reason(provider_error(401, "invalid api key")) == ""
     assert retry_reason("litellm.BadRequestError: unknown model 'gpt-9'") == ""
     assert retry_reason("Request timed out.") == "timed out"
+    assert retry_reason("google.api_core.exceptions.DeadlineExceeded: 504 Deadline Exceeded") \
+        == "timed out"  # the classifier's own timeout words, one table
 
 
 def test_call_model_does_not_retry_an_auth_error() -> None:
