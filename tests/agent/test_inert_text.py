@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from nbagent.approval import ApprovalRequest
-from nbagent.text import strip_hidden, terminal_text
+from nbagent.text import hidden_in, strip_hidden, terminal_text, visible
 
 CONTROLLED = [
     ("\x1b[31mred\x1b[0m", "red"),
@@ -49,3 +49,37 @@ def test_the_approval_question_carries_no_control_sequence() -> None:
                    for ch in question)
     assert "pwned" not in question and "\u200e" not in question
     assert "tool x" in question and "server" in question and '"ab"' in question
+
+
+SHOWN = [
+    # Trojan Source (CVE-2021-42574): a bidi isolate drawn live hides a call in a string
+    ("s = '\u2067' ;os.remove(p)\u2069", "s = '⟨U+2067⟩' ;os.remove(p)⟨U+2069⟩"),
+    ("a\u202eb", "a⟨U+202E⟩b"),
+    ("x\u200by", "x⟨U+200B⟩y"),
+    ("tag\U000e0041", "tag⟨U+E0041⟩"),
+    ("\x1b[2Jcleared", "⟨U+001B⟩[2Jcleared"),  # an escape is shown, never acted on
+    ("b\x08ack", "b⟨U+0008⟩ack"),
+    # Python reads a lone CR as a line break: shown as one, and marked
+    ("x = 1\r# y\ros.remove(p)", "x = 1⟨U+000D⟩\n# y⟨U+000D⟩\nos.remove(p)"),
+    ("one\u2028two", "one⟨U+2028⟩two"),  # drawn as a break by some readers, not by Python
+]
+
+
+@pytest.mark.parametrize(("raw", "shown"), SHOWN, ids=[repr(r)[:24] for r, _ in SHOWN])
+def test_visible_writes_every_hidden_character_where_it_stands(raw: str, shown: str) -> None:
+    assert visible(raw) == shown
+    assert hidden_in(raw), "each one is named for the question's warning"
+
+
+def test_visible_reads_cr_lf_as_the_newline_it_is() -> None:
+    assert visible("a\r\nb\r\n") == "a\nb\n" and hidden_in("a\r\nb") == []
+
+
+def test_visible_keeps_ordinary_code_exactly() -> None:
+    code = "df = pd.read_csv('größe.csv')\n\tprint(df['価格'].sum())  # naïve 🙂\n"
+    assert visible(code) == code and hidden_in(code) == []
+
+
+def test_hidden_in_names_each_character_once_in_order() -> None:
+    assert hidden_in("\u2067a\u2067\rb\u200b") == [
+        "U+2067 RIGHT-TO-LEFT ISOLATE", "U+000D CARRIAGE RETURN", "U+200B ZERO WIDTH SPACE"]
