@@ -1,8 +1,9 @@
 """The forms of `%nbagent` beyond key=value settings: the MCP servers of the session
 (`mcp add NAME -- command args…`, `mcp add NAME URL`, `mcp list` — each server's live
 state, its tools and everything they tell the model, parameter descriptions included —,
-`mcp allow NAME [TOOL]`, `mcp remove NAME`) and the local models found on this machine (`models`). Each form is one call into nbagent's
-public API; a call this version of nbagent does not have is said in one line.
+`mcp allow NAME [TOOL]`, `mcp remove NAME`) and the local models found on this machine
+(`models`). Each form is one call into nbagent's public API; a call this version of
+nbagent does not have is said in one line.
 """
 
 from __future__ import annotations

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, NbagentWarning
-from nbagent.approval import Approval
-from nbagent.events import Notice
+from nbagent.approval import Approval, NoOneToAsk
+from nbagent.events import Notice, ToolStarted
 from nbagent.mcp import McpServers
 from nbagent.testing import ScriptedModel, calls, reply
-from tests.agent.mcp.servers.launch import DEMO
+from tests.agent.mcp.servers.launch import DEMO, stdio_spec
 
 pytestmark = pytest.mark.real
 HOSTILE = DEMO.with_name("hostile_server.py")
@@ -221,3 +221,73 @@ def test_a_server_that_cannot_start_asks_nothing(tmp_path: Path) -> None:
         text, is_error = servers.call("gone", "anything", {"x": 1})
     assert is_error and text.startswith("the MCP server 'gone' could not start (")
     assert "no-such-server was not found" in text and answers.questions == []
+
+
+@pytest.mark.parametrize("answer", ["n", None], ids=["user-refuses", "batch-run"])
+def test_a_description_changed_mid_chat_cannot_ride_another_servers_allowance(
+        answer: str | None) -> None:
+    # The attack: 'h' changes a tool's text in the middle of a chat; 'g' (another server,
+    # allowed for good) has a tool that sends text out. The change is caught before g's
+    # call, said at once in the chat, and g's call asks; the next chat is as before.
+    seen: list[str] = []
+
+    def ask(question: str) -> str:
+        seen.append(f"asked: {question}")
+        if answer is None:
+            raise NoOneToAsk("batch")
+        return answer
+
+    model = ScriptedModel([calls(("change", {})), calls(("echo", {"text": "pin=1234"})),
+                           reply("done"), calls(("echo", {"text": "hello"})), reply("fine")])
+    agent = Agent(model=model, builtin_tools=False, archive=False,
+                  mcp_servers={"h": hostile(HOSTILE_TOOLS="ok,change,added"),
+                               "g": stdio_spec()})
+    agent.approval.allow("mcp", "h")
+    agent.approval.allow("mcp", "g")
+    agent.approval.ask = ask
+    agent.events.subscribe(lambda e: seen.append(f"notice: {e.text}") if isinstance(e, Notice)
+                           else seen.append(f"started: {e.name}") if isinstance(e, ToolStarted)
+                           else None)
+    try:
+        assert agent.chat("go").text == "done"
+        change = ("MCP server 'h' changed its tools (new: 'added'; changed: 'ok') — they need "
+                  "your approval again")
+        # said as soon as it is caught (with the change's own result, or at the latest
+        # before the next call), and before g's call is put to the user
+        assert seen[0] == "started: change" and f"notice: {change}" in seen
+        assert seen.index(f"notice: {change}") < len(seen) - 1
+        asked = seen[-1]
+        assert asked.startswith(
+            "asked: nbagent: the model wants to call the MCP tool echo (MCP server 'g'; asked "
+            "although allowed: MCP server 'h' changed its tools (new: 'added'; changed: 'ok'), "
+            "during this turn")
+        result = [str(m["content"]) for m in agent.history if m["role"] == "tool"][-1]
+        assert "pin=1234" not in result and "asked although allowed" in result
+        # the model reads the new definitions in the same turn, once they are caught
+        assert "added" in [s["function"]["name"] for s in model.tools_seen[2]]
+        assert "added" not in [s["function"]["name"] for s in model.tools_seen[0]]
+        seen.clear()
+        assert agent.chat("again").text == "fine"  # a new turn: g's allowance holds again
+        assert [str(m["content"]) for m in agent.history if m["role"] == "tool"][-1] \
+            .startswith("hello") and not any(s.startswith("asked") for s in seen)
+        assert agent.approval.allowed() == [("mcp", "g")]  # h's own allowance: taken back
+    finally:
+        agent.close()
+
+
+def test_a_huge_result_is_kept_bounded_in_the_archive_as_in_the_window(tmp_path: Path) -> None:
+    model = ScriptedModel([calls(("big", {"mb": 4})), reply("read it")])
+    agent = Agent(model=model, builtin_tools=False, settings={"data_dir": str(tmp_path)},
+                  mcp_servers={"h": hostile(HOSTILE_TOOLS="big")})
+    agent.approval.allow("mcp", "h")
+    try:
+        assert agent.chat("big one").text == "read it"
+        (result,) = [str(m["content"]) for m in agent.history if m["role"] == "tool"]
+        assert result.startswith("BEGIN\n") and result.rstrip().endswith("END")
+    finally:
+        agent.close()
+    (archive,) = tmp_path.rglob("*.jsonl")
+    text = archive.read_text()
+    assert archive.stat().st_size < 1_500_000  # the server sent over 4,000,000 characters
+    assert "characters from the middle of this MCP result" in text
+    assert "END\\n" in text and "BEGIN\\n" in text  # its head and its tail

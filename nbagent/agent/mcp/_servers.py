@@ -41,6 +41,7 @@ from ._config import (
 from ._loop_thread import LoopThread
 from ._oauth import SIGN_IN, SIGN_IN_TIMEOUT_S
 from ._pool import ConnectionPool, not_started
+from ._sdk_log import HeldLines
 from ._tools import McpTool, make_tool, tool_names
 
 CALL_TIMEOUT_S = 60.0
@@ -100,13 +101,14 @@ class McpServers:
         self.on_status = on_status
         self.approval = approval
         self.changed: list[str] = []  # tool changes caught since the turn began
+        # lines for on_status, given in the caller's thread (`_deliver`)
+        self._lines = HeldLines(lambda: self.on_status, urgent=SIGN_IN)
+        self._status, self._deliver = self._lines.hold, self._lines.deliver
         self._loop = LoopThread()
         self.catalog = Catalog(self._status, self.changed.append)  # what each server offers
         self._pool = ConnectionPool(self.specs, self.catalog, self._status, self)
         self._guard = threading.Lock()
         self._closed = False
-        self._lines: list[str] = []  # for on_status, in the caller's thread (`_deliver`)
-        self._lines_guard = threading.Lock()
         self._allowed_for: dict[str, str] = {}  # name → the server its allowances are for
         _LIVE.add(self)
         for name, spec in specs.items():
@@ -266,6 +268,8 @@ class McpServers:
         except TimeoutError:
             return (f"the MCP server {server!r} did not answer {tool} in time; it will be "
                     "started again on the next call"), True
+        finally:
+            self._catch_up()  # a change the call itself made is said with its result
 
     def _catch_up(self) -> None:
         """List again every live server that said its tools changed, before any call: a
@@ -299,29 +303,6 @@ class McpServers:
         remote = any(isinstance(s, HttpServer) and s.oauth is not False
                      for s in self.specs.values())
         return self.start_timeout + (SIGN_IN_TIMEOUT_S if remote else 0.0) + _MARGIN_S
-
-    def _status(self, text: str) -> None:
-        """A line for the user: kept for `_deliver` (the caller's thread), except a
-        sign-in, which the user must act on while the start waits."""
-        if SIGN_IN in text:
-            self._say(text)
-            return
-        with self._lines_guard:
-            self._lines.append(text)
-
-    def _deliver(self) -> None:
-        """Give `on_status` the lines kept so far, in this (the caller's) thread."""
-        with self._lines_guard:
-            lines, self._lines = self._lines, []
-        for line in lines:
-            self._say(line)
-
-    def _say(self, text: str) -> None:
-        if self.on_status is not None:
-            try:
-                self.on_status(text)
-            except Exception:  # a broken hook must not break the call
-                pass
 
     # -- lifetime ---------------------------------------------------------------------
 
