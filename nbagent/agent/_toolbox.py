@@ -35,7 +35,6 @@ class Toolbox:
         call_timeout: seconds an MCP tool call may take.
         approval: what MCP tool calls may do without asking, and how to ask (default:
             ask every call with `input()`).
-
         say: receives each line about an MCP server for the user (it could not start,
             restarted, changed its tools, a result carried hidden characters), once, when
             it happens, in the thread that called (`McpServers` keeps its loop's lines

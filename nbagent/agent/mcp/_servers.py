@@ -262,14 +262,14 @@ class McpServers:
             if not verdict.allowed:
                 return verdict.reason, True
         try:  # the pool's own timeout ends the call first; this is the waiting side's backstop
-            return self._loop.run(self._pool.call(server, tool, arguments),
-                                  timeout=self._start_budget() + self.call_limit(server),
-                                  paused=USER_CLOCK.seconds)
+            answer = self._loop.run(self._pool.call(server, tool, arguments),
+                                    timeout=self._start_budget() + self.call_limit(server),
+                                    paused=USER_CLOCK.seconds)
         except TimeoutError:
             return (f"the MCP server {server!r} did not answer {tool} in time; it will be "
                     "started again on the next call"), True
-        finally:
-            self._catch_up()  # a change the call itself made is said with its result
+        self._catch_up()  # a change the call itself made is said with its result
+        return answer
 
     def _catch_up(self) -> None:
         """List again every live server that said its tools changed, before any call: a
