@@ -9,7 +9,10 @@ The suite needs Node 22: `npm install node@22 @modelcontextprotocol/conformance`
 folder (DIR above) brings both. For each scenario the suite starts a test server and runs
 this file with the server's url appended (and `MCP_CONFORMANCE_SCENARIO` set). The client
 is the agent's own path: `McpServers` with the url as a streamable HTTP server, its tools
-listed and each called once with arguments read from its schema, as a model would.
+listed and each called once with arguments read from its schema, as a model would. A
+server's request for input goes through the agent's own questions (`nbagent.approval`):
+the adapter plays a user who answers them, accepting and leaving each field at the
+default the server offers (pressing Enter).
 """
 
 from __future__ import annotations
@@ -48,10 +51,17 @@ def arguments_for(schema: dict[str, Any]) -> dict[str, Any]:
     return arguments
 
 
+def user(question: str) -> str:
+    """A user at the input box: yes to a question, Enter (the default) at a field."""
+    sys.stderr.write(f"asked: {question}\n")
+    return "y" if question.rstrip().endswith("[c] cancel:") else ""
+
+
 def client(url: str) -> int:
     """Connect as the agent does, list the tools, call each once; 0 when it connected."""
     from nbagent.agent.mcp import _oauth
     from nbagent.agent.mcp._servers import McpServers
+    from nbagent.approval import Approval
 
     def say(line: str) -> None:
         sys.stderr.write(f"status: {line}\n")
@@ -72,8 +82,9 @@ def client(url: str) -> int:
     if context.get("client_id"):  # a client registered beforehand
         oauth = {"clientId": context["client_id"], "clientSecret": context.get("client_secret")}
     spec = {"url": url, "oauth": oauth or True}
+    approval = Approval(user, allowed=[("mcp", "conformance")])  # calls run unasked
     with McpServers({"conformance": spec}, on_status=say, start_timeout=20,
-                    call_timeout=30) as servers:
+                    call_timeout=30, approval=approval) as servers:
         tools = servers.tools()
         sys.stdout.write(f"tools: {[t.name for t in tools]}\n")
         for made in tools:

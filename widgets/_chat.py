@@ -21,6 +21,7 @@ from nbagent import ChatResult
 from nbagent.events import (
     Compacted,
     CompactionStarted,
+    Notice,
     Retrying,
     Status,
     ToolFinished,
@@ -141,6 +142,9 @@ class ChatDisplay:
         """A subscriber: status lines, tool lines and compaction lines from events."""
         if isinstance(event, Status):
             self.status(notebook_words(event.text))
+        elif isinstance(event, Notice):  # a line to keep (an MCP server restarted, changed)
+            self._flush()
+            self.note(event.text)
         elif isinstance(event, Retrying):
             if self.text and self._block is not None:  # the stream broke: it starts again
                 self.text, self._drawn_at = "", None
@@ -256,8 +260,11 @@ class TerminalChat(ChatDisplay):
         """Nothing to redraw: every delta was printed as it came."""
 
     def __call__(self, event: object) -> None:
-        """Tool calls, compactions and retries as one printed line each."""
-        if isinstance(event, Retrying):
+        """Tool calls, compactions, retries and notices as one printed line each."""
+        if isinstance(event, Notice):
+            self._end_line()
+            self.note(event.text)
+        elif isinstance(event, Retrying):
             if self.text:  # the stream broke; what comes next starts the text again
                 self._end_line()
                 self.text = ""

@@ -1,8 +1,9 @@
 """The forms of `%nbagent` beyond key=value settings: the MCP servers of the session
 (`mcp add NAME -- command args…`, `mcp add NAME URL`, `mcp list` — each server's live
-state, its tools and what they tell the model —, `mcp allow NAME [TOOL]`, `mcp remove
-NAME`) and the local models found on this machine (`models`). Each form is one call into nbagent's
-public API; a call this version of nbagent does not have is said in one line.
+state, its tools and everything they tell the model, parameter descriptions included —,
+`mcp allow NAME [TOOL]`, `mcp remove NAME`) and the local models found on this machine
+(`models`). Each form is one call into nbagent's public API; a call this version of
+nbagent does not have is said in one line.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from IPython.core.error import UsageError
 
 import nbagent
+from nbagent.events import Notice
 
 MCP_USAGE = ("%nbagent mcp add NAME -- command args… · %nbagent mcp add NAME URL · "
              "%nbagent mcp list · %nbagent mcp allow NAME [TOOL] · %nbagent mcp remove NAME")
@@ -39,9 +41,53 @@ def mcp_spec(rest: str) -> tuple[str, dict[str, Any]]:
     return name, {"url": after}
 
 
+# What a schema says in words, beside its structure: each is shown where it stands, so an
+# instruction a server put in a parameter's description, default or choices is in front
+# of the user as it is in front of the model.
+_WORDS = ("title", "description", "default", "const", "enum", "examples", "pattern", "format")
+_NESTED = ("properties", "$defs", "definitions", "patternProperties")
+_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
+
+
+def parameter_lines(schema: Any, path: str = "", required: bool = False) -> list[str]:
+    """One line per part of a tool's input schema that says something in words: its
+    place (`a`, `a.b`, `a[]`), type, whether it is required, and every word it carries
+    (description, title, default, choices, examples, …), nested parts included."""
+    if not isinstance(schema, dict):
+        return []
+    lines = []
+    said = [f"{key} {schema[key]!r}" if key != "description" else str(schema[key])
+            for key in _WORDS if key in schema and not (key == "title" and path.endswith(
+                str(schema[key])))]
+    if path and (said or "type" in schema):
+        kind = schema.get("type", "")
+        what = ", ".join(str(part) for part in (
+            "/".join(kind) if isinstance(kind, list) else kind,
+            "required" if required else "") if part)
+        lines.append(f"{path}{f' ({what})' if what else ''}: {'; '.join(said) or '—'}")
+    needed = set(schema.get("required") or [])
+    for key in _NESTED:
+        if isinstance(schema.get(key), dict):
+            for name, part in schema[key].items():
+                where = name if key == "properties" else f"{key}.{name}"
+                lines += parameter_lines(part, f"{path}.{where}" if path else where,
+                                         key == "properties" and name in needed)
+    for key in _LISTS:
+        if isinstance(schema.get(key), list):
+            for n, part in enumerate(schema[key]):
+                lines += parameter_lines(part, f"{path or '(arguments)'}.{key}[{n}]")
+    for key in _ONE:
+        if isinstance(schema.get(key), dict):
+            suffix = "[]" if key == "items" else f".{key}"
+            lines += parameter_lines(schema[key], f"{path or '(arguments)'}{suffix}")
+    return lines
+
+
 def server_lines(agent: Any) -> str:
     """Each server's live state (it is started to know it) and, under it, each of its
-    tools with the description the model reads and what was changed in it."""
+    tools with the description the model reads, every word of its parameters (their
+    descriptions, defaults, choices…) and what was changed in it."""
     servers = agent.mcp_servers(start=True)
     if not servers:
         return "nbagent: no MCP servers in this session (add one: %nbagent mcp add NAME …)"
@@ -55,17 +101,31 @@ def server_lines(agent: Any) -> str:
             if made is None:
                 continue
             lines.append(f"  {tool}: {made.description}")
+            lines.extend(f"    · {line}" for line in parameter_lines(
+                getattr(made, "input_schema", None) or {}))
             lines.extend(f"    ! {note}" for note in getattr(made, "notes", ()))
     return "\n".join(lines)
 
 
 def mcp(agent: Any, rest: str) -> str:
-    """Run one `%nbagent mcp …` form; returns the lines to show."""
+    """Run one `%nbagent mcp …` form; returns the lines to show: what the servers said
+    meanwhile (a tool left out, a change, a restart), then the answer. A server that could
+    not start is said once, by its state in the listing."""
+    said: list[str] = []
+
+    def keep(event: object) -> None:
+        if isinstance(event, Notice) and "could not start" not in event.text:
+            said.append(f"nbagent: {event.text}")
+
+    agent.events.subscribe(keep)
     try:
-        return _mcp(agent, rest)
+        shown = _mcp(agent, rest)
     except (ValueError, KeyError) as error:  # a bad spec, an unknown name: the user's input
         message = error.args[0] if error.args else str(error)
         raise UsageError(f"%nbagent mcp: {message}") from None
+    finally:
+        agent.events.unsubscribe(keep)
+    return "\n".join([*said, shown])
 
 
 def _mcp(agent: Any, rest: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 import __main__
 
-from ..engine._events import Status
+from ..engine._events import Notice, Status
 from ..engine.compaction import Summarizer
 from ._agent_session import AgentSessionMixin
 from ._agent_tools import AgentToolsMixin
@@ -93,7 +93,7 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         self.builtin_tools = builtin_tools if isinstance(builtin_tools, bool) else (
             builtin_names(builtin_tools))
         self.toolbox = Toolbox(tools, mcp_servers=mcp_servers, mcp_config=current.mcp_config,
-                               call_timeout=current.mcp_timeout_s)
+                               call_timeout=current.mcp_timeout_s, say=self._notice_line)
         self.retry = retry or RetryPolicy()
         self._answers = AgentModel(self, compact_spec=compact_model, summarize=summarize)
         self.session: Session
@@ -159,6 +159,11 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
     def _status_line(self, text: str) -> None:
         """A model's status line (its server starting, restarted) as an event."""
         self.events.emit(Status(text))
+
+    def _notice_line(self, text: str) -> None:
+        """A tool server's line for the user (it could not start, restarted, changed its
+        tools) as an event, shown in the chat cell when it happens."""
+        self.events.emit(Notice(text))
 
     @property
     def bundled_model(self) -> bool:
@@ -231,4 +236,4 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
             return run_chat(self, self.session, text, on_text=on_text, tool_choice=tool_choice,
                             exchange=exchange)
         finally:
-            self.toolbox.warn_problems()
+            self.toolbox.end_turn()

@@ -6,7 +6,6 @@ for, never at configuration), and the `Approval` their calls ask.
 
 from __future__ import annotations
 
-import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -19,6 +18,7 @@ from .tools._tool import Tool, as_tool
 if TYPE_CHECKING:  # the MCP SDK is imported only when a server is configured
     from .mcp._config import McpConfig
     from .mcp._servers import McpServers
+    from .mcp._tools import McpTool
 
 ServerSpecs = Mapping[str, Mapping[str, Any]]
 
@@ -35,22 +35,26 @@ class Toolbox:
         call_timeout: seconds an MCP tool call may take.
         approval: what MCP tool calls may do without asking, and how to ask (default:
             ask every call with `input()`).
+        say: receives each line about an MCP server for the user (it could not start,
+            restarted, changed its tools, a result carried hidden characters), once, when
+            it happens, in the thread that called (`McpServers` keeps its loop's lines
+            until then); default: an `NbagentWarning` each.
 
-    What goes wrong with an MCP server (it could not start, died or hung) is kept for
-    `warn_problems`, which says it in the thread that chats: the servers' own event loop
-    runs in a thread of its own, and a line written from there could land in another cell.
+    A server's tools that change while a turn runs are offered from the next request on
+    (`schemas` reads them again); `end_turn` tells the servers the turn is over.
     """
 
     def __init__(self, own: Iterable[Tool | Callable[..., Any]] = (), *,
                  mcp_servers: ServerSpecs | None = None, mcp_config: str | None = None,
-                 call_timeout: float = 300.0, approval: Approval | None = None) -> None:
+                 call_timeout: float = 300.0, approval: Approval | None = None,
+                 say: Callable[[str], None] | None = None) -> None:
         self.own = [as_tool(t) for t in own]
         self.approval = approval if approval is not None else Approval()
         self.builtins: list[Tool] = []
         self._mcp_tools: list[Tool] = []
+        self._mcp_version = -1  # the servers' offer `_mcp_tools` was built from
         self._call_timeout = call_timeout
-        self._problems: list[str] = []
-        self._guard = threading.Lock()
+        self._say = say
         self.mcp: McpServers | None = None
         if mcp_config:
             # entry by entry: the usable servers load, each skipped one is named with why
@@ -83,23 +87,33 @@ class Toolbox:
 
     def schemas(self) -> list[dict[str, Any]]:
         """The schemas sent with each request: built when the tools change (one list, the
-        same object until then: read it, do not change it)."""
+        same object until then: read it, do not change it). An MCP server's listing that
+        changed since (a call caught it) is offered from here on, without reaching it."""
+        if self.mcp is not None and self._mcp_version != -1 \
+                and self.mcp.version != self._mcp_version:
+            self._offer_mcp(self.mcp.offered_tools(reserved=self._reserved()))
         return self._schemas
 
     # -- MCP servers ---------------------------------------------------------------------
 
     def unlisted_servers(self) -> list[str]:
-        """The MCP servers whose tools are not offered yet (the next chat starts them)."""
-        listed = {getattr(t, "server", None) for t in self._mcp_tools}
-        return [name for name in self.mcp or () if name not in listed]
+        """The MCP servers the next chat starts (not listed yet, and not failed lately)."""
+        return self.mcp.pending() if self.mcp is not None else []
 
     def list_mcp_tools(self) -> None:
         """Start the MCP servers not listed yet and offer their tools (I/O: called when a
-        chat starts). A server that fails is reported by `warn_problems` and left out."""
+        chat starts). A server that fails is said (`say`) and left out."""
         if self.mcp is None or not len(self.mcp):
             return
-        reserved = [t.name for t in [*self.builtins, *self.own]]
-        self._mcp_tools = list(self.mcp.tools(reserved=reserved))
+        self._offer_mcp(self.mcp.tools(reserved=self._reserved()))
+
+    def _reserved(self) -> list[str]:
+        return [t.name for t in [*self.builtins, *self.own]]
+
+    def _offer_mcp(self, tools: list[McpTool]) -> None:
+        if self.mcp is not None:
+            self._mcp_version = self.mcp.version
+        self._mcp_tools = list(tools)
         self._gather()
 
     def add_mcp_server(self, name: str, spec: Mapping[str, Any]) -> None:
@@ -123,7 +137,6 @@ class Toolbox:
             return []
         if start:
             self.list_mcp_tools()
-            self.warn_problems()  # here, in the caller's cell, not at the next chat
         states = dict(zip(self.mcp, self.mcp.describe(), strict=True))
         return [(name, states[name].partition("): ")[2] or states[name],
                  [t.name for t in self._mcp_tools if getattr(t, "server", None) == name])
@@ -163,17 +176,17 @@ class Toolbox:
             except Exception:  # warnings turned into errors must not break the sign-in
                 pass
             return
-        if not text.startswith(("starting ", "restarting ")):  # progress is only live news
-            with self._guard:
-                self._problems.append(text)
+        if text.startswith("starting "):  # a first start is progress: the chat says its own
+            return
+        if self._say is not None:
+            self._say(text)
+        else:
+            warnings.warn(f"nbagent: {text}", NbagentWarning, stacklevel=2)
 
-    def warn_problems(self) -> None:
-        """Say, as an `NbagentWarning` each, what went wrong with an MCP server since the
-        last call (the model already read it in the tool's result)."""
-        with self._guard:
-            problems, self._problems = self._problems, []
-        for text in problems:
-            warnings.warn(f"nbagent: {text}", NbagentWarning, stacklevel=3)
+    def end_turn(self) -> None:
+        """A chat ended: tool changes caught during it no longer make every MCP call ask."""
+        if self.mcp is not None:
+            self.mcp.end_turn()
 
     def _gather(self) -> None:
         self.tools = {t.name: t for t in [*self.builtins, *self.own, *self._mcp_tools]}

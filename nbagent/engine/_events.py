@@ -101,6 +101,15 @@ class Status:
 
 
 @dataclass(frozen=True)
+class Notice:
+    """A line for the user to keep under the chat, said once when it happens: something
+    outside the model changed or failed (a tool server could not start, restarted, changed
+    its tools). A `Status` is a waiting line that the next one replaces."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class CellProposed:
     """The model proposed code for a new notebook cell (never run without the user)."""
 
@@ -117,7 +126,7 @@ class ContextChanged:
 
 Event = (
     MessageAdded | ToolStarted | ToolFinished | OutputStored | CompactionStarted | Rewriting
-    | Compacted | CompactionUndone | Retrying | Status | CellProposed | ContextChanged
+    | Compacted | CompactionUndone | Retrying | Status | Notice | CellProposed | ContextChanged
 )
 # The stream carries the engine's `Event`s and events of the rooms above it (the agent's
 # `CodeRan`, say): a room records a new event without editing this union, and a subscriber

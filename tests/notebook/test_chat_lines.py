@@ -11,7 +11,7 @@ from IPython.utils.capture import capture_output
 from nbagent.widgets import ChatDisplay
 from nbagent.widgets._chat_lines import reply_bundle, retry_words
 
-from nbagent.events import Retrying, ToolFinished, ToolStarted
+from nbagent.events import Notice, Retrying, ToolFinished, ToolStarted
 from tests.notebook.helpers import plain, shown
 
 pytestmark = pytest.mark.usefixtures("shell")  # display() publishes through a shell
@@ -97,3 +97,22 @@ def test_a_json_error_without_a_reason_is_shown_cut_and_readable(error: str, wor
     assert line == f"retrying in 1 s ({words})"
     assert not any(mark in line for mark in '{}"')  # no JSON punctuation ("[cut]" is ours)
 
+
+
+def test_a_notice_is_a_line_kept_in_the_cell_at_once_in_both_displays() -> None:
+    """A tool server's line (it restarted, changed its tools) stays under the chat when it
+    happens; a status line is replaced by the next one."""
+    change = ("MCP server 'h' changed its tools (changed: 'ok') — they need your approval "
+              "again <b>x</b>")
+    for live in (True, False):
+        view = ChatDisplay(live=live)
+        with capture_output() as captured:
+            view(ToolStarted("c1", "change", "{}"))
+            view(Notice(change))
+            view(ToolFinished("c1", "change", True, 10, 10, "change: []"))
+        lines = plain(captured)
+        assert change in lines and lines.index(change) < len(lines) - 1
+        if live:
+            html = [b.get("text/html", "") for b in shown(captured)]
+            assert not any("<b>x</b>" in h for h in html)  # the server's words, inert
+            assert any("&lt;b&gt;x&lt;/b&gt;" in h for h in html)

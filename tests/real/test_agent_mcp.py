@@ -16,6 +16,7 @@ import pytest
 
 from nbagent import Agent, NbagentWarning, Settings
 from nbagent.approval import NoOneToAsk
+from nbagent.events import Notice
 from nbagent.testing import ScriptedModel, calls, reply
 from tests.agent.mcp.servers.launch import DEMO, stdio_spec
 
@@ -24,6 +25,13 @@ pytestmark = pytest.mark.real
 
 def tool_results(agent: Agent) -> list[str]:
     return [str(m["content"]) for m in agent.history if m["role"] == "tool"]
+
+
+def notices(agent: Agent) -> list[str]:
+    """The lines the chat cell shows for the user as they happen (`Notice` events)."""
+    said: list[str] = []
+    agent.events.subscribe(lambda e: said.append(e.text) if isinstance(e, Notice) else None)
+    return said
 
 
 def test_servers_given_in_python_offer_their_tools_on_the_first_chat() -> None:
@@ -91,15 +99,22 @@ def test_a_server_that_cannot_start_or_dies_never_ends_the_chat(tmp_path: Path) 
     agent = Agent(model=model, builtin_tools=False, archive=False,
                   mcp_servers={"missing": {"command": str(tmp_path / "no-such-server")},
                                "demo": {**stdio_spec(), "alwaysAllow": True}})
+    said = notices(agent)
     try:
-        with pytest.warns(NbagentWarning, match="'missing' could not start"):
-            assert agent.chat("hello").text == "carried on"
+        assert agent.toolbox.mcp is not None
+        agent.toolbox.mcp.retry_listing = 0  # every chat tries the missing server again
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NbagentWarning)
+            warnings.simplefilter("error", NbagentWarning)  # a line in the chat, not a warning
+            assert agent.chat("hello").text == "carried on"
+            assert said == [f"MCP server 'missing' could not start: {tmp_path / 'no-such-server'}"
+                            " was not found"]
             assert agent.chat("die please").text == "it died"
             assert "stopped during die" in tool_results(agent)[-1]
-            assert agent.chat("1 + 1?").text == "2"  # restarted on the next call
+            assert said[-1].startswith("MCP server 'demo' stopped during die (")
+            assert agent.chat("1 + 1?").text == "2"  # restarted on the next call, and said
         assert tool_results(agent)[-1] == "2"
+        assert said[-1] == "restarting MCP server 'demo'…"
+        assert len([line for line in said if "could not start" in line]) == 1  # once
     finally:
         agent.close()
 
@@ -189,9 +204,8 @@ def test_mcp_servers_started_say_their_live_state_or_why_they_cannot_start(
         agent.add_mcp_server("exits", stdio_spec(DEMO_FAIL_AT_START="1"))
         assert agent.mcp_servers() == [(name, "not started", [])
                                        for name in ("demo", "gone", "exits")]
-        with pytest.warns(NbagentWarning):
-            states = {name: (state, tools) for name, state, tools
-                      in agent.mcp_servers(start=True)}
+        states = {name: (state, tools) for name, state, tools
+                  in agent.mcp_servers(start=True)}
         assert states["demo"][0] == "running, 9 tools" and "add" in states["demo"][1]
         assert states["gone"] == (f"failed: {tmp_path / 'no-such-server'} was not found", [])
         assert states["exits"][0] == ("failed: the server closed the connection (it exited?) "

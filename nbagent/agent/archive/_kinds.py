@@ -20,6 +20,7 @@ from ...engine._events import (
     CompactionUndone,
     ContextChanged,
     MessageAdded,
+    Notice,
     OutputStored,
     Retrying,
     Rewriting,
@@ -223,11 +224,11 @@ BY_KIND = {row.kind: row for row in KINDS}  # what `_writer`, `_replay`, `_recal
 
 # The events the archive leaves out on purpose, so a new event is a row above or a line here
 # (tests/agent/archive/test_kinds.py fails on one that is neither): what the screen shows
-# while it happens (a status line, a tool starting or finishing, a retry), what a replay
+# while it happens (a status line, a notice, a tool starting or finishing, a retry), what a replay
 # recomputes (the context state), and what the history records already hold (a proposed
 # cell is its tool call's arguments; an undo writes the rewrite it emits).
-NOT_RECORDED: tuple[type, ...] = (Status, ToolStarted, ToolFinished, Retrying, ContextChanged,
-                                  CellProposed, CompactionUndone)
+NOT_RECORDED: tuple[type, ...] = (Status, Notice, ToolStarted, ToolFinished, Retrying,
+                                  ContextChanged, CellProposed, CompactionUndone)
 
 
 def record_of(event: object) -> tuple[str, Record] | None:

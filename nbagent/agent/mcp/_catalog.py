@@ -2,7 +2,9 @@
 the server's share of the window), a line for each thing the user should know (a tool
 left out, characters removed, a description cut, arguments unchecked), and what changed
 since the listing before (new, changed and removed tools), which needs approval again.
-`Catalog` keeps this for every server of an `McpServers`.
+`Catalog` keeps this for every server of an `McpServers`, and builds the question a call
+puts to the user (`request`): while a change caught this turn is open, one that no
+allowance answers.
 """
 
 from __future__ import annotations
@@ -82,10 +84,15 @@ class Catalog:
 
     Args:
         say: receives one line for the user.
+        on_change: receives the line of each change that brought new or changed
+            definitions (the owner suspends every allowance for the rest of the turn).
     """
 
-    def __init__(self, say: Callable[[str], None]) -> None:
+    def __init__(self, say: Callable[[str], None],
+                 on_change: Callable[[str], None] | None = None) -> None:
         self.say = say
+        self.on_change = on_change
+        self.version = 0  # grows whenever what is offered changes (a listing, a removal)
         self._listings: dict[str, Listing] = {}
         self._said: set[str] = set()
 
@@ -93,7 +100,8 @@ class Catalog:
         return self._listings.get(server, Listing()).offered
 
     def forget(self, server: str) -> None:
-        self._listings.pop(server, None)
+        if self._listings.pop(server, None) is not None:
+            self.version += 1
 
     def count(self, server: str) -> str:
         """'N tools', with how many were left out."""
@@ -107,6 +115,9 @@ class Catalog:
         before = self._listings.get(server)
         listing = read_listing(server, tools)
         self._listings[server] = listing
+        if before is None or [(d.name, d.fingerprint) for d in before.offered] != [
+                (d.name, d.fingerprint) for d in listing.offered]:
+            self.version += 1
         for note in listing.notes:
             if note not in self._said:
                 self._said.add(note)
@@ -116,6 +127,8 @@ class Catalog:
         line, touched = changes(server, before.fingerprints(), listing.fingerprints())
         if line is not None:
             self.say(line)
+        if line is not None and touched and self.on_change is not None:
+            self.on_change(line)
         if touched and approval is not None:
             # a new or changed definition is not what the user allowed: ask again (the
             # server as a whole too, since "always for this server" meant its old tools)
@@ -123,15 +136,31 @@ class Catalog:
             for remote in touched:
                 approval.revoke("mcp", server, remote)
 
-    def request(self, server: str, tool: str, arguments: dict[str, Any]) -> ApprovalRequest:
-        """The question for a call: the tool as offered, its server, its arguments."""
+    def request(self, server: str, tool: str, arguments: dict[str, Any],
+                changed: Sequence[str] = ()) -> ApprovalRequest:
+        """The question for a call: the tool as offered, its server, its arguments. With
+        `changed` (the lines of the tool changes caught this turn) it has no scope, so no
+        allowance answers it and no answer adds one: the user is asked, and told why."""
         offered = {d.remote_name: d for d in self.offered(server)}
         shown = offered[tool].name if tool in offered else tool
         unchecked = tool in offered and not offered[tool].checked
+        source = f"MCP server {server!r}" + (", arguments unchecked" if unchecked else "")
+        if changed:
+            return ApprovalRequest(
+                action="call the MCP tool", subject=shown,
+                source=f"{source}; asked although allowed: {suspension(changed)}",
+                details=arguments, scopes=())
         return ApprovalRequest(
-            action="call the MCP tool", subject=shown,
-            source=f"MCP server {server!r}" + (", arguments unchecked" if unchecked else ""),
+            action="call the MCP tool", subject=shown, source=source,
             details=arguments, scopes=(("mcp", server, tool), ("mcp", server)))
+
+
+def suspension(changed: Sequence[str]) -> str:
+    """Why every MCP call asks for the rest of this turn, from the change lines."""
+    said = "; ".join(line.split(" — ")[0] for line in changed[:3])
+    more = f" (and {len(changed) - 3} more change(s))" if len(changed) > 3 else ""
+    return (f"{said}{more}, during this turn, so every MCP call asks until the turn ends "
+            "(a changed description may steer the model toward any server's tools)")
 
 
 def allow_configured(approval: Approval, server: str, always_allow: bool | list[str]) -> None:

@@ -9,6 +9,7 @@ passed over. Nothing here starts a process or opens a socket.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -84,6 +85,18 @@ class HttpServer(BaseModel):
 
 
 ServerSpec = StdioServer | HttpServer
+
+
+def identity(spec: ServerSpec) -> str:
+    """What a server is, whatever its name: the command with its arguments, working
+    directory and environment, or the URL (headers are credentials, not the server).
+    What the user allowed belongs to this, so a different server added under an allowed
+    server's name is asked about again."""
+    if isinstance(spec, HttpServer):
+        parts: list[Any] = ["http", spec.type == "sse", spec.url]
+    else:
+        parts = ["stdio", spec.command, spec.args, spec.cwd, sorted(spec.env.items())]
+    return json.dumps(parts)
 
 
 def _expand(value: str, where: str) -> str:

@@ -2,14 +2,16 @@
 `Client` (which starts the stdio process or opens the HTTP connection), lists the
 tools, and holds the session open until `stop()`; calls run beside it. Leaving the
 `Client` is what stops the server's process (stdin closed, then SIGTERM, then SIGKILL).
-We introduce ourselves as nbagent (clientInfo); a server's `tools/list_changed`
-notification marks the listing stale, and the next listing asks again.
+We introduce ourselves as nbagent (clientInfo) with the initialize handshake (protocol
+2025-11-25 and before); a server's `tools/list_changed` notification marks the listing
+stale, and the next listing asks again. A server's request for input (elicitation) goes to
+the `elicit` callable the session was given.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from importlib import metadata
 from typing import Any
@@ -22,7 +24,6 @@ try:
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
     from mcp.shared.exceptions import MCPError
-    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 except ImportError as missing:  # the optional extra
     raise ImportError("MCP servers need the mcp package: pip install "
                       "'jupyter-nbagent[mcp]'") from missing
@@ -33,6 +34,12 @@ from ._oauth import SIGN_IN_TIMEOUT_S, sign_in
 from ._stderr import StderrTail
 
 _LIST_PAGES = 100  # a server that pages forever cannot hang the listing
+# The handshake era (protocol 2025-11-25 and before), which every server the SDK builds
+# serves and the servers of other SDKs speak: it is the era in which a server can say that
+# a tool requires task augmentation (2026-07-28 left tasks out of the core protocol, and
+# the SDK's servers drop the marker there, so such a tool would be offered and fail).
+PROTOCOL_MODE = "legacy"
+Elicit = Callable[[str, str | None, Any], Awaitable[Any]]  # server, tool, params → result
 
 
 def client_info() -> types.Implementation:
@@ -64,12 +71,15 @@ class Connection:
     """One server's session; made and used only on the MCP loop."""
 
     def __init__(self, name: str, spec: ServerSpec,
-                 report: Callable[[str], None] | None = None) -> None:
+                 report: Callable[[str], None] | None = None,
+                 elicit: Elicit | None = None) -> None:
         self.name = name
         self.spec = spec
         self.tools: list[types.Tool] = []
         self.tools_changed = False  # the server said its tool list changed since listing
+        self.calling: str | None = None  # the tool whose call is under way (for a question)
         self._report = report  # one line for the user about this server
+        self._elicit = elicit
         self._client: Client | None = None
         self._stop = asyncio.Event()
         self._ready: asyncio.Future[list[types.Tool]] = asyncio.get_running_loop().create_future()
@@ -117,7 +127,11 @@ class Connection:
     async def call(self, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
         if self._client is None:
             raise MCPError(-32000, "Connection closed")
-        return await self._client.call_tool(tool, arguments)
+        self.calling = tool
+        try:
+            return await self._client.call_tool(tool, arguments)
+        finally:
+            self.calling = None
 
     async def stop(self) -> None:
         """End the session and stop the server's process; waits until it is gone."""
@@ -155,10 +169,6 @@ class Connection:
                     if self._stderr is not None:
                         self._stderr.release()  # the child has its own copy now
                     tools = await self._list(client)
-                    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                        watching = await stack.enter_async_context(anyio.create_task_group())
-                        stack.callback(watching.cancel_scope.cancel)  # runs before it exits
-                        watching.start_soon(self._watch, client)
                     self._client = client
                     if not self._ready.done():
                         self._ready.set_result(tools)
@@ -178,32 +188,31 @@ class Connection:
         if isinstance(spec, HttpServer):
             auth = self._sign_in(spec)
         if isinstance(spec, HttpServer) and spec.type == "sse":  # the protocol's older transport
-            return Client(sse_client(spec.url, headers=dict(spec.headers) or None, auth=auth),
-                          cache=None, client_info=client_info(),
-                          message_handler=self._on_message)
+            return self._client_over(sse_client(spec.url, headers=dict(spec.headers) or None,
+                                                auth=auth))
         if isinstance(spec, HttpServer):
             http = create_mcp_http_client(headers=dict(spec.headers) or None, auth=auth)
             http.event_hooks["response"].append(self._note_refusal)
             stack.push_async_callback(http.aclose)
-            return Client(streamable_http_client(spec.url, http_client=http), cache=None,
-                          client_info=client_info(), message_handler=self._on_message)
+            return self._client_over(streamable_http_client(spec.url, http_client=http))
         # the server's own messages go to a bounded tail, not the notebook; it explains a
         # failure
         self._stderr = StderrTail()
         params = StdioServerParameters(command=spec.command, args=list(spec.args),
                                        env=dict(spec.env) or None, cwd=spec.cwd)
-        return Client(stdio_client(params, errlog=self._stderr.writer), cache=None,
-                      client_info=client_info(), message_handler=self._on_message)
+        return self._client_over(stdio_client(params, errlog=self._stderr.writer))
 
-    async def _watch(self, client: Client) -> None:
-        """A 2026-07-28 server says its tools changed on a `subscriptions/listen` stream
-        (older ones send `notifications/tools/list_changed`, see `_on_message`)."""
-        try:
-            async with client.listen(tools_list_changed=True) as events:
-                async for _ in events:
-                    self.tools_changed = True
-        except Exception:  # a server without the stream: its listing is simply not watched
-            pass
+    def _client_over(self, transport: Any) -> Client:
+        return Client(transport, cache=None, client_info=client_info(), mode=PROTOCOL_MODE,
+                      message_handler=self._on_message, elicitation_callback=self._on_elicit)
+
+    async def _on_elicit(self, context: Any, params: Any) -> Any:
+        """A server's request for input (`elicitation/create`): answered by `elicit`, or
+        refused when this session has no one to ask."""
+        if self._elicit is None:
+            return types.ErrorData(code=types.INVALID_REQUEST,
+                                   message="nbagent asks no one for this server's input")
+        return await self._elicit(self.name, self.calling, params)
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):

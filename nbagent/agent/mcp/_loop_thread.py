@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Coroutine
+import time
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -45,19 +46,31 @@ class LoopThread:
         """Whether the caller is running on this loop's own thread."""
         return self._thread is not None and threading.current_thread() is self._thread
 
-    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = None, *,
+            paused: Callable[[], float] | None = None) -> T:
         """Run `coroutine` on the loop and wait for its result (or raise its exception;
-        `TimeoutError` after `timeout` seconds, when the coroutine is cancelled)."""
+        `TimeoutError` after `timeout` seconds, when the coroutine is cancelled). With
+        `paused` (a clock of seconds not to count, such as the user's answering time), the
+        timeout is extended by what that clock gained meanwhile."""
         if self.in_loop:
             coroutine.close()
             raise RuntimeError("an MCP call cannot wait for itself on the MCP loop's thread")
         future = asyncio.run_coroutine_threadsafe(coroutine, self._started())
+        started, held = time.monotonic(), paused() if paused is not None else 0.0
         try:
-            return future.result(timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise TimeoutError(f"no answer within {timeout:g} s") from None
-        except BaseException:  # an interrupt while waiting: the call stops too
+            while True:
+                left = None
+                if timeout is not None:
+                    gained = paused() - held if paused is not None else 0.0
+                    left = started + timeout + gained - time.monotonic()
+                    if left <= 0:
+                        raise TimeoutError(f"no answer within {timeout:g} s")
+                try:
+                    return future.result(left)
+                except concurrent.futures.TimeoutError:
+                    if future.done():  # the coroutine's own TimeoutError
+                        raise
+        except BaseException:  # a timeout, or an interrupt while waiting: the call stops too
             future.cancel()
             raise
 

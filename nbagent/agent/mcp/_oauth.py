@@ -24,6 +24,7 @@ from pydantic import AnyUrl
 from .._inert_text import strip_hidden
 
 SIGN_IN_TIMEOUT_S = 300.0  # how long a sign-in may take (a person, a browser)
+SIGN_IN = "needs you to sign in"  # the line the user must see while the start waits
 OPEN_URL: Callable[[str], Any] = webbrowser.open
 _PAGE = (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close"
          b"\r\n\r\nnbagent: signed in; you can close this tab.\n")
@@ -130,7 +131,7 @@ def sign_in(url: str, settings: dict[str, Any],
                                 "was not opened")
         waiting["now"] = True
         await callback.listen()  # before the browser can come back
-        say(f"needs you to sign in: {authorization_url}")
+        say(f"{SIGN_IN}: {authorization_url}")
         # a browser may block while it starts; the listener runs on this loop meanwhile
         threading.Thread(target=OPEN_URL, args=(authorization_url,), daemon=True).start()
 

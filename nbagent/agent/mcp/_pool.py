@@ -1,23 +1,28 @@
 """`ConnectionPool`: each MCP server's live `Connection`, on the MCP loop — opened on first
 need and again after it died, dropped in the background when it hangs or breaks, all
-stopped at close — with what each server listed and why one failed to start. A call's
-failure comes back as text the model can read, never as an exception. The thread-side
-face (configuration, approval, waiting with timeouts) is `McpServers` (`_servers`).
+stopped at close — with what each server listed and why one failed to start (said once
+while the reason stays the same). A call's failure comes back as text the model can read,
+never as an exception; its time limit does not count the time the user spends answering
+a question the server asked. The thread-side face (configuration, approval, waiting with
+timeouts) is `McpServers` (`_servers`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Collection, Mapping
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from typing import Any, Protocol, TypeVar
 
-from .._approval import Approval
+from .._approval import USER_CLOCK, Approval
+from .._inert_text import strip_hidden
 from ._catalog import Catalog
 from ._config import ServerSpec
 from ._connection import Connection, failure_text
-from ._content import result_text
+from ._content import read_result
 from ._sdk_log import once_per_kind
+
+T = TypeVar("T")
 
 
 def not_started(server: str, error: Exception) -> tuple[str, bool]:
@@ -32,6 +37,10 @@ class PoolSettings(Protocol):
 
     start_timeout: float
     approval: Approval | None
+
+    async def elicit(self, server: str, tool: str | None, params: Any) -> Any:
+        """Answer a server's request for input (`McpServers.elicit`)."""
+        ...
 
     def call_limit(self, server: str) -> float:
         """Seconds one call to `server` may take: the one answer the pool's own timeout
@@ -90,7 +99,7 @@ class ConnectionPool:
         # read once from the owner, never worked out here: its backstop waits this long too
         limit = self.settings.call_limit(server)
         try:
-            result = await asyncio.wait_for(connection.call(tool, arguments), limit)
+            result = await within(connection.call(tool, arguments), limit)
         except TimeoutError:
             self.drop(server, connection)
             self.status(f"MCP server {server!r}: {tool} did not finish within "
@@ -109,7 +118,11 @@ class ConnectionPool:
             return (f"the MCP server {server!r} stopped during {tool} ({reason}"
                     f"{'; its last output: ' + tail if tail else ''}); it will be started "
                     "again on the next call"), True
-        return result_text(result), result.is_error
+        read = read_result(result)
+        note = read.note()
+        if note is not None:
+            self.status(f"MCP server {server!r}, tool {strip_hidden(tool)!r}: {note}")
+        return read.text, read.is_error
 
     async def connected(self, name: str) -> Connection:
         """The server's live session, starting (or restarting) it when needed."""
@@ -122,13 +135,15 @@ class ConnectionPool:
             if connection is not None:
                 self.drop(name, connection)
             self.status(f"{'restarting' if restarting else 'starting'} MCP server {name!r}…")
-            fresh = Connection(name, self.specs[name], report=once_per_kind(name, self.status))
+            fresh = Connection(name, self.specs[name], report=once_per_kind(name, self.status),
+                               elicit=self.settings.elicit)
             try:
                 tools = await fresh.open(self.settings.start_timeout)
             except ConnectionError as error:
+                if self.problems.get(name) != str(error):  # once, while the reason holds
+                    self.status(f"MCP server {name!r} could not start: {error}")
                 self.problems[name] = str(error)
                 self.failed_at[name] = time.monotonic()
-                self.status(f"MCP server {name!r} could not start: {error}")
                 raise
             self.problems.pop(name, None)
             self.connections[name] = fresh
@@ -150,3 +165,28 @@ class ConnectionPool:
         await asyncio.gather(*(c.stop() for c in connections), *list(self.stopping),
                              return_exceptions=True)
         self.stopping.clear()
+
+
+async def within(work: Awaitable[T], limit: float) -> T:
+    """`await work`, or `TimeoutError` (the work cancelled) once it has taken `limit`
+    seconds of its own: time the user spends answering a question meanwhile (a server's
+    request for input, asked on `USER_CLOCK`) is added to the limit."""
+    task = asyncio.ensure_future(work)
+    loop = asyncio.get_running_loop()
+    started, asked = loop.time(), USER_CLOCK.seconds()
+    while True:
+        left = started + limit + (USER_CLOCK.seconds() - asked) - loop.time()
+        if left <= 0:
+            task.cancel()
+            try:
+                await task
+            except BaseException:  # noqa: B036 -- the cancelled work's end is not ours
+                pass
+            raise TimeoutError(f"no answer within {limit:g} s")
+        try:
+            done, _ = await asyncio.wait({task}, timeout=left)
+        except asyncio.CancelledError:  # the caller gave up: the work stops too
+            task.cancel()
+            raise
+        if done:
+            return task.result()

@@ -6,7 +6,8 @@ their tracebacks there when no logging is configured, as in a fresh kernel.
 A handler on the SDK's `mcp` logger reads which server the record is about from a context
 variable each connection sets in its own task (the SDK's reader tasks inherit it).
 Logging the user configured still receives the records. `once_per_kind` is the reporter
-each session gets: a line said once however often it recurs.
+each session gets: a line said once however often it recurs. `HeldLines` keeps the lines
+said on the MCP loop for the thread that called, which shows them.
 """
 
 from __future__ import annotations
@@ -77,3 +78,42 @@ def once_per_kind(name: str, say: Reporter) -> Reporter:
             say(f"MCP server {name!r}: {text}")
 
     return report
+
+
+class HeldLines:
+    """Lines for the user, held until the caller's thread takes them (`deliver`): a line
+    written from the MCP loop's own thread could land in another cell. A line holding
+    `urgent` (a sign-in the user must act on while the start waits) is given at once.
+
+    Args:
+        say: gives the callable that shows a line now (None: nothing is shown).
+        urgent: the words of a line that cannot wait.
+    """
+
+    def __init__(self, say: Callable[[], Reporter | None], urgent: str) -> None:
+        self._say = say
+        self._urgent = urgent
+        self._held: list[str] = []
+        self._guard = threading.Lock()
+
+    def hold(self, text: str) -> None:
+        if self._urgent in text:
+            self._show(text)
+            return
+        with self._guard:
+            self._held.append(text)
+
+    def deliver(self) -> None:
+        """Show the lines held so far, in this (the caller's) thread."""
+        with self._guard:
+            lines, self._held = self._held, []
+        for line in lines:
+            self._show(line)
+
+    def _show(self, text: str) -> None:
+        say = self._say()
+        if say is not None:
+            try:
+                say(text)
+            except Exception:  # a broken hook must not break the call
+                pass

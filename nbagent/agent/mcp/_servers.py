@@ -5,15 +5,20 @@ same from ipykernel, plain Python or a worker thread. A server that cannot start
 or stops answering never ends a chat: the call returns an error the model can read,
 `on_status` gets one line for the user, and the next call starts the server again.
 What a listing brings is offered as `_catalog` reads it (cleaned, bounded, unsupported
-tools left out, each with one line); a changed listing (a `tools/list_changed`, or a
-restart with other definitions) is said and takes back the approvals it touches. With an
-`Approval`, every call asks first unless the user allowed the tool or its server.
+tools left out, each with one line). A changed listing (a `tools/list_changed`, or a
+restart with other definitions) is caught before the next call to any server, said, takes
+back the approvals it touches, and until `end_turn()` makes every call ask. With an
+`Approval`, every call asks first unless the user allowed the tool or its server — the
+server as it was when allowed (its command or URL, `_config.identity`), not its name. A
+server's request for input is asked the same way (`_elicit`). Lines for the user reach
+`on_status` in the caller's thread, before a question and before a call returns.
 `close()` (and interpreter exit) stops every process the object started. The sessions
 themselves, on the loop, are `_pool`'s.
 """
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import threading
 import time
@@ -22,12 +27,21 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .._approval import Approval
+from .._approval import USER_CLOCK, Approval
+from . import _elicit
 from ._catalog import Catalog, allow_configured
-from ._config import HttpServer, ServerSpec, read_mcp_config, server_spec, server_specs
+from ._config import (
+    HttpServer,
+    ServerSpec,
+    identity,
+    read_mcp_config,
+    server_spec,
+    server_specs,
+)
 from ._loop_thread import LoopThread
-from ._oauth import SIGN_IN_TIMEOUT_S
+from ._oauth import SIGN_IN, SIGN_IN_TIMEOUT_S
 from ._pool import ConnectionPool, not_started
+from ._sdk_log import HeldLines
 from ._tools import McpTool, make_tool, tool_names
 
 CALL_TIMEOUT_S = 60.0
@@ -58,10 +72,12 @@ class McpServers:
         retry_listing: seconds before `tools()` tries a server that failed to start again
             (a hung one costs `start_timeout` each time).
         on_status: receives one line for the user when a server starts, fails or restarts,
-            when a tool is left out or changed before it is offered, and when a server
-            changes its tools.
-        approval: asks the user before each call (unless allowed); None calls at once
-            (the code that offers the tools is then the one that decides).
+            when a tool is left out or changed before it is offered, when a server
+            changes its tools, and when a result carried hidden characters; called in the
+            thread that called this object (a sign-in line at once, from the MCP loop's).
+        approval: asks the user before each call (unless allowed) and for a server's
+            request for input; None calls at once (the code that offers the tools is then
+            the one that decides) and refuses requests for input.
     """
 
     def __init__(
@@ -84,16 +100,22 @@ class McpServers:
         self.retry_listing = retry_listing
         self.on_status = on_status
         self.approval = approval
+        self.changed: list[str] = []  # tool changes caught since the turn began
+        # lines for on_status, given in the caller's thread (`_deliver`)
+        self._lines = HeldLines(lambda: self.on_status, urgent=SIGN_IN)
+        self._status, self._deliver = self._lines.hold, self._lines.deliver
         self._loop = LoopThread()
-        self.catalog = Catalog(self._status)  # what of each server is offered
+        self.catalog = Catalog(self._status, self.changed.append)  # what each server offers
         self._pool = ConnectionPool(self.specs, self.catalog, self._status, self)
         self._guard = threading.Lock()
         self._closed = False
+        self._allowed_for: dict[str, str] = {}  # name → the server its allowances are for
         _LIVE.add(self)
         for name, spec in specs.items():
             self.add(name, spec)
         for line in read.skipped_lines() if read is not None else []:
             self._status(line)
+        self._deliver()
 
     # -- configuration ---------------------------------------------------------------
 
@@ -104,8 +126,31 @@ class McpServers:
             self.remove(name)
         self.specs[name] = checked
         self._closed = False
+        self._bind(name, checked)
         if self.approval is not None:
             allow_configured(self.approval, name, checked.always_allow)
+        self._deliver()
+
+    def _bind(self, name: str, spec: ServerSpec) -> None:
+        """What was allowed under `name` belongs to the server it was allowed for: a
+        different server (command or URL) taking the name loses it, and is told so."""
+        before, now = self._allowed_for.get(name), identity(spec)
+        self._allowed_for[name] = now
+        if before is None or before == now or self.approval is None:
+            return
+        if self.approval.revoke("mcp", name):
+            self._status(f"MCP server {name!r} is now {spec.describe()}: what you had allowed "
+                         f"for the earlier {name!r} does not carry over")
+
+    def end_turn(self) -> None:
+        """The turn is over: the tool changes caught during it stop making every call ask
+        (an agent calls this when a chat ends; used alone, call it where a turn ends)."""
+        self.changed.clear()
+
+    @property
+    def version(self) -> int:
+        """Grows whenever what the servers offer changes (`offered_tools` tells what)."""
+        return self.catalog.version
 
     def remove(self, name: str) -> None:
         """Forget a server and stop its process; unknown names raise `KeyError`."""
@@ -116,6 +161,7 @@ class McpServers:
         connection = self._pool.forget(name)
         if connection is not None:
             self._loop.run(connection.stop(), timeout=self.start_timeout + _MARGIN_S)
+        self._deliver()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.specs)
@@ -150,6 +196,8 @@ class McpServers:
             self._loop.run(self._pool.connected(name), timeout=self._start_budget())
         except TimeoutError:
             raise ConnectionError(f"it did not start within {self.start_timeout:g} s") from None
+        finally:
+            self._deliver()
         return [t for t in self.tools() if t.server == name]
 
     # -- tools ------------------------------------------------------------------------
@@ -160,19 +208,29 @@ class McpServers:
         again by a `tools()` `retry_listing` seconds later, or by a call to it). Names
         in `reserved` (the agent's other tools) are never reused: a clashing MCP tool
         is offered as `server__tool`."""
+        try:
+            pending, pool = self.pending(), self._pool
+            stale = [name for name, c in pool.connections.items() if c.tools_changed and c.alive]
+            if pending or stale:
+                try:  # the loop's own timeouts end it first; this is the waiting side's backstop
+                    self._loop.run(pool.list_all(pending, stale),
+                                   timeout=self.start_timeout + self._start_budget())
+                except TimeoutError:
+                    pass
+            return self.offered_tools(reserved)
+        finally:
+            self._deliver()
+
+    def pending(self) -> list[str]:
+        """The servers `tools()` would start now (not listed, and not failed too lately)."""
         now, pool = time.monotonic(), self._pool
-        pending = [name for name in self.specs if name not in pool.listed and (
-            name not in pool.failed_at
-            or now - pool.failed_at[name] >= self.retry_listing)]
-        stale = [name for name, c in pool.connections.items() if c.tools_changed and c.alive]
-        if pending or stale:
-            try:  # the loop's own timeouts end it first; this is the waiting side's backstop
-                self._loop.run(pool.list_all(pending, stale),
-                               timeout=self.start_timeout + self._start_budget())
-            except TimeoutError:
-                pass
+        return [name for name in self.specs if name not in pool.listed and (
+            name not in pool.failed_at or now - pool.failed_at[name] >= self.retry_listing)]
+
+    def offered_tools(self, reserved: Collection[str] = ()) -> list[McpTool]:
+        """The tools offered now, from the listings already made (no server is reached)."""
         listing = {name: self.catalog.offered(name) for name in self.specs
-                   if name in pool.listed}
+                   if name in self._pool.listed}
         names = tool_names({server: [d.name for d in offered]
                             for server, offered in listing.items()}, reserved)
         return [make_tool(names[(server, offered.name)], server, offered, self.call)
@@ -180,9 +238,17 @@ class McpServers:
 
     def call(self, server: str, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """Call `tool` on `server`; returns (text for the model, whether it is an error).
-        Never raises for the server's failures."""
+        Never raises for the server's failures. Every server's changed listing is read
+        first; once one changed this turn, the call asks even if allowed."""
+        try:
+            return self._call(server, tool, arguments)
+        finally:
+            self._deliver()
+
+    def _call(self, server: str, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         if server not in self.specs:
             return f"there is no MCP server named {server!r} any more", True
+        self._catch_up()
         if self.approval is not None:
             # Reach the server before asking: a restart may bring other definitions, and
             # those need the user's approval again. One that cannot start asks nothing.
@@ -190,15 +256,39 @@ class McpServers:
                 self._loop.run(self._pool.connected(server), timeout=self._start_budget())
             except (ConnectionError, TimeoutError) as error:
                 return not_started(server, error)
-            verdict = self.approval.decide(self.catalog.request(server, tool, arguments))
+            request = self.catalog.request(server, tool, arguments, self.changed)
+            self._deliver()  # what changed is said before the question
+            verdict = self.approval.decide(request)
             if not verdict.allowed:
                 return verdict.reason, True
         try:  # the pool's own timeout ends the call first; this is the waiting side's backstop
-            return self._loop.run(self._pool.call(server, tool, arguments),
-                                  timeout=self._start_budget() + self.call_limit(server))
+            answer = self._loop.run(self._pool.call(server, tool, arguments),
+                                    timeout=self._start_budget() + self.call_limit(server),
+                                    paused=USER_CLOCK.seconds)
         except TimeoutError:
             return (f"the MCP server {server!r} did not answer {tool} in time; it will be "
                     "started again on the next call"), True
+        self._catch_up()  # a change the call itself made is said with its result
+        return answer
+
+    def _catch_up(self) -> None:
+        """List again every live server that said its tools changed, before any call: a
+        change is caught (and said) before the call it might have steered."""
+        stale = [name for name, c in self._pool.connections.items()
+                 if c.tools_changed and c.alive]
+        if stale:
+            try:
+                self._loop.run(self._pool.list_all([], stale),
+                               timeout=self.start_timeout + _MARGIN_S)
+            except TimeoutError:
+                pass
+
+    async def elicit(self, server: str, tool: str | None, params: Any) -> Any:
+        """A server's request for input, asked through `approval.ask` in a worker thread
+        (the MCP loop goes on meanwhile); refused when there is no approval to ask with."""
+        ask = self.approval.ask if self.approval is not None else None
+        return await asyncio.to_thread(_elicit.answer, params, server=server, tool=tool,
+                                       ask=ask, say=self._status)
 
     def call_limit(self, server: str) -> float:
         """Seconds one call to `server` may take before it counts as hung: `call_timeout`,
@@ -213,13 +303,6 @@ class McpServers:
         remote = any(isinstance(s, HttpServer) and s.oauth is not False
                      for s in self.specs.values())
         return self.start_timeout + (SIGN_IN_TIMEOUT_S if remote else 0.0) + _MARGIN_S
-
-    def _status(self, text: str) -> None:
-        if self.on_status is not None:
-            try:
-                self.on_status(text)
-            except Exception:  # a broken hook must not break the call
-                pass
 
     # -- lifetime ---------------------------------------------------------------------
 

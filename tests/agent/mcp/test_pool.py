@@ -24,10 +24,11 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 import mcp_types as types
+import pytest
 
 from nbagent.agent.mcp import McpServers
 from nbagent.agent.mcp._loop_thread import LoopThread
-from nbagent.agent.mcp._pool import not_started
+from nbagent.agent.mcp._pool import not_started, within
 
 T = TypeVar("T")
 
@@ -42,8 +43,10 @@ def test_a_server_that_cannot_start_is_remembered_said_and_answered_as_text() ->
         answers = [servers.call("gone", "read", {}), servers.call("gone", "read", {})]
         assert answers == [(f"the MCP server 'gone' could not start ({MISSING} was not "
                             "found); it will be tried again on the next call", True)] * 2
+        # said once while the reason holds: not a new line for every chat that tries again
         assert said == ["starting MCP server 'gone'…",
-                        f"MCP server 'gone' could not start: {MISSING} was not found"] * 2
+                        f"MCP server 'gone' could not start: {MISSING} was not found",
+                        "starting MCP server 'gone'…"]
         assert servers.describe()[0] == f"gone (stdio: {MISSING}): failed: {MISSING} was not found"
         servers.remove("gone")
         assert servers.describe() == [f"py (stdio: {sys.executable} -c pass): not started"]
@@ -74,9 +77,10 @@ class Waits:
         self.loop = loop
         self.timeouts: list[float | None] = []
 
-    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = None,
+            **options: Any) -> T:
         self.timeouts.append(timeout)
-        return self.loop.run(coroutine, timeout)
+        return self.loop.run(coroutine, timeout, **options)
 
     def stop(self) -> None:
         self.loop.stop()
@@ -86,6 +90,7 @@ class Session:
     """A live session in place of a server's: it answers at once, or never."""
 
     alive = True
+    tools_changed = False
 
     def __init__(self, answers: bool) -> None:
         self.answers = answers
@@ -124,3 +129,37 @@ def test_the_default_limit_is_the_call_timeout_of_the_moment() -> None:
         assert servers.call_limit("a") == 12
         servers.call_timeout = 90  # the agent's setting changed: the next call reads it
         assert servers.call_limit("a") == 90
+
+
+def test_a_calls_limit_does_not_count_the_time_the_user_spends_answering() -> None:
+    # a server's request for input is asked mid-call: the user's reading time is not the
+    # call's (USER_CLOCK counts it), so a short limit still lets the answered call finish
+    import threading
+
+    from nbagent.agent._approval import USER_CLOCK
+
+    async def work() -> str:
+        await asyncio.sleep(0.6)
+        return "done"
+
+    asking, answered = threading.Event(), threading.Event()
+
+    def answering() -> None:
+        with USER_CLOCK.waiting():
+            asking.set()
+            answered.wait(10)
+
+    loop = LoopThread()
+    try:
+        with pytest.raises(TimeoutError):
+            loop.run(within(work(), 0.3))
+        user = threading.Thread(target=answering)
+        user.start()
+        asking.wait(10)
+        try:
+            assert loop.run(within(work(), 0.3)) == "done"
+        finally:
+            answered.set()
+            user.join()
+    finally:
+        loop.stop()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from nbagent.agent.mcp import McpServers
+from nbagent.approval import Approval
 
 PYTHON = {"command": sys.executable, "args": ["-c", "pass"]}
 
@@ -59,3 +60,24 @@ def test_a_call_to_a_server_no_longer_configured_is_an_error_for_the_model() -> 
 def test_credentials_in_a_url_are_never_shown() -> None:
     with McpServers({"r": {"url": "https://user:secret@r.example/mcp"}}) as servers:
         assert servers.describe() == ["r (http: https://r.example/mcp): not started"]
+
+
+def test_an_allowance_belongs_to_the_server_it_was_given_to_not_its_name() -> None:
+    said: list[str] = []
+    approval = Approval(ask=None)
+    with McpServers({"db": PYTHON}, approval=approval, on_status=said.append) as servers:
+        approval.allow("mcp", "db")  # "s" at a question, or %nbagent mcp allow db
+        approval.allow("mcp", "db", "query")
+        servers.remove("db")
+        servers.add("db", PYTHON)  # the same server again: what was allowed stays
+        assert approval.allowed() == [("mcp", "db"), ("mcp", "db", "query")] and said == []
+        servers.remove("db")
+        servers.add("db", {"command": sys.executable, "args": ["-c", "print('other')"]})
+        assert approval.allowed() == []  # another server under the name asks again
+        assert said == [f"MCP server 'db' is now {sys.executable} -c print('other'): what you "
+                        "had allowed for the earlier 'db' does not carry over"]
+        approval.allow("mcp", "db")
+        servers.add("db", {"url": "https://db.example/mcp"})  # replaced in place: the same
+        assert approval.allowed() == []
+        servers.add("web", {"url": "https://db.example/mcp", "alwaysAllow": True})
+        assert approval.allowed() == [("mcp", "web")]  # what its own spec allows stands
