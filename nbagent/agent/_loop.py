@@ -133,6 +133,9 @@ class _Turn:
         self.replaced = bool(session.open_exchange(exchange, text))
         repeats = Repeats()  # identical calls in a row, counted across the turn's rounds
         while True:
+            asked = session.asked_compaction.take()  # the model's request, a round ago
+            if asked is not None:  # carried out as `%compact` is: shown, undoable
+                self._note(controller.compact_now(session.history, focus=asked or None))
             self._note(controller.maybe_compact(session.history))
             self._add_notebook_note()
             blocked = blocked_message(session, self.agent.tool_schemas)
