@@ -1,7 +1,8 @@
 """A compaction the model asks for (the `compact_context` tool): kept as pending until the
-loop's next turn boundary — the top of its next request, after the round that asked has
-every result — where it runs as `%compact` does (`controller.compact_now`: the same line in
-the chat cell, the same undo), at most once in `EVERY_TURNS` turns of the user's.
+turn that asked ends — the next turn boundary, every tool call answered — where the loop
+runs it as `%compact` runs (`controller.compact_now`: the same line in the chat cell, and
+undoable as `%compact` is, since nothing joins the history after it until the user's next
+message), at most once in `EVERY_TURNS` turns of the user's.
 """
 
 from __future__ import annotations

@@ -122,6 +122,11 @@ class _Turn:
 
     def result(self, reply: str, reason: str = "done", message: str | None = None, *,
                truncated: bool = False) -> ChatResult:
+        asked = self.session.asked_compaction.take()  # the model asked in this turn
+        if asked is not None:  # at the turn's end, as `%compact` runs: shown, and undoable
+            # until the next message joins (nothing is added after it in this turn)
+            self._note(self.session.controller.compact_now(self.session.history,
+                                                           focus=asked or None))
         self.session.announce_state()
         message = "\n\n".join(filter(None, [message, *self.notices])) or None
         return ChatResult(reply, reason, message, self.rounds,
@@ -133,9 +138,6 @@ class _Turn:
         self.replaced = bool(session.open_exchange(exchange, text))
         repeats = Repeats()  # identical calls in a row, counted across the turn's rounds
         while True:
-            asked = session.asked_compaction.take()  # the model's request, a round ago
-            if asked is not None:  # carried out as `%compact` is: shown, undoable
-                self._note(controller.compact_now(session.history, focus=asked or None))
             self._note(controller.maybe_compact(session.history))
             self._add_notebook_note()
             blocked = blocked_message(session, self.agent.tool_schemas)

@@ -52,10 +52,10 @@ HANDED_OVER = ("The code is in a new cell below, for you to edit and run; the ne
                "sees what it printed.")
 # The compaction the model asks for (`compact_context`): its answers to the model.
 ASKED_COMPACTION_TAKEN = (
-    "Compaction requested: it runs before your next request, once this round's results are "
-    "in (the user sees it and can undo it). Older turns become a summary that keeps what "
-    "the focus names; the archive keeps every message (recall finds them).")
-ASKED_COMPACTION_PENDING = "Already requested: the compaction runs before your next request."
+    "Compaction requested: it runs when this turn ends, after your answer (the user sees it "
+    "and can undo it). Older turns become a summary that keeps what the focus names; the "
+    "archive keeps every message (recall finds them).")
+ASKED_COMPACTION_PENDING = "Already requested: the compaction runs when this turn ends."
 ASKED_COMPACTION_TOO_SOON = (
     "Not compacted: the conversation was compacted at your request {ago}; at most once in "
     "{every} of the user's turns. Go on; automatic compaction still runs when the window "

@@ -139,8 +139,8 @@ def delegate(context: ToolContext, task: str, data: tuple[str, ...] = ()) -> str
 
 
 def compact_context(context: ToolContext, focus: str = "") -> str:
-    """Compact this conversation before your next request, when a phase of the work is
-    over (at most once in a few turns).
+    """Compact this conversation when this turn ends, a phase of the work being over (at
+    most once in a few turns).
 
     Args:
         focus: what the summary must keep.
