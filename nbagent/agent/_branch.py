@@ -104,7 +104,7 @@ class BranchAgent:
     def reporting(self) -> BranchAgent:
         """The same branch, allowed one round: asked for its report after a stop."""
         reporting = BranchAgent(self._agent, self.model, rounds=1)
-        reporting.tools, reporting._schemas = self.tools, self._schemas
+        reporting.offer(self.tools)
         return reporting
 
 
