@@ -317,3 +317,24 @@ def test_the_session_stream_tells_the_branch_from_start_to_end(in_folder: Path) 
     steps = [type(e.event).__name__ for e in ours if isinstance(e, BranchProgress)]
     assert steps.count("ToolStarted") == steps.count("ToolFinished") == 3
     agent.close()
+
+
+def test_a_cut_output_of_the_branch_is_archived_under_its_name(in_folder: Path) -> None:
+    def dump() -> str:
+        """Dump everything."""
+        return "".join(f"row {i}: value {i * 7}\n" for i in range(3_000))
+
+    model = ScriptedModel([calls(("delegate", {"task": "dump"})), calls(("dump", {})),
+                           calls(("read_output", {"ref": "call_2", "offset": 30_000})),
+                           reply("row 2999 is 20993"), reply("done")])
+    agent = agent_over(model, in_folder, tools=[dump])
+    agent.chat("dump it")
+    cut = model.requests[2][-1]["content"]  # what the branch saw: head, tail, a marker
+    assert "characters omitted" in cut and 'read_output(ref="call_2"' in cut
+    assert "row 1500: value 10500" in model.requests[3][-1]["content"]  # paged back inside
+    path = agent.session.archive.path  # type: ignore[union-attr]
+    (stored,) = [r for r in read_records(path) if r["kind"] == "output"]
+    assert stored["ref"] == "branch1.call_2" and stored["text"] == dump()
+    page = agent.tools["read_output"](ref="branch1.call_2", offset=30_000)
+    assert "row 1500: value 10500" in page  # the main agent can read it back too
+    agent.close()
