@@ -162,6 +162,7 @@ def test_the_transcript_is_archived_beside_the_session_and_recall_finds_it(
     assert "request 6950 served" in contents(transcript)
     found = recall_in(path, "request 6950 served")
     assert found.startswith("1 archived messages match")
+    assert "\n#" in found and " tool (delegated task 1): [lines " in found
     (ended,) = [r for r in records if r["kind"] == "branch"]
     assert ended["status"] == "done" and ended["tool_calls"] == 3
     agent.close()
