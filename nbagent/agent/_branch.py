@@ -215,7 +215,7 @@ def branch_tools(agent: Delegating, store: OutputStore) -> dict[str, Tool]:
 def run_branch(agent: Delegating, task: str, briefing: str) -> str:
     """Run `task` in a branch of the agent's session; return the bounded report that
     joins the main history (the `delegate` tool's result)."""
-    parent = agent.session
+    parent, task = agent.session, task.strip()
     number = len(parent.branches) + 1
     model = branch_model(agent)
     config = BranchAgent(agent, model)
@@ -228,10 +228,10 @@ def run_branch(agent: Delegating, task: str, briefing: str) -> str:
     relay = _Relay(number, branch, parent.events)
     branch.events.subscribe(relay)
     branch.events.subscribe(code_runs(parent.events))  # a run its turn left stops too
-    prompt = texts.BRANCH_TASK.format(task=task.strip())
+    prompt = texts.BRANCH_TASK.format(task=task)
     if briefing.strip():
         prompt += "\n\n" + texts.BRANCH_DATA.format(briefing=briefing)
-    parent.events.emit(BranchStarted(number, task.strip(), model.name))
+    parent.events.emit(BranchStarted(number, task, model.name))
     status, report, rounds = "failed", "", 0
     with branch_stops(parent.events).running():
         try:
@@ -251,7 +251,7 @@ def run_branch(agent: Delegating, task: str, briefing: str) -> str:
         finally:
             answer = _answer(parent, number, status, report, rounds, relay, model.name)
             parent.bill_branch(Branch(
-                number, task.strip(), model.name, status, answer, rounds, relay.tool_calls,
+                number, task, model.name, status, answer, rounds, relay.tool_calls,
                 relay.transcript_tokens, parent.tracker.count_message(
                     {"role": "tool", "tool_call_id": "", "content": answer}),
                 relay.compactions, branch.billing.prompt_tokens, branch.billing.output_tokens,

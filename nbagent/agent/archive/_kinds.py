@@ -179,6 +179,10 @@ def _from_branch_message(event: Any) -> Record:
     return {"branch": event.number, "message": event.message}
 
 
+def _branch_origin(record: Record) -> str:
+    return f"delegated task {record.get('branch')}"
+
+
 def _from_exchange(event: Any) -> Record:
     return {"key": event.key} if event.index is None else {"key": event.key,
                                                            "index": event.index}
@@ -194,7 +198,8 @@ class RecordKind:
     path starts at the last such record), `holds`: the field holding history messages
     (one message, or the whole history), `sync`: written to disk before the history
     changes (write-ahead), `header`: what a file starts with (a new file after a loss
-    repeats it), and `searched`: the field holding a message recall searches."""
+    repeats it), `searched`: the field holding a message recall searches, and `origin`:
+    where such a message came from, as recall names it (None: the session itself)."""
 
     kind: str
     event: type | None
@@ -208,6 +213,7 @@ class RecordKind:
     holds: str | None = None
     sync: bool = False
     header: bool = False
+    origin: Callable[[Record], str] | None = None
 
     @property
     def searchable(self) -> bool:
@@ -238,7 +244,7 @@ KINDS: tuple[RecordKind, ...] = (
                _branch, _from_branch),
     RecordKind("branch_message", BranchMessage, (("branch", int), ("message", dict)),
                _nothing, _from_branch_message, _check_message, early="skip",
-               searched="message"),
+               searched="message", origin=_branch_origin),
 )
 BY_KIND = {row.kind: row for row in KINDS}  # what `_writer`, `_replay`, `_recall`, `_records` read
 
