@@ -1,6 +1,7 @@
 """How a chat shows in a cell: the reply rendered to inert HTML (`_render`) and redrawn on
 a steady cadence while it streams, one status line under it while the agent waits
-("thinking…", "running describe(…)…"), tool calls as one collapsible line each,
+("thinking…", "running describe(…)…"), tool calls as one collapsible line each (a
+delegated task's call as its own line, redrawn with its progress),
 compactions, errors and interrupts as one readable line. Every output carries text/plain
 beside its HTML, free of control sequences. Where the front end cannot redraw an output
 (terminal IPython, jupyter console), `ChatDisplay()` is a `TerminalChat`: each thing printed
@@ -19,6 +20,9 @@ from IPython.display import display
 
 from nbagent import ChatResult
 from nbagent.events import (
+    BranchFinished,
+    BranchProgress,
+    BranchStarted,
     Compacted,
     CompactionStarted,
     Notice,
@@ -38,7 +42,7 @@ from ._bundles import (
     status_bundle,
     terminal_text,
 )
-from ._chat_lines import reply_bundle, retry_words, short_arguments, tool_bundle
+from ._chat_lines import BranchLine, reply_bundle, retry_words, short_arguments, tool_bundle
 from ._frontend import updates_in_place
 from ._report import decision_bundle, error_parts
 from ._texts import (
@@ -87,6 +91,9 @@ class ChatDisplay:
         self._slot: Any = None  # the status line's handle: always the cell's last output
         self._status = ""
         self._calls: dict[str, tuple[str, str]] = {}
+        self._running: str | None = None  # the tool call running now
+        self._branches: dict[int, BranchLine] = {}  # delegated tasks, by number
+        self._branch_calls: set[str] = set()  # the calls whose line is their branch's
 
     def _append(self, bundle: Bundle) -> Any:
         """Add an output at the bottom of the cell, keeping the status line under it."""
@@ -163,12 +170,44 @@ class ChatDisplay:
         elif isinstance(event, ToolStarted):
             self._flush()
             self._calls[event.call_id] = (event.name, event.arguments)
+            self._running = event.call_id
             self._block, self.text = None, ""  # text after a tool call starts a new block
             self.status(f"running {event.name}({short_arguments(event.arguments, 40)})…")
         elif isinstance(event, ToolFinished):
-            name, arguments = self._calls.get(event.call_id, (event.name, ""))
-            self._append(tool_bundle(event, name, arguments))
+            if event.call_id not in self._branch_calls:  # a branch's line is its call's
+                name, arguments = self._calls.get(event.call_id, (event.name, ""))
+                self._append(tool_bundle(event, name, arguments))
             self.status("thinking…")
+        else:
+            self._branch(event)
+
+    def _branch(self, event: object) -> None:
+        """A delegated task's one line: drawn when it starts (the line of the tool call
+        running it), redrawn as it works and when it ends."""
+        if isinstance(event, BranchStarted):
+            self._flush()
+            started = self._branches[event.number] = BranchLine(event.number, event.task,
+                                                                event.model)
+            if self._running is not None:
+                self._branch_calls.add(self._running)
+            self._draw_branch(started)
+            return
+        number = event.number if isinstance(event, BranchProgress) else \
+            event.branch.number if isinstance(event, BranchFinished) else None
+        line = self._branches.get(number) if number is not None else None
+        if line is None:
+            return
+        if isinstance(event, BranchFinished):
+            line.ended = event.branch
+        elif not (isinstance(event, BranchProgress) and line.see(event.event)):
+            return
+        self._draw_branch(line)
+
+    def _draw_branch(self, line: BranchLine) -> None:
+        if line.handle is None:
+            line.handle = self._append(line.bundle())
+        else:
+            line.handle.update(line.bundle(), raw=True)  # type: ignore[attr-defined]
 
     def error(self, message: str) -> None:
         """The chat failed: what streamed stays, then the error in one line."""
@@ -276,10 +315,19 @@ class TerminalChat(ChatDisplay):
         elif isinstance(event, ToolStarted):
             self._end_line()
             self._calls[event.call_id] = (event.name, event.arguments)
+            self._running = event.call_id
             self.text = ""
         elif isinstance(event, ToolFinished):
-            name, arguments = self._calls.get(event.call_id, (event.name, ""))
-            self._append(tool_bundle(event, name, arguments))
+            if event.call_id not in self._branch_calls:
+                name, arguments = self._calls.get(event.call_id, (event.name, ""))
+                self._append(tool_bundle(event, name, arguments))
+        else:
+            self._branch(event)
+
+    def _draw_branch(self, line: BranchLine) -> None:
+        """A delegated task is printed once, when it ends (its summary line)."""
+        if line.ended is not None:
+            self._append(line.bundle())
 
     def _final_reply(self, result: ChatResult) -> None:
         """The reply once: printed now only if it did not stream."""

@@ -1,7 +1,8 @@
 """The lines a chat is made of: the reply as the page shows it (sanitized HTML with copy
 buttons, `_render`) and as a terminal reads it, a tool call with its arguments and result
-preview, a retry in words. Outside text is escaped into our markup and stripped of control
-sequences in text/plain; how and when the lines are shown is `_chat`'s.
+preview, a delegated task with its steps and report (`BranchLine`), a retry in words.
+Outside text is escaped into our markup and stripped of control sequences in text/plain;
+how and when the lines are shown is `_chat`'s.
 """
 
 from __future__ import annotations
@@ -10,11 +11,21 @@ import html
 import json
 import re
 
-from nbagent.events import ToolFinished
+from nbagent.events import (
+    Branch,
+    Compacted,
+    Retrying,
+    Status,
+    ToolFinished,
+    ToolStarted,
+)
 from nbagent.providers import retry_reason
 
 from ._bundles import Bundle, clean_cut, terminal_text
 from ._render import render_reply
+from ._texts import notebook_words
+
+MAX_BRANCH_STEPS = 40  # the steps a delegated task's line lists (the newest; the rest counted)
 
 
 def short_arguments(arguments: str, limit: int = 60) -> str:
@@ -86,6 +97,13 @@ def _readable_line(error: str, limit: int = 60) -> str:
     return clean_cut(" ".join(first.split()), limit)
 
 
+def tool_head(event: ToolFinished, name: str, arguments: str) -> str:
+    """A finished tool call in one line: the call, what the model got, whether it failed."""
+    status = "" if event.ok else " ⚠ failed"
+    cut = f" (cut from {event.full_chars:,})" if event.full_chars > event.chars else ""
+    return f"{name}({short_arguments(arguments)}) → {event.chars:,} chars{cut}{status}"
+
+
 def tool_bundle(event: ToolFinished, name: str, arguments: str) -> Bundle:
     status = "" if event.ok else " ⚠ failed"
     cut = f" (cut from {event.full_chars:,})" if event.full_chars > event.chars else ""
@@ -93,7 +111,7 @@ def tool_bundle(event: ToolFinished, name: str, arguments: str) -> Bundle:
     if event.chars > len(preview):
         preview = clean_cut(preview)
     call = f"{name}({short_arguments(arguments)})"
-    head = f"{call} → {event.chars:,} chars{cut}{status}"
+    head = tool_head(event, name, arguments)
     return {
         "text/plain": terminal_text(head),
         "text/html": (
@@ -113,3 +131,62 @@ def _arguments_block(arguments: str) -> str:
     if parsed in ({}, [], None, ""):
         return ""
     return html.escape(arguments) + "\n\n"
+
+
+class BranchLine:
+    """A delegated task's one line: while it runs, what it does now; then how it ended
+    (its rounds, its tokens — in its own window and returned — and its cost). Opened, its
+    steps (each tool call as a tool line reads, each compaction of its own history) and
+    the report that returned. `see` takes the branch's events (`BranchProgress.event`)."""
+
+    def __init__(self, number: int, task: str, model: str) -> None:
+        self.number, self.task, self.model = number, task, model
+        self.now = "starting…"
+        self.steps: list[str] = []
+        self.ended: Branch | None = None
+        self.handle: object = None  # where it is drawn, for the display that draws it
+        self._calls: dict[str, tuple[str, str]] = {}
+
+    def see(self, event: object) -> bool:
+        """Take one of the branch's events; True when the line changed."""
+        before = (self.now, len(self.steps))
+        if isinstance(event, Status) and event.text:
+            self.now = notebook_words(event.text)
+        elif isinstance(event, ToolStarted):
+            self._calls[event.call_id] = (event.name, event.arguments)
+            self.now = f"running {event.name}({short_arguments(event.arguments, 40)})…"
+        elif isinstance(event, ToolFinished):
+            name, arguments = self._calls.get(event.call_id, (event.name, ""))
+            self.steps.append(tool_head(event, name, arguments))
+            self.now = "thinking…"
+        elif isinstance(event, Compacted) and event.decision.action in ("compacted", "failed"):
+            self.steps.append(f"its own context: {event.decision.words()}")
+        elif isinstance(event, Retrying):
+            self.now = retry_words(event.error, event.wait_s, event.reason)
+        return (self.now, len(self.steps)) != before
+
+    def head(self) -> str:
+        task = clean_cut(" ".join(self.task.split()), 80)
+        head = f"delegated task {self.number}: {task}"
+        ended = self.ended
+        if ended is None:
+            return f"{head} — {self.now}"
+        cost = f", ${ended.cost:.4f}" if ended.cost else ""
+        return (f"{head} → {ended.status}: {ended.rounds} round(s), {ended.tool_calls} tool "
+                f"call(s) with {self.model}; {ended.transcript_tokens:,} tokens in its own "
+                f"window, {ended.returned_tokens:,} returned{cost}")
+
+    def bundle(self) -> Bundle:
+        head = self.head()
+        shown = self.steps[-MAX_BRANCH_STEPS:]
+        earlier = len(self.steps) - len(shown)
+        items = ([f"<li><i>{earlier:,} earlier step(s)</i></li>"] if earlier else []) + [
+            f"<li><code>{html.escape(step)}</code></li>" for step in shown]
+        steps = f"<ol>{''.join(items)}</ol>" if items else ""
+        report = (f"<div>report:</div><pre>{html.escape(terminal_text(self.ended.result))}"
+                  "</pre>" if self.ended is not None else "")
+        return {
+            "text/plain": terminal_text(head),
+            "text/html": f'<details class="nbagent-branch"><summary>{html.escape(head)}'
+                         f"</summary>{steps}{report}</details>",
+        }

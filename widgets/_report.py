@@ -113,6 +113,20 @@ class ProgressLine:
             self._handle.update(status_bundle(""), raw=True)
 
 
+def delegated_words(branches: list[Any]) -> str:
+    """`%context`'s line on the delegated tasks (`agent.branches()`): what their own
+    windows took in, what came back, so what they kept out of this window; "" for none."""
+    if not branches:
+        return ""
+    taken = sum(b.transcript_tokens for b in branches)
+    returned = sum(b.returned_tokens for b in branches)
+    kept = sum(b.kept_out for b in branches)
+    cost = sum(b.cost for b in branches)
+    paid = f" · they cost ${cost:.4f} (in the session cost)" if cost else ""
+    return (f"delegated tasks: {len(branches)} — their own windows took in {taken:,} tokens, "
+            f"{returned:,} came back: {kept:,} kept out of this window{paid}")
+
+
 def _share(value: float) -> str:
     return "<1%" if 0 < value < 0.5 else percent(value)
 
@@ -135,12 +149,13 @@ def limit_rows(reading: MeterReading, state: Any) -> list[tuple[str, int, str, s
 
 
 def show_breakdown(breakdown: Breakdown, *, cost: float, breaker: str | None = None,
-                   billing: Any = None, last: Decision | None = None) -> None:
-    """`%context`: what fills the window, every threshold, the breaker and the cost. The
-    percentages are of the meter's base (the auto-compact trigger, or the effective window
-    when automatic compaction is off) with its rounding, so "free" here is the meter's
-    "left"; the trigger, the effective window and the window follow, named as the meter
-    names them."""
+                   billing: Any = None, last: Decision | None = None,
+                   branches: list[Any] | None = None) -> None:
+    """`%context`: what fills the window, every threshold, the breaker, the cost and what
+    delegated tasks kept out of the window. The percentages are of the meter's base (the
+    auto-compact trigger, or the effective window when automatic compaction is off) with
+    its rounding, so "free" here is the meter's "left"; the trigger, the effective window
+    and the window follow, named as the meter names them."""
     state = breakdown.state
     if breaker is None:
         breaker = "open" if getattr(state, "breaker_open", False) else "closed"
@@ -168,6 +183,9 @@ def show_breakdown(breakdown: Breakdown, *, cost: float, breaker: str | None = N
         facts.append(notebook_words(str(note)))
     if last is not None:
         facts.append(f"last compaction: {decision_words(last)}")
+    delegated = delegated_words(branches or [])
+    if delegated:
+        facts.append(delegated)
     headline = f"{reading.headline} · level {state.level}"
     plain = "\n".join(
         [headline, f"{'':<22}{'tokens':>8}  {of}",

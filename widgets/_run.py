@@ -151,7 +151,7 @@ def context(agent: Agent) -> None:
     from . import show_breakdown
 
     show_breakdown(agent.breakdown(), cost=agent.cost, billing=agent.billing(),
-                   last=last_decision(agent))
+                   last=last_decision(agent), branches=agent.branches())
     mcp = agent.mcp_schema_tokens()
     if mcp:  # the MCP servers' share of the tool schemas row, by server
         text("of the tool schemas, MCP servers' tools: " + ", ".join(

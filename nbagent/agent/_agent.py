@@ -51,6 +51,8 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
             embedded local model (`"local"`, no API key needed).
         compact_model: the model that writes summaries (name or object);
             default `NBAGENT_COMPACT_MODEL`, else a small model of the same provider.
+        delegate_model: the model that works on delegated tasks (the `delegate` tool),
+            name or object; default `NBAGENT_DELEGATE_MODEL`, else the chat model.
         tools: functions (or `@tool`s) the model may call, beside the built-ins.
         system: the system prompt; it is never edited by compaction.
         namespace: the variables the built-in tools see (default: `__main__`'s).
@@ -72,6 +74,7 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         model: str | ChatModel | None = None,
         *,
         compact_model: str | ChatModel | None = None,
+        delegate_model: str | ChatModel | None = None,
         tools: Iterable[Tool | Callable[..., Any]] = (),
         system: str = DEFAULT_SYSTEM,
         namespace: dict[str, Any] | None = None,
@@ -89,6 +92,7 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         self.notice: str | None = (NOTICE if model is None and current.model is None
                                    and not current.local_model_path else None)
         self.system = system
+        self.delegate_model = delegate_model
         self.namespace = namespace if namespace is not None else vars(__main__)
         self.builtin_tools = builtin_tools if isinstance(builtin_tools, bool) else (
             builtin_names(builtin_tools))
@@ -114,6 +118,8 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
             self._offer_tools()
         if "compact_model" in overrides:
             self._answers.use_compact_model(overrides["compact_model"] or None)
+        if "delegate_model" in overrides:  # the setting now decides, not the argument
+            self.delegate_model = None
         if model is not None:
             self._configuration.overrides["model"] = model
             self.use_model(model)

@@ -14,6 +14,7 @@ from ..engine._preview import Preview
 from ..engine._thresholds import ContextState
 from ..engine._window import WindowInfo
 from ._billing import Billing
+from ._branch_events import Branch
 from ._model_side import AgentModel
 from ._session import Session
 from ._toolbox import Toolbox
@@ -92,6 +93,12 @@ class AgentSessionMixin:
         says why."""
         self.session.undo_compaction()
         self.events.emit(ContextChanged(self.context_state(), self.cost))
+
+    def branches(self) -> list[Branch]:
+        """The tasks the model delegated in this session (the `delegate` tool), as they
+        ended: each one's status, report, tokens (its transcript, and what returned) and
+        cost, which the session's cost and billing include."""
+        return list(self.session.branches)
 
     def billing(self) -> Billing:
         """What this session's chat requests were billed so far: input, cache reads and

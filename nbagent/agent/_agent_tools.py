@@ -9,14 +9,19 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._approval import Approval
+from ._branch import run_branch
 from ._configuration import Configuration
+from ._model_side import AgentModel
 from ._session import Session
+from ._settings import Settings
 from ._toolbox import Toolbox
 from .archive._redact import redact
+from .models._call import RetryPolicy
+from .models._llm import ChatModel
 from .tools._builtin import notebook_tools
 from .tools._namespace import notebook_state
 from .tools._references import expand_cell_references
-from .tools._tool import Tool
+from .tools._tool import OutputStore, Tool
 
 NOTEBOOK_STATE_TOKENS = 1_500  # at a 200K window; scaled down with the window
 
@@ -29,6 +34,12 @@ class AgentToolsMixin:
     toolbox: Toolbox
     session: Session
     _configuration: Configuration
+    # what a delegated task reads of the agent (`_branch.Delegating`)
+    model: ChatModel
+    retry: RetryPolicy
+    delegate_model: str | ChatModel | None
+    _answers: AgentModel
+    settings: Callable[[], Settings]
 
     @property
     def tools(self) -> dict[str, Tool]:
@@ -70,15 +81,31 @@ class AgentToolsMixin:
     def _offer_tools(self) -> None:
         """Offer the built-ins the agent chose, bound to the current session (a new session
         or `enable_python` changing offers them again)."""
+        self.toolbox.offer_builtins(self._builtins(self.session.store))
+
+    def _builtins(self, store: OutputStore, *, branch: bool = False) -> list[Tool]:
+        """The built-ins the agent chose, bound to the current session and `store`; a
+        delegated task's (`branch`) over its own store, without the session's doors
+        (delegating again, asking for a compaction)."""
         chosen = self.builtin_tools
         offered = [] if chosen is False else notebook_tools(
-            self.namespace, self.session.store,
+            self.namespace, store,
             enable_python=self._configuration.settings().enable_python,
             archive=lambda: self.session.archive, events=self.session.events,
-            settings=self._configuration.settings)
+            settings=self._configuration.settings,
+            delegate=None if branch else self._delegate,
+            ask_compaction=None if branch else self._ask_compaction)
         if not isinstance(chosen, bool):
             offered = [t for t in offered if t.name in chosen]
-        self.toolbox.offer_builtins(offered)
+        return offered
+
+    def _delegate(self, task: str, briefing: str) -> str:
+        """The `delegate` tool's door: `task` run in a branch of the current session."""
+        return run_branch(self, task, briefing)
+
+    def _ask_compaction(self, focus: str) -> str:
+        """The `compact_context` tool's door: the current session notes the request."""
+        return self.session.asked_compaction.ask(focus)
 
     def notebook_state(self) -> str | None:
         """The bounded listing of the namespace's variables (None when there are none)."""

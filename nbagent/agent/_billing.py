@@ -57,3 +57,13 @@ class Billing:
         prompt = input_cost if input_cost is not None else total
         self.input_cost += prompt
         self.output_cost += max(0.0, total - prompt)
+
+    def absorb(self, other: Billing) -> None:
+        """Count every request `other` counted (a delegated task's, into its session's)."""
+        self.requests += other.requests
+        self.input_tokens += other.input_tokens
+        self.cache_read_tokens += other.cache_read_tokens
+        self.cache_write_tokens += other.cache_write_tokens
+        self.output_tokens += other.output_tokens
+        self.input_cost += other.input_cost
+        self.output_cost += other.output_cost

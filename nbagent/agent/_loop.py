@@ -122,6 +122,11 @@ class _Turn:
 
     def result(self, reply: str, reason: str = "done", message: str | None = None, *,
                truncated: bool = False) -> ChatResult:
+        asked = self.session.asked_compaction.take()  # the model asked in this turn
+        if asked is not None:  # at the turn's end, as `%compact` runs: shown, and undoable
+            # until the next message joins (nothing is added after it in this turn)
+            self._note(self.session.controller.compact_now(self.session.history,
+                                                           focus=asked or None))
         self.session.announce_state()
         message = "\n\n".join(filter(None, [message, *self.notices])) or None
         return ChatResult(reply, reason, message, self.rounds,

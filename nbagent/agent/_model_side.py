@@ -94,6 +94,12 @@ class AgentModel:
     def settings(self) -> Settings:
         return self._agent.settings()
 
+    def for_agent(self, agent: Configured) -> AgentModel:
+        """The same compaction choices (the compaction model, the user's summarizer)
+        answered for another configuration: a delegated task's, on its own model."""
+        return AgentModel(agent, compact_spec=self._compact_spec,
+                          summarize=self._user_summarizer)
+
     def name(self) -> str:
         return self._agent.model.name
 

@@ -28,7 +28,9 @@ from ..engine._thresholds import ContextState
 from ..engine._tracker import TokenTracker
 from ..engine._window import WindowInfo
 from ..engine.compaction import with_pins
+from ._asked_compaction import AskedCompaction
 from ._billing import Billing
+from ._branch_events import Branch, BranchFinished
 from ._model_side import AgentModel, SessionAnswers
 from ._session_archive import SessionArchiveMixin
 from .archive import _archive
@@ -80,12 +82,17 @@ class Session(SessionArchiveMixin):
         self.billing = Billing()  # what its chat requests were billed
         self.cache_marks: dict[int, str] = {}  # breakpoints sent: index → prefix digest
         self.pins: list[str] = []
+        self.turns = 0  # user turns opened so far
+        self.branches: list[Branch] = []  # the delegated tasks it ran, as they ended
         self._exchanges: dict[str, Message] = {}  # a cell's key → the user message it sent
         self._unsynced = False  # a message joined the history but its announcement broke
         self._undo: tuple[list[Message], int, int] | None = None  # a resumed undo point
         self.controller = CompactionController(self.answers, tracker=self.tracker,
                                                events=self.events)
         self.events.subscribe(self._on_compacted)
+        # the compaction the model asks for, run by the loop at its next turn boundary
+        self.asked_compaction = AskedCompaction(
+            lambda: self.turns, lambda: not self.answers.settings().disable_compact)
         self.archive: Archive | None = None
         self._opener: Callable[[], Archive] | None = None  # opens it at the first record
         self._pending: list[Message] = []  # what a lazily opened archive starts with
@@ -136,6 +143,7 @@ class Session(SessionArchiveMixin):
         replaces its exchange, as re-running code replaces its output. True when an
         earlier exchange was replaced."""
         replaced = self.forget_exchange(key) if key is not None else False
+        self.turns += 1
         self.add({"role": "user", "content": text})
         if key is not None:
             self._exchanges[key] = self.history[-1]
@@ -209,6 +217,15 @@ class Session(SessionArchiveMixin):
         self.cost += completion.cost or 0.0
         self.billing.add(completion.usage, cost=completion.cost,
                          input_cost=completion.input_cost)
+
+    def bill_branch(self, branch: Branch, billing: Billing) -> None:
+        """Count a delegated task that ended: its cost and billed tokens join this
+        session's, and its record the session's branches (the archive keeps it)."""
+        self.cost += branch.cost
+        self.billing.absorb(billing)
+        self.branches.append(branch)
+        self.events.emit(BranchFinished(branch))
+        self.announce_state()
 
     def mark_cache(self, marks: dict[int, str]) -> None:
         """The cache breakpoints the next request sends (index → prefix digest), kept so

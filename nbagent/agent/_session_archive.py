@@ -13,6 +13,7 @@ from ..engine._controller import CompactionController
 from ..engine._events import EventStream, MessageAdded, OutputStored, Rewriting
 from ..engine._history import History
 from ..engine.compaction import pins_of
+from ._branch_events import Branch, BranchFinished
 from ._model_side import SessionAnswers
 from .archive._archive import Archive, Replay
 from .archive._kinds import ExchangeOpened, SessionStarted, is_recorded
@@ -31,6 +32,7 @@ class SessionArchiveMixin:
     store: OutputStore
     controller: CompactionController
     pins: list[str]
+    branches: list[Branch]
     archive: Archive | None
     _opener: Callable[[], Archive] | None
     _pending: list[Message]
@@ -82,8 +84,8 @@ class SessionArchiveMixin:
     def snapshot(self, fresh: bool) -> list[object]:
         """The events that bring an archive up to this session (each written through its
         row): for a `fresh` file (the old one was lost) the session and every message,
-        else the history as one rewrite; then the cells' exchanges and the outputs still
-        in memory."""
+        else the history as one rewrite; then the cells' exchanges, the outputs still
+        in memory and the delegated tasks' records."""
         messages = self.history.messages
         events: list[object] = [SessionStarted(self.answers.name(), self.id)]
         events += ([MessageAdded(m) for m in messages] if fresh else [Rewriting(messages)])
@@ -92,6 +94,7 @@ class SessionArchiveMixin:
             if index is not None:
                 events.append(ExchangeOpened(key, index))
         events += [OutputStored(ref, text) for ref, text in self.store.outputs.items()]
+        events += [BranchFinished(branch) for branch in self.branches]
         return events
 
     def close(self) -> None:
@@ -101,8 +104,9 @@ class SessionArchiveMixin:
 
     def restore(self, replay: Replay) -> None:
         """Take over a replayed archive: its history, the cells' exchanges, the undo
-        point, the breaker count and the newest outputs (as many as a live session keeps
-        in memory; the others are read back from the archive when asked)."""
+        point, the breaker count, the delegated tasks' records and the newest outputs (as
+        many as a live session keeps in memory; the others are read back from the archive
+        when asked)."""
         self.history.replace(replay.messages)
         messages = self.history.messages
         for key, first in replay.exchanges.items():
@@ -116,3 +120,5 @@ class SessionArchiveMixin:
         self.store.outputs.update({ref: replay.outputs[ref] for ref in refs})
         self.controller.restore_failures(replay.failures)
         self.pins = pins_of(replay.messages)
+        self.branches = [branch for branch in map(Branch.from_record, replay.branches)
+                         if branch is not None]

@@ -24,6 +24,15 @@ class Settings(EngineSettings):
     compact_model: str | None = Field(
         None, description="Model that writes summaries; defaults to the chat model."
     )
+    delegate_model: str | None = Field(
+        None, description="Model that works on the tasks the chat model delegates (the "
+        "delegate tool), in its own context window; defaults to the chat model. A cheaper "
+        "model fits reading and summarising."
+    )
+    delegate_max_chars: PositiveInt = Field(
+        4_000, description="A delegated task's report longer than this (at a 200K window, "
+        "scaled down) is cut before it enters the conversation; the archive keeps it whole."
+    )
     data_dir: str | None = Field(
         None, description="Where session archives go (default $XDG_DATA_HOME/nbagent when "
         "that is an absolute path, else ~/.local/share/nbagent)."

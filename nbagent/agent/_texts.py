@@ -50,6 +50,38 @@ TIMEOUT = "Stopped after {seconds:g} s (NBAGENT_MAX_CHAT_SECONDS)."
 LOOP = "Stopped: {name} was called {count} times in a row with the same arguments."
 HANDED_OVER = ("The code is in a new cell below, for you to edit and run; the next chat "
                "sees what it printed.")
+# The compaction the model asks for (`compact_context`): its answers to the model.
+ASKED_COMPACTION_TAKEN = (
+    "Compaction requested: it runs when this turn ends, after your answer (the user sees it "
+    "and can undo it). Older turns become a summary that keeps what the focus names; the "
+    "archive keeps every message (recall finds them).")
+ASKED_COMPACTION_PENDING = "Already requested: the compaction runs when this turn ends."
+ASKED_COMPACTION_TOO_SOON = (
+    "Not compacted: the conversation was compacted at your request {ago}; at most once in "
+    "{every} of the user's turns. Go on; automatic compaction still runs when the window "
+    "fills.")
+ASKED_COMPACTION_OFF = "Not compacted: compaction is off in this session (the user's setting)."
+# A delegated task (a branch): its own system prompt, the task as it is handed over, and
+# what returns to the main history.
+BRANCH_SYSTEM = (
+    "You work on one bounded task for another assistant, inside the user's Jupyter "
+    "notebook, with the same tools it has. Read what the task needs (page through big "
+    "files, describe variables, run short code) and then stop. Your final reply is all the "
+    "other assistant will see: a short report (at most about 300 words) that answers the "
+    "task with the exact names (files, columns, variables, errors) and numbers you found, "
+    "and says what you could not find. No raw dumps.")
+BRANCH_TASK = "Task: {task}"
+BRANCH_DATA = "The data it concerns:\n{briefing}"
+BRANCH_REPORT_NOW = (
+    "Stop here ({why}). Reply now with your report of what you found so far: the exact "
+    "names and numbers, and what is still open.")
+BRANCH_HEAD = ("[delegated task {number} ({status}): {rounds} round(s), {calls} tool "
+               "call(s) with {model}; its own window took in {transcript:,} tokens, kept out "
+               "of this one; every step is in the session archive (recall finds it)]")
+BRANCH_CUT = ("\n… (the report was cut at {shown:,} of {total:,} characters; recall finds "
+              "the whole of it)")
+BRANCH_FAILED = "The delegated task failed: {error}"
+BRANCH_EMPTY = "(the delegated task ended without a report)"
 FAILURES = {  # what to tell the user when a model call failed for good, by error kind
     "quota": "{name}: the account's quota or credit is used up ({detail}). Add credit or "
              "choose another model; retrying will not help.",

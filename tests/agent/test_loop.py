@@ -185,13 +185,13 @@ def test_text_streams_through_the_callback() -> None:
 def test_usage_and_cost_are_recorded() -> None:
     model = ScriptedModel(
         [
-            reply("a", usage=Usage(input_tokens=900, output_tokens=5), cost=0.002),
+            reply("a", usage=Usage(input_tokens=2_000, output_tokens=5), cost=0.002),
             reply("b", cost=0.003),
         ]
     )
     agent, _ = make_agent(model)
     agent.chat("one")
-    assert agent.context_state().tokens >= 900
+    assert agent.context_state().tokens >= 2_000
     second = agent.chat("two")
     assert agent.cost == pytest.approx(0.005) and second.cost == pytest.approx(0.003)
 

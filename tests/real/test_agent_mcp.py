@@ -145,6 +145,31 @@ def test_each_call_asks_first_showing_tool_server_and_arguments() -> None:
         agent.close()
 
 
+def test_a_delegated_tasks_calls_ask_the_same_approval_as_the_main_agents() -> None:
+    questions: list[str] = []
+
+    def ask(question: str) -> str:
+        questions.append(question)
+        return "t"  # always, for this tool: for the branch and the main agent alike
+
+    model = ScriptedModel([calls(("delegate", {"task": "add 2 and 40"})),
+                           calls(("add", {"a": 2, "b": 40})), reply("42"),
+                           calls(("add", {"a": 1, "b": 1})), reply("42, and 2")])
+    agent = Agent(model=model, builtin_tools=["delegate"], archive=False,
+                  mcp_servers={"demo": stdio_spec()})
+    agent.approval.ask = ask
+    try:
+        assert agent.chat("add things").text == "42, and 2"
+        assert len(questions) == 1 and "MCP tool add (MCP server 'demo')" in questions[0]
+        assert agent.approval.allowed() == [("mcp", "demo", "add")]  # one Approval
+        assert "add" in {t["function"]["name"] for t in model.tools_seen[1]}  # the branch's
+        branch, main = tool_results(agent)
+        assert branch.startswith("[delegated task 1 (done)") and branch.endswith("42")
+        assert main == "2"
+    finally:
+        agent.close()
+
+
 def test_where_no_one_can_answer_the_call_is_refused_with_a_clear_result() -> None:
     def batch(question: str) -> str:
         raise NoOneToAsk("no terminal")

@@ -28,6 +28,7 @@ from ...engine._events import (
     ToolFinished,
     ToolStarted,
 )
+from .._branch_events import BranchFinished, BranchMessage, BranchProgress, BranchStarted
 from ..tools._code_ran import CodeRan, code_run_record
 
 Message = dict[str, Any]
@@ -56,6 +57,7 @@ class ReplayState:
     exchanges: dict[str, Message] = field(default_factory=dict)  # cell key -> its message
     undo: list[Message] | None = None  # the history before the last compaction, while valid
     compacting: bool = False  # between a compaction's start and its decision
+    branches: list[Record] = field(default_factory=list)  # the delegated tasks, as they ended
 
 
 def _session(state: ReplayState, record: Record, offset: int) -> None:
@@ -96,6 +98,10 @@ def _exchange(state: ReplayState, record: Record, offset: int) -> None:
     index = index if isinstance(index, int) else len(state.messages) - 1
     if record["key"] and 0 <= index < len(state.messages):
         state.exchanges[record["key"]] = state.messages[index]
+
+
+def _branch(state: ReplayState, record: Record, offset: int) -> None:
+    state.branches.append({k: v for k, v in record.items() if k != "kind"})
 
 
 def _nothing(state: ReplayState, record: Record, offset: int) -> None:
@@ -166,6 +172,18 @@ def _from_compacted(event: Any) -> Record:
     return {"decision": event.decision.model_dump()}
 
 
+def _from_branch(event: Any) -> Record:
+    return dict(event.branch.as_record())
+
+
+def _from_branch_message(event: Any) -> Record:
+    return {"branch": event.number, "message": event.message}
+
+
+def _branch_origin(record: Record) -> str:
+    return f"delegated task {record.get('branch')}"
+
+
 def _from_exchange(event: Any) -> Record:
     return {"key": event.key} if event.index is None else {"key": event.key,
                                                            "index": event.index}
@@ -181,7 +199,8 @@ class RecordKind:
     path starts at the last such record), `holds`: the field holding history messages
     (one message, or the whole history), `sync`: written to disk before the history
     changes (write-ahead), `header`: what a file starts with (a new file after a loss
-    repeats it), and `searched`: the field holding a message recall searches."""
+    repeats it), `searched`: the field holding a message recall searches, and `origin`:
+    where such a message came from, as recall names it (None: the session itself)."""
 
     kind: str
     event: type | None
@@ -195,6 +214,7 @@ class RecordKind:
     holds: str | None = None
     sync: bool = False
     header: bool = False
+    origin: Callable[[Record], str] | None = None
 
     @property
     def searchable(self) -> bool:
@@ -219,6 +239,13 @@ KINDS: tuple[RecordKind, ...] = (
                early="exchange"),
     RecordKind("code_run", CodeRan, (("code", str), ("status", str)), _nothing,
                code_run_record, early="skip"),
+    # a delegated task: how it ended (the session's branches come back on resume), and
+    # each message of its own transcript, which recall searches beside the session's
+    RecordKind("branch", BranchFinished, (("number", int), ("task", str), ("result", str)),
+               _branch, _from_branch),
+    RecordKind("branch_message", BranchMessage, (("branch", int), ("message", dict)),
+               _nothing, _from_branch_message, _check_message, early="skip",
+               searched="message", origin=_branch_origin),
 )
 BY_KIND = {row.kind: row for row in KINDS}  # what `_writer`, `_replay`, `_recall`, `_records` read
 
@@ -226,9 +253,11 @@ BY_KIND = {row.kind: row for row in KINDS}  # what `_writer`, `_replay`, `_recal
 # (tests/agent/archive/test_kinds.py fails on one that is neither): what the screen shows
 # while it happens (a status line, a notice, a tool starting or finishing, a retry), what a replay
 # recomputes (the context state), and what the history records already hold (a proposed
-# cell is its tool call's arguments; an undo writes the rewrite it emits).
+# cell is its tool call's arguments; an undo writes the rewrite it emits; a branch's start
+# and steps are its transcript's messages and its end record).
 NOT_RECORDED: tuple[type, ...] = (Status, Notice, ToolStarted, ToolFinished, Retrying,
-                                  ContextChanged, CellProposed, CompactionUndone)
+                                  ContextChanged, CellProposed, CompactionUndone,
+                                  BranchStarted, BranchProgress)
 
 
 def record_of(event: object) -> tuple[str, Record] | None:
@@ -287,10 +316,11 @@ def ref_of(kind: str, fields: Mapping[str, Any]) -> str | None:
 
 def table() -> str:
     """The table as text: kind, the event it is written from, its fields."""
-    lines = [f"{'kind':<10} {'written from':<17} fields"]
+    wide = max(len(row.kind) for row in KINDS)
+    lines = [f"{'kind':<{wide}} {'written from':<17} fields"]
     for row in KINDS:
         source = row.event.__name__ if row.event is not None else "(direct)"
         names = ", ".join(name for name, _ in row.fields)
         recalled = "  (recall searches it)" if row.searchable else ""
-        lines.append(f"{row.kind:<10} {source:<17} {names}{recalled}")
+        lines.append(f"{row.kind:<{wide}} {source:<17} {names}{recalled}")
     return "\n".join(lines)

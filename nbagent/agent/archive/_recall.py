@@ -191,7 +191,7 @@ def _answer(index: RecallIndex, query: str, message: int, offset: int, limit: in
     if message >= 0:
         if message >= total:
             return f"No archived message {message}; there are {total}."
-        found = _message(index, message)
+        found, _ = _message(index, message)
         if isinstance(found.get("content"), list):  # a figures message: its text, no base64
             found = {**found, "content": shown_content(found["content"])}
         return json.dumps(found, ensure_ascii=False)[:8_000]
@@ -201,9 +201,9 @@ def _answer(index: RecallIndex, query: str, message: int, offset: int, limit: in
     lines = [f"{len(hits)} archived messages match{'' if needle else ' (newest first)'}; "
              f"showing {len(page)} from {offset}:"]
     for number in page:
-        found = _message(index, number)
+        found, origin = _message(index, number)
         text = shown_content(found.get("content")) or json.dumps(found.get("tool_calls"))
-        lines.append(f"#{number} {found.get('role')}: {text[:300]}")
+        lines.append(f"#{number} {found.get('role')}{origin}: {text[:300]}")
     return "\n".join(lines)
 
 
@@ -213,11 +213,15 @@ def _searched(record: Mapping[str, Any]) -> str | None:
     return row.searched if row is not None else None
 
 
-def _message(index: RecallIndex, number: int) -> Mapping[str, Any]:
+def _message(index: RecallIndex, number: int) -> tuple[Mapping[str, Any], str]:
+    """Archived message `number`, and where it came from when not the session itself
+    (" (delegated task 1)": its row's `origin`)."""
     record = read_at(index.path, index.offsets[number])
     field = _searched(record) if record is not None else None
     found = record.get(field) if record is not None and field is not None else None
-    return found if isinstance(found, dict) else {}
+    row = BY_KIND.get(record["kind"]) if record is not None else None
+    origin = row.origin(record) if row is not None and row.origin and record else ""
+    return (found if isinstance(found, dict) else {}), (f" ({origin})" if origin else "")
 
 
 def searchable(message: Mapping[str, Any]) -> str:

@@ -61,6 +61,7 @@ class Replay:
     exchanges: dict[str, Message] = field(default_factory=dict)  # cell key -> its message
     undo: list[Message] | None = None  # the history before the last compaction, if undoable
     sequence: int = 0  # the session's place among its data folder's sessions
+    branches: list[dict[str, Any]] = field(default_factory=list)  # delegated tasks' records
 
 
 def replay(path: str | Path) -> Replay:
@@ -101,7 +102,7 @@ def replay(path: str | Path) -> Replay:
         raise ArchiveError(f"{path.name} holds no session to resume ({path})")
     return Replay(path, state.session_id, state.model, state.messages,
                   ArchivedOutputs(path, state.outputs), state.failures, state.exchanges,
-                  state.undo, state.sequence)
+                  state.undo, state.sequence, state.branches)
 
 
 def _marks(path: Path, kinds: list[str]) -> list[tuple[int, str]]:

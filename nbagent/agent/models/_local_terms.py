@@ -15,8 +15,10 @@ from ...engine._questions import SummaryCost
 LOCAL_SUMMARY_SAVING = 0.15
 SUMMARY_TOKENS = 320  # a summary's output bound on a local model: shorter than a reply
 # Built-in tools the bundled 135M model cannot use well (it runs made-up code, reads made-up
-# paths, recalls nothing useful); not offered to it, so its window goes to the chat.
-SMALL_MODEL_SKIPS = frozenset({"run_code", "python", "read_file", "read_output", "recall"})
+# paths, recalls nothing useful, delegates to itself); not offered to it, so its window goes
+# to the chat.
+SMALL_MODEL_SKIPS = frozenset({"run_code", "python", "read_file", "read_output", "recall",
+                               "delegate", "compact_context"})
 
 
 def summary_tokens(max_output: int | None) -> int:

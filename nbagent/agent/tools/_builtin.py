@@ -22,6 +22,7 @@ from ..archive._archive import Archive, data_dir
 from ..archive._archive import recall as recall_archived
 from ._cells import propose
 from ._context import ToolContext, no_archive
+from ._data_items import briefing as briefing_of
 from ._files import read_text_page
 from ._namespace import variable_lines
 from ._paging import PAGE, PageBounds, bounded
@@ -123,6 +124,32 @@ def propose_cell(context: ToolContext, code: str, explanation: str = "") -> str:
     return propose(context.events, code, explanation)
 
 
+def delegate(context: ToolContext, task: str, data: tuple[str, ...] = ()) -> str:
+    """Delegate a task over a big read (a long file, a folder of files, a wide table) to a
+    helper with its own context window and your tools; only its short report returns.
+
+    Args:
+        task: what to find out and report.
+        data: the files, folders, variables or resources it concerns.
+    """
+    if context.delegate is None:
+        return "Not delegated: a delegated task cannot delegate again; do the work here."
+    briefing = briefing_of(data, context.namespace, data_folders=_session_data(context))
+    return context.delegate(task, briefing)
+
+
+def compact_context(context: ToolContext, focus: str = "") -> str:
+    """Compact this conversation when this turn ends, a phase of the work being over (at
+    most once in a few turns).
+
+    Args:
+        focus: what the summary must keep.
+    """
+    if context.ask_compaction is None:
+        return "Not compacted: there is no conversation to compact here."
+    return context.ask_compaction(focus)
+
+
 def python(context: ToolContext, code: str) -> str:
     """Run Python code in the user's notebook namespace; returns what it printed.
 
@@ -141,13 +168,16 @@ def python(context: ToolContext, code: str) -> str:
 @dataclass(frozen=True)
 class BuiltinTool:
     """One row of the table: the function, whether it returns pages itself (never capped),
-    the setting that must be on to offer it (None: always offered), and how a user turns
-    it on or off, for the docs (`describe_builtin_tools`)."""
+    the setting that must be on to offer it (None: always offered), the `ToolContext`
+    field it needs (a context without it does not offer the tool: the session's doors,
+    which a branch and a bare context lack), and how a user turns it on or off, or when
+    it is offered, for the docs (`describe_builtin_tools`)."""
 
     function: Callable[..., str]
     paging: bool = False
     opt_in: str | None = None
     offered: str | None = None
+    needs: str | None = None
 
 
 BUILTIN_TOOLS: dict[str, BuiltinTool] = {
@@ -159,6 +189,10 @@ BUILTIN_TOOLS: dict[str, BuiltinTool] = {
     "propose_cell": BuiltinTool(propose_cell),
     "run_code": BuiltinTool(run_code, opt_in="runs_code",
                             offered="unless `NBAGENT_RUN_CODE=off`"),
+    "delegate": BuiltinTool(delegate, needs="delegate",
+                            offered="in a session, not inside a delegated task"),
+    "compact_context": BuiltinTool(compact_context, needs="ask_compaction",
+                                   offered="in a session, not inside a delegated task"),
     "python": BuiltinTool(python, opt_in="enable_python",
                           offered="only with `NBAGENT_ENABLE_PYTHON=1`"),
 }
@@ -206,6 +240,8 @@ def builtin_tools(context: ToolContext, *, enabled: dict[str, bool] | None = Non
     switches = enabled or {}
     offered: list[Tool] = []
     for name, row in BUILTIN_TOOLS.items():
+        if row.needs is not None and getattr(context, row.needs) is None:
+            continue
         if row.opt_in is not None:
             on = switches.get(row.opt_in)
             if not (on if on is not None else getattr(context.settings(), row.opt_in, False)):
@@ -223,11 +259,16 @@ def notebook_tools(
     events: EventStream | None = None,
     settings: Callable[[], Settings] | None = None,
     page: PageBounds = PAGE,
+    delegate: Callable[[str, str], str] | None = None,
+    ask_compaction: Callable[[str], str] | None = None,
 ) -> list[Tool]:
     """The built-in tools over `namespace` (the notebook's variables); `archive` gives
     the session archive that `recall` searches; `events` is the session's event stream
-    (`propose_cell` announces its cell there)."""
-    context = ToolContext(namespace, store, archive, settings or Settings.from_env, events, page)
+    (`propose_cell` announces its cell there); `delegate` and `ask_compaction` are the
+    session's doors (`ToolContext` says what each does): without them `delegate` and
+    `compact_context` are not offered."""
+    context = ToolContext(namespace, store, archive, settings or Settings.from_env, events, page,
+                          delegate, ask_compaction)
     return builtin_tools(context, enabled={"enable_python": enable_python})
 
 
@@ -244,7 +285,7 @@ def describe_builtin_tools() -> str:
         arguments = "; ".join(f"`{p.name}`: {help_for[p.name].rstrip('.')}"
                               for p in parameters if p.name in help_for)
         summary += f" Arguments: {arguments}." if arguments else ""
-        offered = "always" if row.opt_in is None else row.offered or f"with `{row.opt_in}`"
+        offered = row.offered or ("always" if row.opt_in is None else f"with `{row.opt_in}`")
         pages = "; pages its own output" if row.paging else ""
         rows.append(f"| `{name}({call})` | {summary} | {offered}{pages} |")
     return "\n".join(rows)

@@ -1,7 +1,8 @@
 """`ToolContext`: everything a built-in tool may use, in one small object — the
 notebook's namespace, the output store, the session's archive, the settings, the
-session's event stream and the page bounds. A built-in tool is a plain function whose
-first parameter is the context; `notebook_tools` binds it.
+session's event stream, the page bounds, and the session's two doors a tool may knock
+on (delegating a task to a branch, asking for a compaction). A built-in tool is a plain
+function whose first parameter is the context; `notebook_tools` binds it.
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ class ToolContext:
         settings: gives the settings in force when a tool runs.
         events: the session's event stream (None outside a session: nothing is emitted).
         page: how large one page of a paging tool may be.
+        delegate: runs a task in a branch of the session — its own history and window,
+            the same tools but this one, the same approval — given the task and a
+            briefing of its data, and returns its bounded report (None where no branch
+            may start: outside a session, or inside a branch).
+        ask_compaction: notes the model's request for a compaction with a focus and
+            returns whether it was taken (None outside a session, or inside a branch).
     """
 
     namespace: dict[str, Any]
@@ -44,3 +51,5 @@ class ToolContext:
     settings: Callable[[], Settings] = Settings.from_env
     events: EventStream | None = None
     page: PageBounds = PAGE
+    delegate: Callable[[str, str], str] | None = None
+    ask_compaction: Callable[[str], str] | None = None

@@ -28,7 +28,7 @@ from nbagent.agent.archive import (
 from nbagent.agent.tools import code_runs
 from nbagent.code import PlainRunner
 from nbagent.events import Event, MessageAdded
-from nbagent.testing import ScriptedModel, ScriptedSummarizer, reply
+from nbagent.testing import ScriptedModel, ScriptedSummarizer, calls, reply
 from tests.agent.archive.replaying import every_record
 from tests.helpers import nine_sections
 
@@ -39,14 +39,17 @@ def test_the_table_prints_one_line_per_kind_with_its_event() -> None:
     for row, line in zip(KINDS, lines[1:], strict=True):
         assert line.split()[0] == row.kind
         assert (row.event.__name__ if row.event else "(direct)") in line
-    assert [row.kind for row in KINDS if row.searchable] == ["message"]
+    assert [row.kind for row in KINDS if row.searchable] == ["message", "branch_message"]
 
 
 def test_every_event_row_is_written_by_the_session_and_replayed(tmp_path: Path) -> None:
-    agent = Agent(model=ScriptedModel(default=reply("a long answer " * 60)), namespace={},
-                  builtin_tools=False, settings=Settings(max_context_tokens=8_192,
-                                                         data_dir=str(tmp_path)),
+    delegated = [calls(("delegate", {"task": "count the errors"})), reply("20 errors"),
+                 reply("There are 20.")]
+    agent = Agent(model=ScriptedModel(delegated, default=reply("a long answer " * 60)),
+                  namespace={}, builtin_tools=["delegate"],
+                  settings=Settings(max_context_tokens=8_192, data_dir=str(tmp_path)),
                   summarize=ScriptedSummarizer(default=nine_sections()))
+    agent.chat("how many errors?")
     for turn in range(3):
         agent.chat(f"question {turn} " * 30, exchange=f"cell-{turn}")
     agent.session.store.put("call-x", "a full output " * 100)
@@ -60,6 +63,7 @@ def test_every_event_row_is_written_by_the_session_and_replayed(tmp_path: Path) 
     assert got.outputs["call-x"] == "a full output " * 100
     assert set(got.exchanges) == {"cell-0", "cell-1", "cell-2"}
     assert got.undo is not None and got.sequence >= 1
+    assert [b["task"] for b in got.branches] == ["count the errors"]
     agent.session.close()
 
 
@@ -96,6 +100,9 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "decision": {"decision": {"action": "failed", "failures": 2}},
     "exchange": {"key": "cell-3", "index": 1},
     "code_run": {"code": "1 + 1", "status": "ok", "outputs": []},
+    "branch": {"number": 1, "task": "count the errors", "model": "m", "status": "done",
+               "result": "[delegated task 1 (done)]\n20 errors"},
+    "branch_message": {"branch": 1, "message": {"role": "assistant", "content": "20 errors"}},
 }
 
 
@@ -104,7 +111,8 @@ def _state(replayed: Any) -> tuple[Any, ...]:
     outputs = replayed.outputs
     offsets = dict(outputs.offsets if isinstance(outputs, ArchivedOutputs) else outputs)
     return (replayed.session_id, replayed.model, replayed.sequence, replayed.messages,
-            offsets, replayed.failures, replayed.exchanges, replayed.undo)
+            offsets, replayed.failures, replayed.exchanges, replayed.undo,
+            replayed.branches)
 
 
 def _written_then_rewritten(tmp_path: Path, kind: str, payload: dict[str, Any]) -> Path:

@@ -85,10 +85,12 @@ def test_every_record_a_session_writes_is_made_by_its_row(
         """Look at x."""
         return "seen " * 2_000
 
+    delegated = [calls(("delegate", {"task": "look at 2"})), calls(("look", {"x": 2})),
+                 reply("seen it")]  # a delegated task's transcript and record too
     agent = nbagent.Agent(
-        model=ScriptedModel([calls(("look", {"x": 1})), reply("done")],
+        model=ScriptedModel([*delegated, calls(("look", {"x": 1})), reply("done")],
                             default=reply("a long answer " * 60)),
-        tools=[look], namespace={}, builtin_tools=False,
+        tools=[look], namespace={}, builtin_tools=["delegate"],
         settings=nbagent.Settings(max_context_tokens=8_192, data_dir=str(tmp_path)),
         summarize=ScriptedSummarizer(default=nine_sections()))
     agent.chat("look at 1", exchange="cell-0")
@@ -103,7 +105,8 @@ def test_every_record_a_session_writes_is_made_by_its_row(
     with pytest.warns(nbagent.NbagentWarning, match="was deleted"):
         agent.chat("after the loss", exchange="cell-1")
     again = raw_records(path)
-    assert {"session", "message", "exchange", "output"} <= {r["kind"] for r in again}
+    assert {"session", "message", "exchange", "output", "branch"} <= {
+        r["kind"] for r in again}  # a new file starts with the session's snapshot
     unsigned = [r["kind"] for r in first + again if not r.get("by_row")]
     assert unsigned == []
     assert replay(path).messages == agent.history.messages

@@ -138,8 +138,13 @@ def test_the_builtin_tools_are_one_table_of_plain_functions() -> None:
 
 def test_notebook_tools_offers_the_table_with_schemas_without_the_context() -> None:
     offered = notebook_tools({}, OutputStore())
-    # the table's order, the opt-in `python` left out (its setting is off by default)
-    assert [t.name for t in offered] == [n for n in BUILTIN_TOOLS if n != "python"]
+    # the table's order, the opt-in `python` left out (its setting is off by default), and
+    # the rows that need a session's door (delegating, asking for a compaction) too
+    assert [t.name for t in offered] == [n for n, row in BUILTIN_TOOLS.items()
+                                         if n != "python" and row.needs is None]
+    doors = {"delegate": lambda task, briefing: "", "ask_compaction": lambda focus: ""}
+    assert [t.name for t in notebook_tools({}, OutputStore(), **doors)] == [
+        n for n in BUILTIN_TOOLS if n != "python"]
     schemas = {t.name: t.schema["function"] for t in offered}
     assert schemas["describe_variable"]["parameters"]["required"] == ["name"]
     assert "context" not in schemas["read_file"]["parameters"]["properties"]
@@ -256,7 +261,8 @@ def test_every_argument_of_a_built_in_tool_has_its_help_for_the_model_and_the_do
     # the model reads an argument's help in the schema (from the docstring's `Args:` line);
     # docs/tools.md's table prints the same line, so a new argument reaches both or fails here
     table = describe_builtin_tools()
-    offered = tools({}, enable_python=True)
+    offered = tools({}, enable_python=True, delegate=lambda task, briefing: "",
+                    ask_compaction=lambda focus: "")
     assert set(offered) == set(BUILTIN_TOOLS)
     for name, offer in offered.items():
         schema = offer.schema["function"]["parameters"]
