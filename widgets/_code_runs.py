@@ -14,7 +14,9 @@ import contextlib
 import html
 import re
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from IPython.display import display
@@ -23,13 +25,16 @@ from nbagent.code import (
     Answer,
     BoundedText,
     CodeResult,
+    Displayed,
     ask_on_stdin,
+    contained,
     describe_figure,
     execute,
     text_form,
 )
 
-from ._bundles import Bundle, inert, plain_line, terminal_text
+from ._bundles import Bundle, plain_line, terminal_text
+from ._displayed import inert_output
 from ._frontend import updates_in_place
 
 REDRAW_EVERY_S = 0.25  # printed text is redrawn at most this often while the code runs
@@ -38,6 +43,9 @@ _NOTES = {"run": "running…", "cell": "not run: it is in a new cell below, for 
 _OUTCOME = {"ok": "ran in {s:.1f} s", "error": "raised an error after {s:.1f} s",
             "interrupted": "interrupted after {s:.1f} s", "exited": "called sys.exit after "
             "{s:.1f} s (only the run ended)"}
+DETACHED = ("still running: it did not stop when asked, so it was cut loose — nothing it "
+            "prints or shows from now on appears")
+Data = dict[str, Any]  # a mime bundle or its metadata, as a run displays it
 
 
 def code_bundle(code: str, explanation: str, label: str, note: str) -> Bundle:
@@ -90,10 +98,10 @@ class _LivePrinted(BoundedText):
         self._handle: Any = None
         self._drawn_at = 0.0
         self._outside = sys.stdout  # where a terminal shell prints our own displays
-        self._drawing = False
+        self.drawing = False  # our own display is being printed (a terminal shell's)
 
     def write(self, text: str) -> int:
-        if self._drawing:  # a terminal shell printing the display we draw: not the code's
+        if self.drawing:  # a terminal shell printing a display: not the code's printing
             return int(self._outside.write(text) or 0)
         written = super().write(text)
         now = time.monotonic()
@@ -101,19 +109,26 @@ class _LivePrinted(BoundedText):
             self.draw(now)
         return written
 
+    @contextlib.contextmanager
+    def passing(self) -> Iterator[None]:
+        """While the block runs, what this thread prints goes out as it is (a display
+        a terminal shell prints), not into the code's printed text."""
+        before, self.drawing = self.drawing, True
+        try:
+            yield
+        finally:
+            self.drawing = before
+
     def draw(self, now: float | None = None) -> None:
         if not self.total:
             return
         bundle = {"text/plain": terminal_text(self.text())}
         self._drawn_at = time.monotonic() if now is None else now
-        self._drawing = True
-        try:
+        with self.passing():
             if self._handle is None:
                 self._handle = display(bundle, raw=True, display_id=True)
             else:
                 self._handle.update(bundle, raw=True)
-        finally:
-            self._drawing = False
 
 
 class NotebookRunner:
@@ -144,33 +159,37 @@ class NotebookRunner:
         # a terminal or a console prints each display anew: there the printed text is
         # shown once, at the end
         printed = _LivePrinted(live=in_place)
-        outputs: list[Bundle] = []
-        shown: list[str] = []
+        shown = Displayed()
         before = _figure_numbers()
         started = time.monotonic()
-        with _Recorder(self.shell, outputs, shown), \
-                contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+        # what this thread prints goes to `printed` (no other thread's: the user's cells
+        # print where they always do), and all it displays is made inert on its way out
+        with contained(printed) as scope, _Recorder(self.shell, shown, printed, scope):
+            scope.on_detach(lambda: _said_detached(header, printed))
             executed = execute(code, namespace, f"<{label}>")
+        seconds = time.monotonic() - started
+        seen = "notebook" if in_place else "terminal"
+        if scope.detached:  # it ended after it was cut loose: nothing more is shown
+            for figure in _new_figures(before):
+                _close(figure)
+            return CodeResult(code, executed.status, text_form(
+                label, executed, printed, shown, seconds, seen=seen), shown.kept(), seconds)
         printed.draw()
-        # the value and the figures are shown after the redirect: a terminal shell prints
+        # the value and the figures are shown after the routing: a terminal shell prints
         # a display to stdout, which would land in the printed text (twice to the model)
         if executed.has_value:
-            self._show(executed.value, outputs, shown)
+            self._show(executed.value, shown)
         for figure in _new_figures(before):
-            self._show(figure, outputs, shown, describe_figure(figure))
-        seconds = time.monotonic() - started
+            self._show(figure, shown, describe_figure(figure))
         if executed.error:
             display(error_bundle(executed.error), raw=True)
         header.update(_OUTCOME[executed.status].format(s=seconds))
-        if printed.total:
-            outputs.insert(0, {"text/plain": printed.text()})
-        return CodeResult(code, executed.status,
-                          text_form(label, executed, printed, shown, seconds), outputs, seconds)
+        return CodeResult(code, executed.status, text_form(
+            label, executed, printed, shown, seconds, seen=seen), shown.kept(), seconds)
 
-    def _show(self, value: Any, outputs: list[Bundle], shown: list[str],
-              described: str | None = None) -> None:
-        """Display `value` as the notebook would (its richest form) and keep its text: a
-        figure's description, else its text/plain (a DataFrame's text table)."""
+    def _show(self, value: Any, shown: Displayed, described: str | None = None) -> None:
+        """Display `value` as the notebook would (its richest form, made inert) and keep
+        its text: a figure's description, else its text/plain (a DataFrame's text table)."""
         try:
             data, metadata = self.shell.display_formatter.format(value)
         except Exception as error:  # a value that cannot be shown ends nothing
@@ -178,39 +197,114 @@ class NotebookRunner:
                                             f"shown: {type(error).__name__})"}, {}
         if not data:
             return
-        display(inert(data), metadata=metadata, raw=True)
-        outputs.append(data)
-        shown.append(described or str(data.get("text/plain", f"({', '.join(data)})")))
+        data, metadata = inert_output(data, metadata)
+        display(data, metadata=metadata, raw=True)
+        shown.add(described or _text_of(data), data, data.get("image/png"))
         if described is not None:
             _close(value)
 
 
+def _text_of(data: Data) -> str:
+    return str(data.get("text/plain", f"({', '.join(data)})"))
+
+
+def _said_detached(header: _CodeHeader, printed: _LivePrinted) -> None:
+    """A run asked to stop goes on (it caught the interrupt, or sits in one C call): what
+    it printed until now is shown, and its header says it was cut loose."""
+    printed.draw()
+    header.update(DETACHED)
+
+
+_recorders: dict[int, _Recorder] = {}  # thread id -> the run's recorder (shells without hooks)
+_proxies = 0  # runs using the publisher below, in all threads
+_proxy_lock = threading.Lock()
+
+
 class _Recorder:
-    """Keeps the text of what the code itself displays (`display(df)`, `plt.show()`) while
-    it runs, through a display hook of this thread only (ipykernel keeps hooks per
-    thread); our own outputs (with a display id) pass unrecorded."""
+    """Everything the code itself displays while it runs (`display(df)`, a Styler,
+    `HTML(...)`, `plt.show()`) is made inert (`inert_output`) and its text kept, on its
+    way out: in a kernel through a hook of the display publisher (ipykernel keeps hooks
+    per thread: this run's only); elsewhere through `_Publisher`, which asks which thread
+    displays. Our own printed-text output passes as it is; a run cut loose shows nothing."""
 
-    def __init__(self, shell: Any, outputs: list[Bundle], shown: list[str]) -> None:
+    def __init__(self, shell: Any, shown: Displayed, printed: _LivePrinted,
+                 scope: Any) -> None:
+        self.shell, self.shown, self.printed, self.scope = shell, shown, printed, scope
         self.publisher: Any = getattr(shell, "display_pub", None)
-        self.outputs, self.shown = outputs, shown
+        self._hooked = hasattr(self.publisher, "register_hook")
 
-    def __call__(self, message: dict[str, Any]) -> dict[str, Any]:
+    def take(self, data: Data, metadata: Data | None, *, new: bool = True
+             ) -> tuple[Data, Data] | None:
+        """What may be shown of one output of the run (None: nothing)."""
+        if self.scope.detached:
+            return None
+        if self.printed.drawing:  # ours
+            return data, metadata or {}
+        data, metadata = inert_output(data, metadata)
+        if new:  # an update of an output redraws it: it is not one more output
+            self.shown.add(_text_of(data), data, data.get("image/png"))
+        return data, metadata
+
+    def __call__(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """The kernel's hook: each message the run's thread publishes."""
+        kind = message.get("msg_type")
+        if kind not in ("display_data", "update_display_data"):
+            return None if self.scope.detached else message
         content = message.get("content", {})
-        if message.get("msg_type") == "display_data" and not \
-                content.get("transient", {}).get("display_id"):
-            data = dict(content.get("data", {}))
-            self.outputs.append(data)
-            self.shown.append(str(data.get("text/plain", f"({', '.join(data)})")))
+        taken = self.take(content.get("data", {}), content.get("metadata"),
+                          new=kind == "display_data")
+        if taken is None:
+            return None
+        content["data"], content["metadata"] = taken
         return message
 
     def __enter__(self) -> _Recorder:
-        if hasattr(self.publisher, "register_hook"):  # a terminal shell has no hooks
+        global _proxies
+        if self._hooked:
             self.publisher.register_hook(self)
+            return self
+        _recorders[threading.get_ident()] = self
+        with _proxy_lock:
+            _proxies += 1
+            if self.publisher is not None and not isinstance(self.publisher, _Publisher):
+                self.shell.display_pub = _Publisher(self.publisher)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if hasattr(self.publisher, "unregister_hook"):
+        global _proxies
+        if self._hooked:
             self.publisher.unregister_hook(self)
+            return
+        _recorders.pop(threading.get_ident(), None)
+        with _proxy_lock:
+            _proxies -= 1
+            current = getattr(self.shell, "display_pub", None)
+            if not _proxies and isinstance(current, _Publisher):
+                self.shell.display_pub = current.original
+
+
+class _Publisher:
+    """A shell's display publisher while runs go on, where the publisher has no hooks (a
+    terminal shell, a plain one): a run thread's outputs go through its `_Recorder`, every
+    other thread's pass untouched."""
+
+    def __init__(self, original: Any) -> None:
+        self.original = original
+
+    def publish(self, data: Data, metadata: Data | None = None, *args: Any,
+                **kwargs: Any) -> None:
+        recorder = _recorders.get(threading.get_ident())
+        if recorder is None:
+            self.original.publish(data, metadata, *args, **kwargs)
+            return
+        taken = recorder.take(data, metadata, new=not kwargs.get("update"))
+        if taken is None:
+            return
+        with recorder.printed.passing():  # a terminal prints it: the display, not printing
+            self.original.publish(taken[0], taken[1], *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.original, name)
 
 
 def _figure_numbers() -> set[int]:
