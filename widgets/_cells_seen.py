@@ -23,6 +23,7 @@ from typing import Any
 
 from nbagent import Agent
 from nbagent.code import BoundedText, RanCell, cells_note, hide_secrets
+from nbagent.text import terminal_text
 
 KEEP_CELLS = 20  # cells kept between two chats (the note shows the newest that fit)
 PRINTED_CHARS = 2_000  # head and tail of what one cell printed
@@ -78,7 +79,7 @@ class CellLog:
         # a secret is hidden by the values its variables hold now: one deleted before the
         # next chat would be missed then
         self.cells.append(hide_secrets(RanCell(
-            result.execution_count, code, printed.text(),
+            result.execution_count, code, _without_out(printed, result.execution_count, value),
             _text(value) if value is not None else "",
             "".join(traceback.format_exception(error)) if error is not None else ""),
             self.namespace))
@@ -130,6 +131,16 @@ class CellLog:
             self._carried[exchange] = taken.again  # the earlier exchange was not replaced
             back = taken.cells[len(taken.cells) - taken.fresh:]
         self.cells = [*back, *self.cells][-KEEP_CELLS:]
+
+
+def _without_out(printed: BoundedText, number: int | None, value: Any) -> str:
+    """What the cell printed, control-free, less the `Out[n]: …` a terminal shell prints
+    for its value (the note carries the value on its own)."""
+    text = terminal_text(printed.text())
+    if value is None or number is None:
+        return text
+    start = text.rfind(f"Out[{number}]: ")
+    return text[:start] if start >= 0 else text
 
 
 def _ours(code: str) -> bool:

@@ -34,7 +34,7 @@ from nbagent.code import (
 )
 
 from ._bundles import Bundle, plain_line, terminal_text
-from ._displayed import inert_output
+from ._displayed import html_text, inert_output
 from ._frontend import updates_in_place
 
 REDRAW_EVERY_S = 0.25  # printed text is redrawn at most this often while the code runs
@@ -204,8 +204,16 @@ class NotebookRunner:
             _close(value)
 
 
+_DEFAULT_REPR = re.compile(r"<[\w.]+ (?:object|at 0x[0-9a-f]+)(?: at 0x[0-9a-f]+)?>")
+
+
 def _text_of(data: Data) -> str:
-    return str(data.get("text/plain", f"({', '.join(data)})"))
+    """An output's text for the model: its text/plain, unless that is only the default
+    repr of an object shown as HTML (a Styler, `HTML(...)`): then the HTML's text."""
+    plain = str(data.get("text/plain", ""))
+    if "text/html" in data and (not plain or _DEFAULT_REPR.fullmatch(plain.strip())):
+        return html_text(str(data["text/html"]))
+    return plain or f"({', '.join(data)})"
 
 
 def _said_detached(header: _CodeHeader, printed: _LivePrinted) -> None:

@@ -11,7 +11,11 @@ session — their HTML is inserted as it is and handlers run — so this is the 
 from __future__ import annotations
 
 import base64
+import html
+import re
 from typing import Any
+
+import nh3
 
 from ._bundles import terminal_text
 from ._render import clean_html, render_reply
@@ -59,3 +63,12 @@ def inert_output(data: dict[str, Any], metadata: dict[str, Any] | None = None
     kept = {mime: value for mime, value in (metadata or {}).items() if mime in RASTER
             and mime in shown and isinstance(value, dict)}
     return shown, kept
+
+
+def html_text(markup: str) -> str:
+    """The text of sanitized HTML (what a reader of the page sees, roughly): each table row
+    on a line of its own, its cells apart, no tags."""
+    markup = re.sub(r"</(?:tr|p|div|li|h\d)>|<br\s*/?>", "\n", markup)
+    markup = re.sub(r"</t[dh]>", "  ", markup)
+    text = html.unescape(nh3.clean(markup, tags=set()))
+    return "\n".join(line.rstrip() for line in text.splitlines() if line.strip())

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
+from nbagent.widgets._render import TAGS, allowed_link
 
 import nbagent
 from nbagent.testing import ScriptedModel, calls, reply
-from nbagent.widgets._render import TAGS, allowed_link
 from tests.notebook.helpers import plain, session, shown
 from tests.notebook.test_render import PAYLOADS
 
@@ -196,7 +196,7 @@ def test_everything_a_run_displays_is_inert_whatever_object_made_it(
     assert "<td>plain</td>" in tables[1]  # the Styler does not: its markup is removed
     assert any(str(o.get("text/html")).strip() == "hover" for o in outputs)  # its text
     assert any("<strong>bold</strong>" in str(o.get("text/html", "")) for o in outputs)
-    (svg,) = [o for o in outputs if "data:image/svg+xml;base64," in str(o.get("text/html"))]
+    (svg,) = [o for o in outputs if str(o.get("text/html")).startswith(f'<img src="{SVG_IMAGE}')]
     assert any(o.get("text/plain") == "a raw bundle" for o in outputs)
     result = next(m["content"] for m in agent.history.messages if m["role"] == "tool")
     assert "output 2:\n" in result and "Styler at" not in result  # a Styler's text, not
