@@ -14,7 +14,6 @@ import contextlib
 import html
 import re
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -34,7 +33,7 @@ from nbagent.code import (
 )
 
 from ._bundles import Bundle, plain_line, terminal_text
-from ._displayed import html_text, inert_output
+from ._displayed import Recorder, inert_output, text_of
 from ._frontend import updates_in_place
 
 REDRAW_EVERY_S = 0.25  # printed text is redrawn at most this often while the code runs
@@ -45,7 +44,6 @@ _OUTCOME = {"ok": "ran in {s:.1f} s", "error": "raised an error after {s:.1f} s"
             "{s:.1f} s (only the run ended)"}
 DETACHED = ("still running: it did not stop when asked, so it was cut loose — nothing it "
             "prints or shows from now on appears")
-Data = dict[str, Any]  # a mime bundle or its metadata, as a run displays it
 
 
 def code_bundle(code: str, explanation: str, label: str, note: str) -> Bundle:
@@ -164,7 +162,7 @@ class NotebookRunner:
         started = time.monotonic()
         # what this thread prints goes to `printed` (no other thread's: the user's cells
         # print where they always do), and all it displays is made inert on its way out
-        with contained(printed) as scope, _Recorder(self.shell, shown, printed, scope):
+        with contained(printed) as scope, Recorder(self.shell, shown, printed, scope):
             scope.on_detach(lambda: _said_detached(header, printed))
             executed = execute(code, namespace, f"<{label}>")
         seconds = time.monotonic() - started
@@ -199,21 +197,9 @@ class NotebookRunner:
             return
         data, metadata = inert_output(data, metadata)
         display(data, metadata=metadata, raw=True)
-        shown.add(described or _text_of(data), data, data.get("image/png"))
+        shown.add(described or text_of(data), data, data.get("image/png"))
         if described is not None:
             _close(value)
-
-
-_DEFAULT_REPR = re.compile(r"<[\w.]+ (?:object|at 0x[0-9a-f]+)(?: at 0x[0-9a-f]+)?>")
-
-
-def _text_of(data: Data) -> str:
-    """An output's text for the model: its text/plain, unless that is only the default
-    repr of an object shown as HTML (a Styler, `HTML(...)`): then the HTML's text."""
-    plain = str(data.get("text/plain", ""))
-    if "text/html" in data and (not plain or _DEFAULT_REPR.fullmatch(plain.strip())):
-        return html_text(str(data["text/html"]))
-    return plain or f"({', '.join(data)})"
 
 
 def _said_detached(header: _CodeHeader, printed: _LivePrinted) -> None:
@@ -221,98 +207,6 @@ def _said_detached(header: _CodeHeader, printed: _LivePrinted) -> None:
     it printed until now is shown, and its header says it was cut loose."""
     printed.draw()
     header.update(DETACHED)
-
-
-_recorders: dict[int, _Recorder] = {}  # thread id -> the run's recorder (shells without hooks)
-_proxies = 0  # runs using the publisher below, in all threads
-_proxy_lock = threading.Lock()
-
-
-class _Recorder:
-    """Everything the code itself displays while it runs (`display(df)`, a Styler,
-    `HTML(...)`, `plt.show()`) is made inert (`inert_output`) and its text kept, on its
-    way out: in a kernel through a hook of the display publisher (ipykernel keeps hooks
-    per thread: this run's only); elsewhere through `_Publisher`, which asks which thread
-    displays. Our own printed-text output passes as it is; a run cut loose shows nothing."""
-
-    def __init__(self, shell: Any, shown: Displayed, printed: _LivePrinted,
-                 scope: Any) -> None:
-        self.shell, self.shown, self.printed, self.scope = shell, shown, printed, scope
-        self.publisher: Any = getattr(shell, "display_pub", None)
-        self._hooked = hasattr(self.publisher, "register_hook")
-
-    def take(self, data: Data, metadata: Data | None, *, new: bool = True
-             ) -> tuple[Data, Data] | None:
-        """What may be shown of one output of the run (None: nothing)."""
-        if self.scope.detached:
-            return None
-        if self.printed.drawing:  # ours
-            return data, metadata or {}
-        data, metadata = inert_output(data, metadata)
-        if new:  # an update of an output redraws it: it is not one more output
-            self.shown.add(_text_of(data), data, data.get("image/png"))
-        return data, metadata
-
-    def __call__(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        """The kernel's hook: each message the run's thread publishes."""
-        kind = message.get("msg_type")
-        if kind not in ("display_data", "update_display_data"):
-            return None if self.scope.detached else message
-        content = message.get("content", {})
-        taken = self.take(content.get("data", {}), content.get("metadata"),
-                          new=kind == "display_data")
-        if taken is None:
-            return None
-        content["data"], content["metadata"] = taken
-        return message
-
-    def __enter__(self) -> _Recorder:
-        global _proxies
-        if self._hooked:
-            self.publisher.register_hook(self)
-            return self
-        _recorders[threading.get_ident()] = self
-        with _proxy_lock:
-            _proxies += 1
-            if self.publisher is not None and not isinstance(self.publisher, _Publisher):
-                self.shell.display_pub = _Publisher(self.publisher)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        global _proxies
-        if self._hooked:
-            self.publisher.unregister_hook(self)
-            return
-        _recorders.pop(threading.get_ident(), None)
-        with _proxy_lock:
-            _proxies -= 1
-            current = getattr(self.shell, "display_pub", None)
-            if not _proxies and isinstance(current, _Publisher):
-                self.shell.display_pub = current.original
-
-
-class _Publisher:
-    """A shell's display publisher while runs go on, where the publisher has no hooks (a
-    terminal shell, a plain one): a run thread's outputs go through its `_Recorder`, every
-    other thread's pass untouched."""
-
-    def __init__(self, original: Any) -> None:
-        self.original = original
-
-    def publish(self, data: Data, metadata: Data | None = None, *args: Any,
-                **kwargs: Any) -> None:
-        recorder = _recorders.get(threading.get_ident())
-        if recorder is None:
-            self.original.publish(data, metadata, *args, **kwargs)
-            return
-        taken = recorder.take(data, metadata, new=not kwargs.get("update"))
-        if taken is None:
-            return
-        with recorder.printed.passing():  # a terminal prints it: the display, not printing
-            self.original.publish(taken[0], taken[1], *args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.original, name)
 
 
 def _figure_numbers() -> set[int]:
