@@ -185,6 +185,8 @@ def test_the_kernels_interrupt_stops_a_runaway_run_and_the_session_goes_on(
     assert "interrupted after" in code["text/markdown"]
     printed = next(o["text/plain"] for o in outputs if o.get("text/plain", "").startswith("line"))
     assert len(printed) < 20_000 and "characters not kept" in printed  # head and tail only
+    last = [o.get("text/plain", "") for o in outputs if o.get("text/plain")][-1]
+    assert last.startswith("interrupted"), last  # under the run it ended, not above it
     time.sleep(0.5)
     stopped = value(client, "n")
     time.sleep(0.5)
