@@ -1,5 +1,6 @@
 """What a run of the model's code that displays a lot costs, beside a plain cell doing the
-same: a real python3 kernel, one cell that displays 1,500 HTML outputs of 8 KB (12 MB),
+same: a real python3 kernel, one cell that displays 1,500 outputs of 8 KB (12 MB; half
+HTML, half text),
 then a chat whose `run_code` runs the same code (scripted model, policy auto): the seconds
 each cell took, what the kernel sent the front end, and the session archive's size (every
 output is made inert on its way out; the archive keeps the run's bounded text once).
@@ -25,8 +26,9 @@ from tests.notebook.helpers import execute, python_kernel  # noqa: E402
 DOC = ROOT / "docs" / "tools.md"
 OUTPUTS, SIZE = 1_500, 8_000
 CODE = ("from IPython.display import HTML, display\n"
-        f"for i in range({OUTPUTS}):\n"
-        f"    display(HTML(f'<p>row {{i}} ' + 'x' * {SIZE} + '</p>'))")
+        f"for i in range({OUTPUTS // 2}):\n"
+        f"    display(HTML(f'<p>row {{i}} ' + 'x' * {SIZE} + '</p>'))\n"
+        f"    display(f'row {{i}} ' + 'y' * {SIZE})")
 SETUP = f"""\
 import nbagent, os, litellm
 from nbagent.testing import ScriptedModel, calls, reply
@@ -62,8 +64,9 @@ def main() -> None:
     machine = (f"{platform.machine()}, {platform.python_implementation()} "
                f"{platform.python_version()}")
     block = (f"<!-- bench:run_outputs -->\n_Written by `bench/run_outputs.py` on {machine}: "
-             f"{OUTPUTS:,} HTML outputs of {SIZE:,} characters, displayed by a plain cell and "
-             f"by an agent run in a real kernel (2 shared cores)._\n\n{table}\n"
+             f"{OUTPUTS:,} outputs of {SIZE:,} characters (half HTML, half text), "
+             "displayed by a plain cell and by an agent run in a real kernel (2 shared "
+             f"cores)._\n\n{table}\n"
              "<!-- /bench:run_outputs -->")
     text = DOC.read_text(encoding="utf-8")
     pattern = re.compile(r"<!-- bench:run_outputs -->.*?<!-- /bench:run_outputs -->", re.S)
