@@ -3,7 +3,10 @@
 user's namespace and shows its outputs as the notebook does — printed text (one output,
 head and tail, updated in place while it runs), displayed values (DataFrame tables),
 figures (the inline backend's PNG), errors with their traceback — as ordinary outputs with
-display ids, so a saved notebook keeps them. The model gets the bounded text form. Where
+display ids, so a saved notebook keeps them; everything it displays made inert on its way
+out (`_displayed`), what it prints routed from its own thread only (`contained`), and a
+run cut loose when it will not stop said to be still running. The model gets the bounded
+text form. Where
 outputs cannot be redrawn (a terminal, a console: `_frontend.updates_in_place`) each thing
 is printed once, and every text/plain shown is control-free (`_bundles.terminal_text`).
 """

@@ -1,9 +1,11 @@
 """The `run_code` tool's policy: whether the model's code runs (the `run_code` setting:
-ask, auto, off), the runs of each session (numbered, announced as `CodeRan` for the
-archive, turned back into cells with `runs_as_cells`), its figures attached to the round
-for a model that reads images (`_images`), and stopping a run whose turn ended — the
-kernel's interrupt or the tool's timeout — so nothing keeps running unseen. What runs it
-and shows it is the `CodeRunner` (`_code_runner`).
+ask, auto, off), the runs of each session (numbered once each, written to the archive
+before they start — `CodeStarting` — and when they end — `CodeRan` —, turned back into
+cells with `agent_cells`), its figures attached to the round for a model that reads images
+(`_images`), and stopping a run whose turn ended — the kernel's interrupt or the tool's
+timeout — or, when it will not stop, cutting it loose (`_code_scope.detach`), so nothing
+it does reaches the user's later outputs. What runs it and shows it is the `CodeRunner`
+(`_code_runner`).
 """
 
 from __future__ import annotations
