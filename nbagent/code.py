@@ -7,8 +7,15 @@ the user ran since its last turn). Re-exported from the agent's tools folder."""
 
 from __future__ import annotations
 
-from .agent.tools._cells_seen import RanCell, cells_note
-from .agent.tools._code_exec import BoundedText, Executed, describe_figure, execute
+from .agent.tools._cells_seen import RanCell, cells_note, hide_secrets
+from .agent.tools._code_exec import (
+    BoundedText,
+    Displayed,
+    Executed,
+    Shown,
+    describe_figure,
+    execute,
+)
 from .agent.tools._code_ran import CodeRan
 from .agent.tools._code_runner import (
     QUESTION,
@@ -22,25 +29,33 @@ from .agent.tools._code_runner import (
     text_form,
     use_code_runner,
 )
+from .agent.tools._code_scope import RunScope, contained, detach, scope_here
 from .agent.tools._run_code import agent_cells
 
 __all__ = [
     "QUESTION",
     "Answer",
     "BoundedText",
+    "Displayed",
     "CodeRan",
     "CodeResult",
     "CodeRunner",
     "Executed",
     "PlainRunner",
     "RanCell",
+    "RunScope",
+    "Shown",
     "agent_cells",
     "answer_of",
     "ask_on_stdin",
     "cells_note",
     "code_runner",
+    "contained",
     "describe_figure",
+    "detach",
     "execute",
+    "hide_secrets",
+    "scope_here",
     "text_form",
     "use_code_runner",
 ]

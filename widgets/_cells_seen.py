@@ -1,6 +1,8 @@
 """The cells the user runs, recorded for the agent's next turn: `CellLog` hooks IPython's
 pre/post_run_cell events and keeps each cell's code, what it printed (a bounded copy of
-the kernel's stdout and stderr through their hooks), its value and its error; the next
+the kernel's stdout and stderr through their hooks; in a terminal, of the cell's own
+writes to them), its value and its error — the secrets they carry hidden by the
+listing's rule (`hide_secrets`); the next
 chat carries them (`noted`) as a note before the message. Taking them is a transaction:
 they are the note's once its user message is in the history, and go back for the next
 chat when the chat failed before that (a `BusyError`, a failure before sending); re-running
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,7 +22,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from nbagent import Agent
-from nbagent.code import BoundedText, RanCell, cells_note
+from nbagent.code import BoundedText, RanCell, cells_note, hide_secrets
+from nbagent.text import terminal_text
 
 KEEP_CELLS = 20  # cells kept between two chats (the note shows the newest that fit)
 PRINTED_CHARS = 2_000  # head and tail of what one cell printed
@@ -46,16 +50,20 @@ class CellLog:
         self._printed: BoundedText | None = None
         self._watched: list[tuple[Any, Callable[[Any], Any]]] = []  # (stream, its hook)
         self._carried: dict[str, Taken] = {}  # exchange (cell id) → what its message holds
+        self.namespace: dict[str, Any] | None = None  # the shell's (`register`)
 
     def pre_run_cell(self, info: Any) -> None:
         self._release()
         if _ours(getattr(info, "raw_cell", "") or ""):
             return
         self._printed = BoundedText(PRINTED_CHARS // 2, PRINTED_CHARS // 2)
-        for stream in (sys.stdout, sys.stderr):
+        for name in ("stdout", "stderr"):
+            stream = getattr(sys, name)
             hook = _watch(stream, self._printed)
             if hook is not None:
                 self._watched.append((stream, hook))
+            else:  # a terminal's own stream (no kernel hooks): copied on its way out
+                setattr(sys, name, _Tee(name, stream, self._printed))
 
     def post_run_cell(self, result: Any) -> None:
         for stream, _ in self._watched:
@@ -68,16 +76,23 @@ class CellLog:
             return
         error = result.error_in_exec or result.error_before_exec
         value = result.result
-        self.cells.append(RanCell(
-            result.execution_count, code, printed.text(),
+        # a secret is hidden by the values its variables hold now: one deleted before the
+        # next chat would be missed then
+        self.cells.append(hide_secrets(RanCell(
+            result.execution_count, code, _without_out(printed, result.execution_count, value),
             _text(value) if value is not None else "",
-            "".join(traceback.format_exception(error)) if error is not None else ""))
+            "".join(traceback.format_exception(error)) if error is not None else ""),
+            self.namespace))
         del self.cells[:-KEEP_CELLS]
 
     def _release(self) -> None:
         for stream, hook in self._watched:
             _in_io_thread(stream, functools.partial(stream.unregister_hook, hook))
         self._watched = []
+        for name in ("stdout", "stderr"):
+            current = getattr(sys, name)
+            if isinstance(current, _Tee):
+                setattr(sys, name, current.stream)
 
     def take(self, agent: Agent, exchange: str | None) -> Taken:
         """The cells for a chat in `exchange`: those run since the last chat took them,
@@ -95,7 +110,9 @@ class CellLog:
         cells = [*(again.cells if again is not None else []), *self.cells][-KEEP_CELLS:]
         fresh = min(len(self.cells), len(cells))
         self.cells = []
-        note = cells_note(cells) if cells and agent.settings().see_cells else None
+        # the namespace's secrets as they are now, beside those hidden when each cell ran
+        note = cells_note(cells, namespace=agent.namespace) if cells and \
+            agent.settings().see_cells else None
         return Taken(cells, note, again, fresh)
 
     def settle(self, taken: Taken, agent: Agent, exchange: str | None) -> None:
@@ -114,6 +131,16 @@ class CellLog:
             self._carried[exchange] = taken.again  # the earlier exchange was not replaced
             back = taken.cells[len(taken.cells) - taken.fresh:]
         self.cells = [*back, *self.cells][-KEEP_CELLS:]
+
+
+def _without_out(printed: BoundedText, number: int | None, value: Any) -> str:
+    """What the cell printed, control-free, less the `Out[n]: …` a terminal shell prints
+    for its value (the note carries the value on its own)."""
+    text = terminal_text(printed.text())
+    if value is None or number is None:
+        return text
+    start = text.rfind(f"Out[{number}]: ")
+    return text[:start] if start >= 0 else text
 
 
 def _ours(code: str) -> bool:
@@ -143,6 +170,27 @@ def _watch(stream: Any, printed: BoundedText) -> Callable[[Any], Any] | None:
 
     _in_io_thread(stream, functools.partial(stream.register_hook, hook))
     return hook
+
+
+class _Tee:
+    """A terminal's stream while the user's cell runs: what the cell's own thread writes is
+    copied into the cell's printed text, and goes out as before (other threads' writes
+    only go out: a run of the model's code that went on unseen is not the cell's)."""
+
+    def __init__(self, name: str, stream: Any, printed: BoundedText) -> None:
+        self.name, self.stream, self.printed = name, stream, printed
+        self.thread = threading.get_ident()
+
+    def write(self, text: str) -> int:
+        if threading.get_ident() == self.thread:
+            self.printed.write(text)
+        return int(self.stream.write(text) or 0)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 def _in_io_thread(stream: Any, call: Callable[[], Any]) -> None:
@@ -179,6 +227,7 @@ def noted(agent: Agent, message: str, exchange: str | None) -> Iterator[str]:
 
 def register(shell: Any) -> None:
     """Record the cells `shell` runs (once per shell)."""
+    LOG.namespace = shell.user_ns
     callbacks = shell.events.callbacks
     if LOG.pre_run_cell not in callbacks["pre_run_cell"]:
         shell.events.register("pre_run_cell", LOG.pre_run_cell)

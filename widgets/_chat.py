@@ -222,6 +222,9 @@ class ChatDisplay:
     def _end(self) -> None:
         self._flush()
         self.status("")
+        # the status line may sit above what a tool showed while it ran (a run of the
+        # model's code, stopped by this interrupt): the closing line goes under it all
+        self._slot = None
 
     def finish(self, result: ChatResult, *, cell_asked: bool = False, proposed: bool = False,
                small_model: bool = False) -> None:

@@ -3,7 +3,10 @@
 user's namespace and shows its outputs as the notebook does — printed text (one output,
 head and tail, updated in place while it runs), displayed values (DataFrame tables),
 figures (the inline backend's PNG), errors with their traceback — as ordinary outputs with
-display ids, so a saved notebook keeps them. The model gets the bounded text form. Where
+display ids, so a saved notebook keeps them; everything it displays made inert on its way
+out (`_displayed`), what it prints routed from its own thread only (`contained`), and a
+run cut loose when it will not stop said to be still running. The model gets the bounded
+text form. Where
 outputs cannot be redrawn (a terminal, a console: `_frontend.updates_in_place`) each thing
 is printed once, and every text/plain shown is control-free (`_bundles.terminal_text`).
 """
@@ -15,6 +18,7 @@ import html
 import re
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from IPython.display import display
@@ -23,13 +27,16 @@ from nbagent.code import (
     Answer,
     BoundedText,
     CodeResult,
+    Displayed,
     ask_on_stdin,
+    contained,
     describe_figure,
     execute,
     text_form,
 )
 
-from ._bundles import Bundle, inert, plain_line, terminal_text
+from ._bundles import Bundle, plain_line, terminal_text
+from ._displayed import Recorder, inert_output, text_of
 from ._frontend import updates_in_place
 
 REDRAW_EVERY_S = 0.25  # printed text is redrawn at most this often while the code runs
@@ -38,6 +45,8 @@ _NOTES = {"run": "running…", "cell": "not run: it is in a new cell below, for 
 _OUTCOME = {"ok": "ran in {s:.1f} s", "error": "raised an error after {s:.1f} s",
             "interrupted": "interrupted after {s:.1f} s", "exited": "called sys.exit after "
             "{s:.1f} s (only the run ended)"}
+DETACHED = ("still running: it did not stop when asked, so it was cut loose — nothing it "
+            "prints or shows from now on appears")
 
 
 def code_bundle(code: str, explanation: str, label: str, note: str) -> Bundle:
@@ -90,10 +99,10 @@ class _LivePrinted(BoundedText):
         self._handle: Any = None
         self._drawn_at = 0.0
         self._outside = sys.stdout  # where a terminal shell prints our own displays
-        self._drawing = False
+        self.drawing = False  # our own display is being printed (a terminal shell's)
 
     def write(self, text: str) -> int:
-        if self._drawing:  # a terminal shell printing the display we draw: not the code's
+        if self.drawing:  # a terminal shell printing a display: not the code's printing
             return int(self._outside.write(text) or 0)
         written = super().write(text)
         now = time.monotonic()
@@ -101,19 +110,26 @@ class _LivePrinted(BoundedText):
             self.draw(now)
         return written
 
+    @contextlib.contextmanager
+    def passing(self) -> Iterator[None]:
+        """While the block runs, what this thread prints goes out as it is (a display
+        a terminal shell prints), not into the code's printed text."""
+        before, self.drawing = self.drawing, True
+        try:
+            yield
+        finally:
+            self.drawing = before
+
     def draw(self, now: float | None = None) -> None:
         if not self.total:
             return
         bundle = {"text/plain": terminal_text(self.text())}
         self._drawn_at = time.monotonic() if now is None else now
-        self._drawing = True
-        try:
+        with self.passing():
             if self._handle is None:
                 self._handle = display(bundle, raw=True, display_id=True)
             else:
                 self._handle.update(bundle, raw=True)
-        finally:
-            self._drawing = False
 
 
 class NotebookRunner:
@@ -144,33 +160,37 @@ class NotebookRunner:
         # a terminal or a console prints each display anew: there the printed text is
         # shown once, at the end
         printed = _LivePrinted(live=in_place)
-        outputs: list[Bundle] = []
-        shown: list[str] = []
+        shown = Displayed()
         before = _figure_numbers()
         started = time.monotonic()
-        with _Recorder(self.shell, outputs, shown), \
-                contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+        # what this thread prints goes to `printed` (no other thread's: the user's cells
+        # print where they always do), and all it displays is made inert on its way out
+        with contained(printed) as scope, Recorder(self.shell, shown, printed, scope):
+            scope.on_detach(lambda: _said_detached(header, printed))
             executed = execute(code, namespace, f"<{label}>")
+        seconds = time.monotonic() - started
+        seen = "notebook" if in_place else "terminal"
+        if scope.detached:  # it ended after it was cut loose: nothing more is shown
+            for figure in _new_figures(before):
+                _close(figure)
+            return CodeResult(code, executed.status, text_form(
+                label, executed, printed, shown, seconds, seen=seen), shown.kept(), seconds)
         printed.draw()
-        # the value and the figures are shown after the redirect: a terminal shell prints
+        # the value and the figures are shown after the routing: a terminal shell prints
         # a display to stdout, which would land in the printed text (twice to the model)
         if executed.has_value:
-            self._show(executed.value, outputs, shown)
+            self._show(executed.value, shown)
         for figure in _new_figures(before):
-            self._show(figure, outputs, shown, describe_figure(figure))
-        seconds = time.monotonic() - started
+            self._show(figure, shown, describe_figure(figure))
         if executed.error:
             display(error_bundle(executed.error), raw=True)
         header.update(_OUTCOME[executed.status].format(s=seconds))
-        if printed.total:
-            outputs.insert(0, {"text/plain": printed.text()})
-        return CodeResult(code, executed.status,
-                          text_form(label, executed, printed, shown, seconds), outputs, seconds)
+        return CodeResult(code, executed.status, text_form(
+            label, executed, printed, shown, seconds, seen=seen), shown.kept(), seconds)
 
-    def _show(self, value: Any, outputs: list[Bundle], shown: list[str],
-              described: str | None = None) -> None:
-        """Display `value` as the notebook would (its richest form) and keep its text: a
-        figure's description, else its text/plain (a DataFrame's text table)."""
+    def _show(self, value: Any, shown: Displayed, described: str | None = None) -> None:
+        """Display `value` as the notebook would (its richest form, made inert) and keep
+        its text: a figure's description, else its text/plain (a DataFrame's text table)."""
         try:
             data, metadata = self.shell.display_formatter.format(value)
         except Exception as error:  # a value that cannot be shown ends nothing
@@ -178,39 +198,18 @@ class NotebookRunner:
                                             f"shown: {type(error).__name__})"}, {}
         if not data:
             return
-        display(inert(data), metadata=metadata, raw=True)
-        outputs.append(data)
-        shown.append(described or str(data.get("text/plain", f"({', '.join(data)})")))
+        data, metadata = inert_output(data, metadata)
+        display(data, metadata=metadata, raw=True)
+        shown.add(described or text_of(data), data, data.get("image/png"))
         if described is not None:
             _close(value)
 
 
-class _Recorder:
-    """Keeps the text of what the code itself displays (`display(df)`, `plt.show()`) while
-    it runs, through a display hook of this thread only (ipykernel keeps hooks per
-    thread); our own outputs (with a display id) pass unrecorded."""
-
-    def __init__(self, shell: Any, outputs: list[Bundle], shown: list[str]) -> None:
-        self.publisher: Any = getattr(shell, "display_pub", None)
-        self.outputs, self.shown = outputs, shown
-
-    def __call__(self, message: dict[str, Any]) -> dict[str, Any]:
-        content = message.get("content", {})
-        if message.get("msg_type") == "display_data" and not \
-                content.get("transient", {}).get("display_id"):
-            data = dict(content.get("data", {}))
-            self.outputs.append(data)
-            self.shown.append(str(data.get("text/plain", f"({', '.join(data)})")))
-        return message
-
-    def __enter__(self) -> _Recorder:
-        if hasattr(self.publisher, "register_hook"):  # a terminal shell has no hooks
-            self.publisher.register_hook(self)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if hasattr(self.publisher, "unregister_hook"):
-            self.publisher.unregister_hook(self)
+def _said_detached(header: _CodeHeader, printed: _LivePrinted) -> None:
+    """A run asked to stop goes on (it caught the interrupt, or sits in one C call): what
+    it printed until now is shown, and its header says it was cut loose."""
+    printed.draw()
+    header.update(DETACHED)
 
 
 def _figure_numbers() -> set[int]:

@@ -115,6 +115,12 @@ def _cleaner() -> nh3.Cleaner:
                        filter_style_properties=STYLES, link_rel="noopener noreferrer")
 
 
+def clean_html(markup: str) -> str:
+    """HTML from outside (what an agent run displays) through the replies' sanitizer: the
+    same tags, attributes, link schemes and styles survive, nothing that runs."""
+    return _cleaner().clean(markup)
+
+
 def render_reply(markdown: str, button: Any = None) -> str:
     """The reply's Markdown as sanitized HTML; `button(code)` gives the markup of the copy
     button put under each complete fenced code block (our markup, added after sanitizing)."""

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from nbagent import Agent, Settings
-from nbagent.code import CodeResult, PlainRunner
+from nbagent.code import CodeResult, PlainRunner, Shown
 from nbagent.testing import ScriptedModel, calls, reply
 
 VISION = "gpt-4o"  # litellm's map: supports_vision
@@ -32,8 +32,10 @@ class FigureRunner(PlainRunner):
         if figure is not None:
             buffer = io.BytesIO()
             FigureCanvasAgg(figure).print_png(buffer)
-            result.outputs.append({"image/png": base64.b64encode(buffer.getvalue()).decode(),
-                                   "text/plain": "<Figure size 400x300 with 1 Axes>"})
+            result.outputs.append(Shown(len(result.outputs) + 1,
+                                        "<Figure size 400x300 with 1 Axes>",
+                                        ("image/png", "text/plain"),
+                                        base64.b64encode(buffer.getvalue()).decode()))
             result.text += "\n\noutput 2:\na line plot with 3 points"
         return result
 

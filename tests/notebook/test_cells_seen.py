@@ -126,3 +126,37 @@ def test_the_note_counts_in_the_conversation_row_of_context_and_in_the_meter(
     assert noted.context_state().tokens - bare.context_state().tokens == note_tokens
     row = next(line for line in table.splitlines() if line.startswith("conversation"))
     assert row.split()[1] == f"{with_note.conversation:,}"
+
+
+def test_secret_named_values_stay_home_wherever_the_note_would_carry_them(
+        ip: InteractiveShell) -> None:
+    model = ScriptedModel(default=reply("noted"))
+    session(model, namespace=ip.user_ns)
+    for cell in ('db_pass = "Hunter2-xyz"', "smtp = {'password': 'Pa55-word!'}",
+                 'print("connecting with", db_pass)', "user_pin = 4821\nuser_pin",
+                 "apiToken = 'tok_81bd77'\nf'key is {apiToken}'"):
+        ip.run_cell(cell, store_history=True)
+    with capture_output():
+        ip.run_cell_magic("chat", "", "why does it fail?")
+    sent = sent_text(model.requests[-1])
+    assert NOTE in sent and "connecting with" in sent  # the cells are there
+    for secret in ("Hunter2-xyz", "Pa55-word!", "4821", "tok_81bd77"):
+        assert secret not in sent, secret
+    assert "[hidden: db_pass is a secret]" in sent and "[hidden: user_pin is a secret]" in sent
+    assert "db_pass: str (hidden" in sent  # the listing in the same request, as before
+
+
+def test_an_output_in_the_note_is_not_sent_again_by_its_reference(
+        ip: InteractiveShell) -> None:
+    model = ScriptedModel(default=reply("noted"))
+    session(model, namespace=ip.user_ns)
+    ip.run_cell("part = 'forty'\npart + '-two'", store_history=True)
+    number = ip.execution_count - 1
+    with capture_output():
+        ip.run_cell_magic("chat", "", f"explain Out[{number}] and {{Out[{number}]}}")
+    sent = model.requests[-1][-1]["content"]
+    assert sent.count("forty-two") == 1, sent  # in the note, once
+    assert f"Out[{number}]: the output of cell {number} is in the notebook note above" in sent
+    with capture_output():
+        ip.run_cell_magic("chat", "", f"and Out[{number}] again?")  # no note this time
+    assert "forty-two" in model.requests[-1][-1]["content"]

@@ -5,13 +5,19 @@ runs' code as the next input, and the cells the user ran join the next chat mess
 
 from __future__ import annotations
 
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
+from nbagent.widgets._render import TAGS, allowed_link
 
 import nbagent
 from nbagent.testing import ScriptedModel, calls, reply
 from tests.notebook.helpers import plain, session, shown
+from tests.notebook.test_render import PAYLOADS
 
 # the shell is shared by the notebook tests: the variables made here leave with them
 pytestmark = pytest.mark.usefixtures("clean_namespace")
@@ -93,3 +99,123 @@ def test_in_a_terminal_shell_printing_and_an_unshowable_value_end_only_the_run(
     assert [o.get("text/plain") for o in shown(captured)].count("tick 0\ntick 1\ntick 2\n") == 1
     odd = runner.run("Unshowable()", {"Unshowable": Unshowable}, "agent run 2")
     assert odd.status == "ok"  # its display failed; the run did not
+
+
+# An approved, harmless-looking run whose data was read from an untrusted file: payloads in
+# DataFrame cells and column names, shown as a table and a Styler, and display objects of
+# every kind — the replies' payloads among them. Each payload sets a page flag if it ever
+# runs (tests/real/test_browser_run_inert.py).
+FLAGGED = "\n\n".join(PAYLOADS.values()).replace("alert(1)", "top.__pwned=20").replace(
+    "alert(2)", "top.__pwned=21").replace("msgbox(1)", "top.__pwned=22")
+HOSTILE_RUN = f'''\
+import pandas as pd
+from IPython.display import HTML, SVG, Javascript, Latex, Markdown, display
+cell = '<img src=x onerror="top.__pwned=1">'
+df = pd.DataFrame({{"name": [cell, "plain"], "<script>top.__pwned=2</script>": [1, 2],
+                   "n": [3, 4]}})
+display(df)
+display(df.style.highlight_max(subset=["n"]))
+display(HTML('<b onmouseover="top.__pwned=3">hover</b><script>top.__pwned=4</script>'))
+display(Markdown('**bold** <img src=x onerror="top.__pwned=5"> [x](javascript:top.__pwned=6)'))
+display(SVG('<svg xmlns="http://www.w3.org/2000/svg" onload="top.__pwned=7">'
+            '<script>top.__pwned=8</script><circle r="5"/></svg>'))
+display(Javascript("top.__pwned=9"))
+display(Latex(r"$\\href{{javascript:top.__pwned=10}}{{x}}$"))
+
+class Shiny:
+    def _repr_html_(self):
+        return '<iframe srcdoc="<script>top.__pwned=11</script>"></iframe><i>shiny</i>'
+
+display(Shiny())
+display({{"text/html": '<a href="javascript:top.__pwned=12">link</a>',
+         "application/vnd.jupyter.widget-view+json": {{"model_id": "x"}},
+         "text/plain": "a raw bundle"}}, raw=True)
+payloads = {FLAGGED!r}
+display(HTML(payloads))
+display(Markdown(payloads))
+pd.DataFrame({{"payload": payloads.split("\\n\\n")}}).style.highlight_null()
+'''
+SVG_IMAGE = "data:image/svg+xml;base64,"
+
+
+class Live(HTMLParser):
+    """What in an output's HTML could run, or fetch, in a page that trusts it."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {name: value or "" for name, value in attrs}
+        svg_image = tag == "img" and values.get("src", "").startswith(SVG_IMAGE) and \
+            set(values) == {"src", "alt"}
+        if tag not in TAGS and not svg_image:
+            self.found.append(f"<{tag}>")
+        for name, value in values.items():
+            if name.startswith("on") or name in ("srcdoc", "action", "formaction"):
+                self.found.append(f"{name} on <{tag}>")
+            if name == "style" and not (tag in ("span", "th", "td") and all(
+                    part.split(":")[0].strip() in ("text-align", "color")
+                    for part in value.split(";") if part.strip())):
+                self.found.append(f"style={value!r} on <{tag}>")
+            if name in ("href", "src", "xlink:href", "data") and not svg_image and not (
+                    tag == "a" and name == "href" and allowed_link(value)):
+                self.found.append(f"{name}={value!r} on <{tag}>")
+
+
+def live_parts(outputs: list[dict[str, Any]]) -> list[str]:
+    """What in these outputs could run in a page that trusts them (nothing, if inert): a
+    kind a front end runs or inserts as markup, or live markup in their HTML. Our code
+    header (Markdown we write, the code inside a fence) is not the run's."""
+    found = [f"{mime} output" for o in outputs for mime in o
+             if (mime in ("application/javascript", "image/svg+xml", "text/latex")
+                 or mime.startswith("application/") or mime == "text/markdown"
+                 and not str(o[mime]).startswith("*agent run"))]
+    for o in outputs:
+        if str(o.get("text/html", "")).startswith(('<div class="nbagent-',
+                                                  '<details class="nbagent-')):
+            continue  # one of the chat's own lines (the reply, a tool line)
+        live = Live()
+        live.feed(str(o.get("text/html", "")))
+        live.close()
+        found += live.found
+    return found
+
+
+def test_everything_a_run_displays_is_inert_whatever_object_made_it(
+        ip: InteractiveShell) -> None:
+    agent = session(ScriptedModel([calls(("run_code", {"code": HOSTILE_RUN})), reply("ok")]),
+                    namespace=ip.user_ns, settings=nbagent.Settings(run_code="auto"))
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "show the data")
+    outputs = shown(captured)
+    assert live_parts(outputs) == []
+    tables = [o["text/html"] for o in outputs if "<table" in str(o.get("text/html", ""))]
+    assert len(tables) >= 3  # the DataFrame, the Styler displayed, the Styler as the value
+    assert "&lt;img src=x" in tables[0]  # the DataFrame escapes its cells: text
+    assert "<td>plain</td>" in tables[1]  # the Styler does not: its markup is removed
+    assert any(str(o.get("text/html")).strip() == "hover" for o in outputs)  # its text
+    assert any("<strong>bold</strong>" in str(o.get("text/html", "")) for o in outputs)
+    (svg,) = [o for o in outputs if str(o.get("text/html")).startswith(f'<img src="{SVG_IMAGE}')]
+    assert any(o.get("text/plain") == "a raw bundle" for o in outputs)
+    result = next(m["content"] for m in agent.history.messages if m["role"] == "tool")
+    assert "output 2:\n" in result and "Styler at" not in result  # a Styler's text, not
+    assert "hover" in result and "shiny" in result  # its repr; HTML objects' text too
+
+
+def test_what_a_run_displays_is_bounded_once_in_memory_window_and_archive(
+        ip: InteractiveShell, tmp_path: Any) -> None:
+    code = ("from IPython.display import HTML, display\n"
+            "for i in range(1500):\n"
+            "    display(HTML(f'<p>row {i} ' + 'x' * 8_000 + '</p>'))")
+    agent = session(ScriptedModel([calls(("run_code", {"code": code})), reply("ok")]),
+                    namespace=ip.user_ns, settings=nbagent.Settings(
+                        run_code="auto", data_dir=str(tmp_path)))
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "show it all")
+    assert len(shown(captured)) > 1_500  # the page got every output (12 MB)
+    result = next(m["content"] for m in agent.history.messages if m["role"] == "tool")
+    assert "row 0 " in result and "row 1499 " in result and "outputs not kept" in result
+    archived = Path(agent.session.archive.path).stat().st_size  # type: ignore[union-attr]
+    assert archived < 200_000, archived  # the bounded text, kept once or twice: not 36 MB
+    agent.close()

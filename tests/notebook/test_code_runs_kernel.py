@@ -185,6 +185,8 @@ def test_the_kernels_interrupt_stops_a_runaway_run_and_the_session_goes_on(
     assert "interrupted after" in code["text/markdown"]
     printed = next(o["text/plain"] for o in outputs if o.get("text/plain", "").startswith("line"))
     assert len(printed) < 20_000 and "characters not kept" in printed  # head and tail only
+    last = [o.get("text/plain", "") for o in outputs if o.get("text/plain")][-1]
+    assert last.startswith("interrupted"), last  # under the run it ended, not above it
     time.sleep(0.5)
     stopped = value(client, "n")
     time.sleep(0.5)
@@ -258,3 +260,92 @@ def test_printed_text_is_control_free_and_a_console_gets_each_thing_once(
                    for m in updates)
         assert "ran in" in codes[0]["content"]["data"]["text/markdown"] or any(
             "ran in" in m["content"]["data"].get("text/markdown", "") for m in updates)
+
+
+STUBBORN = """import time
+beats = 0
+while not globals().get('stop_now'):
+    try:
+        time.sleep(0.05)
+        beats += 1
+        print('beat', beats)
+    except KeyboardInterrupt:
+        print('ignored the interrupt')
+"""
+
+
+def test_a_run_that_ignores_the_interrupt_is_cut_loose_and_later_cells_print_their_own(
+        kernel: tuple[Any, Any]) -> None:
+    manager, client = kernel
+    setup(client, "auto")
+    run(client, f"model, agent = scripted(calls(('run_code', {{'code': {STUBBORN!r}}})), "
+                "reply('after'))")
+    sent: list[bool] = []
+
+    def interrupt(messages: list[dict[str, Any]]) -> None:
+        printed = [m for m in messages if m["msg_type"] == "update_display_data"]
+        if len(printed) >= 3 and not sent:
+            sent.append(True)
+            manager.interrupt_kernel()
+
+    try:
+        reply, messages = run(client, "%%chat\nkeep beating", interrupt=interrupt)
+        assert sent
+        outputs = shown(messages)
+        (code,) = [o for o in outputs if "agent run 1" in o.get("text/markdown", "")]
+        assert "still running" in code["text/markdown"]  # said, not hidden
+        last = [o.get("text/plain", "") for o in outputs if o.get("text/plain")][-1]
+        assert last.startswith("interrupted")  # the line closing the chat comes last
+        reply, mine = run(client, "print('my own cell')")
+        streams = "".join(m["content"]["text"] for m in mine if m["msg_type"] == "stream")
+        assert streams == "my own cell\n"  # the user's cell prints in the user's cell
+        assert not [m for m in mine if m["msg_type"] in ("display_data",
+                                                         "update_display_data")]
+        assert value(client, "beats") > 0  # the run goes on, unseen
+        assert "agent run 1 (detached" in value(client, "agent_cells(agent)")
+    finally:
+        run(client, "stop_now = True")
+    deadline = time.monotonic() + 30
+    while "then ok" not in value(client, "agent_cells(agent)"):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    assert value(client, "type(sys.stdout).__name__ if (sys := __import__('sys')) else 0") \
+        == "OutStream"  # nothing of the run's is left in place
+
+
+def test_everything_a_run_displays_reaches_the_front_end_inert(
+        kernel: tuple[Any, Any]) -> None:
+    from tests.notebook.test_code_runs import HOSTILE_RUN, live_parts
+
+    _, client = kernel
+    setup(client, "auto")
+    run(client, f"model, agent = scripted(calls(('run_code', {{'code': {HOSTILE_RUN!r}}})), "
+                "reply('shown'))")
+    reply, messages = run(client, "%%chat\nshow the table")
+    assert reply["status"] == "ok"
+    sent = [m["content"]["data"] for m in messages
+            if m["msg_type"] in ("display_data", "update_display_data", "execute_result")]
+    assert live_parts(sent) == []
+    assert any("&lt;img src=x" in str(d.get("text/html", "")) for d in sent)  # as text
+
+
+def test_a_run_that_kills_the_kernel_is_in_the_cells_after_the_restart(
+        kernel: tuple[Any, Any]) -> None:
+    manager, client = kernel
+    setup(client, "auto")
+    killer = "import os\nprint('bye')\nos._exit(1)"
+    run(client, f"model, agent = scripted(calls(('run_code', {{'code': {killer!r}}})), "
+                "reply('never'))")
+    session_id = value(client, "agent.session_id")
+    client.execute("%%chat\nend it")
+    deadline = time.monotonic() + 60
+    while manager.is_alive():
+        assert time.monotonic() < deadline, "the kernel did not die"
+        time.sleep(0.2)
+    manager.restart_kernel(now=True)
+    client.wait_for_ready(timeout=120)
+    setup(client, "auto")
+    cells = value(client, f"agent_cells(nbagent.Agent.resume({session_id!r}, "
+                          "model=ScriptedModel()))")
+    assert cells == ("# agent run 1 (never ended: the kernel stopped or restarted during "
+                     "it)\n" + killer)

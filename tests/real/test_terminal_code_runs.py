@@ -5,6 +5,7 @@ code printed or its value's repr carried reaches the terminal raw."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -50,3 +51,30 @@ def test_a_run_in_a_terminal_prints_each_thing_once_and_no_control_sequence(
     assert len(outcome) == 1, lines
     assert lines.index("tick 3 link") < lines.index("red shade") < lines.index(outcome[0])
     assert sum("Done." in line for line in lines) == 1, lines
+
+
+def test_a_terminal_is_told_the_truth_the_model_hears_terminal_and_printed_text(
+        tmp_path: Path) -> None:
+    child = spawn([sys.executable, "-m", "IPython", "--simple-prompt", "--no-banner",
+                   "--colors=NoColor", "--HistoryManager.enabled=False"], tmp_path)
+    try:
+        typed(child, "model = ScriptedModel([calls(('run_code', {'code': 'print(6 * 7)'})), "
+                     "reply('Done.'), reply('It printed a greeting.')])")
+        typed(child, "agent = nbagent.new_session(model=model, settings=nbagent.Settings("
+                     "max_context_tokens=8192, run_code='auto'))")
+        typed(child, "%chat compute")
+        typed(child, "print('hello from my cell'); 1234 + 1")
+        typed(child, "%chat what did my cell print?")
+        typed(child, "import json")
+        typed(child, "open('told.json', 'w').write(json.dumps([[m['role'], m['content']] "
+                     "for m in model.requests[-1]]))")
+    finally:
+        child.sendline("exit")
+        child.expect(pexpect.EOF, timeout=60)
+        child.close()
+    told = json.loads((tmp_path / "told.json").read_text())
+    (tool,) = [content for role, content in told if role == "tool"]
+    user = [content for role, content in told if role == "user"][-1]
+    assert "in the terminal" in tool and "notebook" not in tool and "42" in tool
+    assert "hello from my cell" in user and "(no output)" not in user
+    assert user.count("1235") == 1  # the value once, not again as the Out[n] line

@@ -29,7 +29,7 @@ from ...engine._events import (
     ToolStarted,
 )
 from .._branch_events import BranchFinished, BranchMessage, BranchProgress, BranchStarted
-from ..tools._code_ran import CodeRan, code_run_record
+from ..tools._code_ran import CodeRan, CodeStarting, code_run_record, code_start_record
 
 Message = dict[str, Any]
 Record = dict[str, Any]
@@ -237,6 +237,10 @@ KINDS: tuple[RecordKind, ...] = (
                _check_decision),
     RecordKind("exchange", ExchangeOpened, (("key", str),), _exchange, _from_exchange,
                early="exchange"),
+    # a run is written (to disk) before its code starts, so one that kills the process is
+    # still in `%nbagent cells` after the restart; its outcome follows when it ends
+    RecordKind("code_start", CodeStarting, (("code", str), ("number", int)), _nothing,
+               code_start_record, early="skip", sync=True),
     RecordKind("code_run", CodeRan, (("code", str), ("status", str)), _nothing,
                code_run_record, early="skip"),
     # a delegated task: how it ended (the session's branches come back on resume), and

@@ -1,8 +1,10 @@
 """Running one piece of the model's code in a namespace, the way a notebook cell runs: the
 body executed, the last expression's value kept for display, every way it can end
 (an error, the user's interrupt, `sys.exit`) caught as that run's outcome. Also the
-bounded buffer that holds what a run prints (head and tail, however much it prints) and
-the short text the model reads for a figure. No IPython here: both runners use it.
+bounded buffers that hold what a run prints (`BoundedText`) and what it displays
+(`Displayed`): head and tail, however much it prints or shows, bounded once — the model's
+text, the archive's record and what stays in memory are all read from them — and the short
+text the model reads for a figure. No IPython here: both runners use it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import ast
 import linecache
 import threading
 import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -18,6 +21,10 @@ Status = Literal["ok", "error", "interrupted", "exited"]
 HEAD_CHARS = 6_000  # what a run printed first, kept whole
 TAIL_CHARS = 6_000  # and what it printed last
 TRACEBACK_CHARS = 6_000
+OUTPUT_CHARS = 4_000  # one displayed output's text, for the model
+SHOWN_HEAD_CHARS = 8_000  # the text of the first outputs a run displays, kept
+SHOWN_TAIL_CHARS = 8_000  # and of the last ones
+FIGURES_KEPT = 4  # figures (PNG) kept for a model that reads images: the first and last
 
 
 class BoundedText:
@@ -68,6 +75,66 @@ class BoundedText:
             if dropped <= 0:
                 return head + self._tail
             return f"{head}\n[… {dropped:,} characters not kept …]\n{self._tail}"
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One output a run displayed, as kept: its number among all it displayed, its text
+    (a DataFrame's text table, a figure's description; bounded), the kinds of data it held
+    and, for a figure kept for the model, its PNG (base64)."""
+
+    number: int
+    text: str
+    types: tuple[str, ...]
+    png: str | None = None
+
+
+class Displayed:
+    """What a run displayed, bounded once however much it shows: the outputs whose text
+    fits in a head of `head` characters, those that fit in a tail of `tail` (older ones
+    leave it), and how many were dropped between; each output's text cut to `OUTPUT_CHARS`
+    first. The PNG of the first and last `FIGURES_KEPT // 2` figures is kept, no other data
+    (the front end got the output itself). Adds may come from any thread."""
+
+    def __init__(self, head: int = SHOWN_HEAD_CHARS, tail: int = SHOWN_TAIL_CHARS) -> None:
+        self._head_limit, self._tail_limit = head, tail
+        self._head: list[Shown] = []
+        self._head_size = 0
+        self._tail: list[Shown] = []
+        self._tail_size = 0
+        self.total = 0  # outputs displayed
+        self._lock = threading.Lock()
+
+    def add(self, text: str, types: Iterable[str], png: str | None = None) -> None:
+        if len(text) > OUTPUT_CHARS:
+            text = f"{text[:OUTPUT_CHARS]}\n[… {len(text) - OUTPUT_CHARS:,} characters cut]"
+        first, last = FIGURES_KEPT // 2, FIGURES_KEPT - FIGURES_KEPT // 2
+        with self._lock:
+            self.total += 1
+            if self._head_size + len(text) <= self._head_limit and not self._tail:
+                if png is not None and sum(s.png is not None for s in self._head) >= first:
+                    png = None
+                self._head.append(Shown(self.total, text, tuple(sorted(types)), png))
+                self._head_size += len(text)
+                return
+            self._tail.append(Shown(self.total, text, tuple(sorted(types)), png))
+            self._tail_size += len(text)
+            while len(self._tail) > 1 and self._tail_size > self._tail_limit:
+                self._tail_size -= len(self._tail.pop(0).text)
+            with_png = [i for i, each in enumerate(self._tail) if each.png is not None]
+            for index in with_png[:-last] if len(with_png) > last else []:
+                each = self._tail[index]  # only the last figures keep their image
+                self._tail[index] = Shown(each.number, each.text, each.types)
+
+    def kept(self) -> list[Shown]:
+        """The outputs kept, in order (numbers jump where some were dropped)."""
+        with self._lock:
+            return [*self._head, *self._tail]
+
+    @property
+    def dropped(self) -> int:
+        with self._lock:
+            return self.total - len(self._head) - len(self._tail)
 
 
 @dataclass

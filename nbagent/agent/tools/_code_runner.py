@@ -7,29 +7,30 @@ terminal); the notebook room installs its own with `use_code_runner`.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from .._approval import NoOneToAsk, ask_with_input
-from ._code_exec import BoundedText, Executed, Status, execute
+from ._code_exec import BoundedText, Displayed, Executed, Shown, Status, execute
+from ._code_scope import contained
 
 Answer = Literal["run", "cell", "no"]
 Bundle = dict[str, Any]  # a mime bundle as the notebook shows it
-DISPLAY_CHARS = 4_000  # one displayed value's text, for the model
 
 
 @dataclass
 class CodeResult:
-    """One run: its code, how it ended, the text the model reads (bounded), the outputs
-    as shown (mime bundles, in order) and how long it took."""
+    """One run: its code, how it ended, the text the model reads (bounded), the outputs it
+    displayed as kept (`Displayed`: bounded, in order; numbers jump where some were
+    dropped) and how long it took."""
 
     code: str
     status: Status
     text: str
-    outputs: list[Bundle] = field(default_factory=list)
+    outputs: list[Shown] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -74,23 +75,33 @@ def ask_on_stdin(prompt: str = QUESTION) -> Answer | None:
         return None
 
 
-def text_form(label: str, executed: Executed, printed: BoundedText, shown: list[str],
-              seconds: float) -> str:
-    """The bounded text the model reads for one run: how it ended, what it printed (head
-    and tail), each displayed value's text (DataFrames as text tables, figures as a
-    description) and the traceback. The tool's cap bounds the whole on arrival."""
+def text_form(label: str, executed: Executed, printed: BoundedText,
+              shown: Displayed | Sequence[str], seconds: float, *,
+              seen: str | None = "notebook") -> str:
+    """The bounded text the model reads for one run: how it ended, where the user saw it
+    (`seen`: "notebook", "terminal"; None: the user was shown neither the code's outputs nor
+    its run), what it printed (head and tail), each displayed output's text (DataFrames as
+    text tables, figures as a description; head and tail of them) and the traceback. The
+    tool's cap bounds the whole on arrival."""
     outcome = {"ok": f"ran in {seconds:.1f} s",
                "error": f"raised {executed.error_name} after {seconds:.1f} s",
                "interrupted": f"was interrupted by the user after {seconds:.1f} s",
                "exited": f"called sys.exit after {seconds:.1f} s (only the run ended)"}
-    parts = [f"[{label} {outcome[executed.status]}; the user saw the code and its outputs "
-             "in the notebook]"]
+    where = (f"the user saw the code and its outputs in the {seen}" if seen else
+             "the user was not shown its outputs")
+    parts = [f"[{label} {outcome[executed.status]}; {where}]"]
     if printed.total:
         parts.append(f"printed ({printed.total:,} characters):\n{printed.text()}")
-    for number, text in enumerate(shown, 1):
-        if len(text) > DISPLAY_CHARS:
-            text = f"{text[:DISPLAY_CHARS]}\n[… {len(text) - DISPLAY_CHARS:,} characters cut]"
-        parts.append(f"output {number}:\n{text}")
+    if not isinstance(shown, Displayed):
+        listed, shown = shown, Displayed()
+        for text in listed:
+            shown.add(text, ())
+    previous = 0
+    for each in shown.kept():
+        if each.number > previous + 1:
+            parts.append(f"[… {each.number - previous - 1:,} outputs not kept …]")
+        parts.append(f"output {each.number}:\n{each.text}")
+        previous = each.number
     if executed.error:
         parts.append(executed.error)
     if len(parts) == 1:
@@ -110,13 +121,15 @@ class PlainRunner:
             explanation: str = "") -> CodeResult:
         printed = BoundedText()
         started = time.monotonic()
-        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+        with contained(printed):  # this thread's printing only, never the process's
             executed = execute(code, namespace, f"<{label}>")
-        shown = [_repr(executed.value)] if executed.has_value else []
+        shown = Displayed()
+        if executed.has_value:
+            shown.add(_repr(executed.value), ("text/plain",))
         seconds = time.monotonic() - started
-        outputs: list[Bundle] = [{"text/plain": text} for text in shown]
         return CodeResult(code, executed.status,
-                          text_form(label, executed, printed, shown, seconds), outputs, seconds)
+                          text_form(label, executed, printed, shown, seconds, seen=None),
+                          shown.kept(), seconds)
 
 
 def _repr(value: Any) -> str:

@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._cells_seen import noted_parts
 from ._values import CUT
 
 REFERENCE_CHARS = 4_000  # one interpolated value, cell input, output or error
@@ -47,8 +48,11 @@ def expand_cell_references(
     error in place. A bare `In[3]`, `Out[3]` or `Err[3]` ("explain Err[7]") stays as
     written and the cell's text is attached below the message. Unknown names, `{{...}}`
     and anything inside backtick code are left alone; inserted text is not scanned again.
-    `In` and `Out` default to the namespace's own (IPython keeps them there)."""
+    `In` and `Out` default to the namespace's own (IPython keeps them there). A cell part
+    that the notebook note opening `text` already carries whole is not sent again: the
+    reference says it is in the note."""
     cells, outputs = namespace.get("In"), namespace.get("Out")
+    noted = noted_parts(text)
     In, Out = (In if In is not None or not isinstance(cells, list) else cells,  # noqa: N806
                Out if Out is not None or not isinstance(outputs, dict) else outputs)
 
@@ -74,12 +78,18 @@ def expand_cell_references(
             except Exception:
                 return match.group(0)
         if match.group("bkind"):
-            found = cell(match.group("bkind"), int(match.group("bnum")))
+            kind, number = match.group("bkind"), match.group("bnum")
+            if (kind, int(number)) in noted:
+                return f"{kind}[{number}] (in the notebook note above)"
+            found = cell(kind, int(number))
             return match.group(0) if found is None else _cut_text(found, REFERENCE_CHARS)
         kind, number = match.group("kind"), match.group("num")
         label, what = f"{kind}[{number}]", _WHAT[kind]
         found = cell(kind, int(number))
-        if found is None:
+        if (kind, int(number)) in noted:
+            attached.setdefault(label, f"{label}: the {what} of cell {number} is in the "
+                                       "notebook note above.")
+        elif found is None:
             attached.setdefault(label, f"{label}: no {what} recorded for cell {number}.")
         else:
             attached.setdefault(label, f"{label} (the {what} of cell {number}):\n```\n"

@@ -1,9 +1,11 @@
 """The `run_code` tool's policy: whether the model's code runs (the `run_code` setting:
-ask, auto, off), the runs of each session (numbered, announced as `CodeRan` for the
-archive, turned back into cells with `runs_as_cells`), its figures attached to the round
-for a model that reads images (`_images`), and stopping a run whose turn ended — the
-kernel's interrupt or the tool's timeout — so nothing keeps running unseen. What runs it
-and shows it is the `CodeRunner` (`_code_runner`).
+ask, auto, off), the runs of each session (numbered once each, written to the archive
+before they start — `CodeStarting` — and when they end — `CodeRan` —, turned back into
+cells with `agent_cells`), its figures attached to the round for a model that reads images
+(`_images`), and stopping a run whose turn ended — the kernel's interrupt or the tool's
+timeout — or, when it will not stop, cutting it loose (`_code_scope.detach`), so nothing
+it does reaches the user's later outputs. What runs it and shows it is the `CodeRunner`
+(`_code_runner`).
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from ...engine._events import Event, EventStream, MessageAdded
 from ..archive._records import read_records
 from ..archive._redact import redact
 from ._cells import cell_piece, propose
-from ._code_ran import CodeRan
+from ._code_ran import DETACHED, NEVER_ENDED, NOT_RUN, CodeRan, CodeStarting
 from ._code_runner import CodeResult, code_runner
+from ._code_scope import detach
 from ._context import ToolContext
 from ._images import attach_png
 from ._tool import HandOver
@@ -38,19 +41,21 @@ AS_CELL = ("Not run by you: the user took this code as a new cell below the chat
            "and run themselves; when they chat again you will see what the cell printed.")
 STOP_WAIT_S = 5.0  # how long a stop waits for the run to end
 INTERRUPTED_ASKING = "Not run: the user interrupted while the question waited."
-OUTPUT_RECORD_CHARS = 4_000  # one output's text in the archive record
 
 
 class CodeRuns:
-    """One session's runs: their count and code, and the thread running one now, which a
-    turn that ends without it stops."""
+    """One session's runs: their numbers (each taken once, by a run shown to the user
+    whether or not it ran) and outcomes, and the run going on now, which a turn that ends
+    without it stops — and, if it will not stop, cuts loose (`_code_scope.detach`)."""
 
     def __init__(self, events: EventStream) -> None:
         self._events = weakref.ref(events)
-        self.done: list[CodeRan] = []
-        self.before: int | None = None  # runs an archive held before this process's
+        self.done: list[CodeRan] = []  # outcomes, in the order they came (code and status)
+        self.before: int | None = None  # the highest number an archive held before this process's
+        self.taken = 0  # numbers taken in this process
         self._lock = threading.Lock()
         self._thread: int | None = None  # the thread running code now
+        self._current: tuple[int, str] | None = None  # (number, code) of the run going on
         self._idle = threading.Event()
         self._idle.set()
 
@@ -62,31 +67,61 @@ class CodeRuns:
         if isinstance(event, MessageAdded) and event.message.get("role") == "tool":
             self.stop()
 
+    def take_number(self) -> int:
+        """The next run's number, taken once: a run declined, taken as a cell or
+        interrupted at the question keeps its number, so no two runs share a label."""
+        with self._lock:
+            self.taken += 1
+            return (self.before or 0) + self.taken
+
+    def next_label(self) -> str:
+        """The label of a new run (its number taken)."""
+        return f"agent run {self.take_number()}"
+
     @contextmanager
-    def running(self) -> Iterator[None]:
-        """While the block runs, `stop` interrupts this thread."""
+    def running(self, number: int | None = None, code: str = "") -> Iterator[None]:
+        """While the block runs, `stop` interrupts this thread. A run `number` that the
+        block neither started nor finished is recorded as not run; one it started and did
+        not finish (an error of ours) as interrupted."""
         with self._lock:
             self._thread = threading.get_ident()
             self._idle.clear()
+        outcome = len(self.done)
         try:
             yield
         finally:
             with self._lock:
+                started, self._current = self._current, None
                 self._thread = None
-                self._idle.set()
+            if number is not None and not any(r.number == number for r in self.done[outcome:]):
+                status = "interrupted" if started is not None else NOT_RUN
+                self._emit(number, code, status)
+            self._idle.set()
+
+    def starting(self, number: int, code: str) -> None:
+        """Run `number` is about to start: written to the archive (on disk) first."""
+        with self._lock:
+            self._current = (number, code)
+        events = self._events()
+        if events is not None:
+            events.emit(CodeStarting(number, code))
 
     def stop(self) -> bool:
         """Raise KeyboardInterrupt in the thread running code, if one is (the runner turns
-        it into an interrupted run). Code blocked inside one C call stops when it returns."""
+        it into an interrupted run) and wait a little for it to end; a run still going then
+        (it caught the interrupt, or sits in one C call) is detached: nothing it prints or
+        displays is shown from then on, the runner says it is still running, and its
+        `detached` outcome is recorded (its real one follows if it ever ends)."""
         with self._lock:
-            thread = self._thread
+            thread, current = self._thread, self._current
         if thread is None:
             return False
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread),
                                                    ctypes.py_object(KeyboardInterrupt))
         # wait a little for the run to show and record how it ended, so the cell (and the
         # turn) ends after it, not before
-        self._idle.wait(STOP_WAIT_S)
+        if not self._idle.wait(STOP_WAIT_S) and detach(thread) is not None and current:
+            self._emit(*current, DETACHED, seconds=STOP_WAIT_S, detached=True)
         return True
 
     def continue_from(self, archive: Any) -> None:
@@ -94,17 +129,24 @@ class CodeRuns:
         if self.before is not None:
             return
         path = getattr(archive, "path", None)
-        self.before = 0 if path is None or not Path(path).exists() else sum(
-            1 for r in read_records(Path(path)) if r.get("kind") == "code_run")
+        self.before = 0 if path is None or not Path(path).exists() else max(
+            (int(r["number"]) for r in read_records(Path(path))
+             if r.get("kind") in _RUN_KINDS and isinstance(r.get("number"), int)), default=0)
 
-    def next_label(self) -> str:
-        return f"agent run {(self.before or 0) + len(self.done) + 1}"
+    def record(self, result: CodeResult, number: int | None = None) -> CodeRan:
+        """Run `number`'s outcome (the next number when none was taken: a direct call);
+        marked detached when it was cut loose before it ended."""
+        number = self.take_number() if number is None else number
+        detached = any(r.number == number and r.status == DETACHED for r in self.done)
+        return self._emit(number, result.code, result.status, result.text, tuple(
+            {"number": each.number, "types": list(each.types)} for each in result.outputs),
+            result.seconds, detached)
 
-    def record(self, result: CodeResult) -> CodeRan:
-        number = (self.before or 0) + len(self.done) + 1
-        ran = CodeRan(number, result.code, result.status, result.text,
-                      tuple(_recorded(bundle) for bundle in result.outputs), result.seconds)
-        # kept in memory: the code and outcome only (the archive has the outputs)
+    def _emit(self, number: int, code: str, status: str, text: str = "",
+              outputs: tuple[dict[str, Any], ...] = (), seconds: float = 0.0,
+              detached: bool = False) -> CodeRan:
+        ran = CodeRan(number, code, status, text, outputs, seconds, detached)
+        # kept in memory: the code and outcome only (the archive has the rest)
         self.done.append(replace(ran, text="", outputs=()))
         events = self._events()
         if events is not None:
@@ -112,12 +154,7 @@ class CodeRuns:
         return ran
 
 
-def _recorded(bundle: dict[str, Any]) -> dict[str, Any]:
-    """An output as the archive keeps it: its text (bounded) and which kinds it held."""
-    text = str(bundle.get("text/plain", ""))[:OUTPUT_RECORD_CHARS]
-    return {"text": text, "types": sorted(bundle)}
-
-
+_RUN_KINDS = ("code_start", "code_run")
 _runs: weakref.WeakKeyDictionary[EventStream, CodeRuns] = weakref.WeakKeyDictionary()
 _runs_lock = threading.Lock()
 
@@ -132,29 +169,52 @@ def code_runs(events: EventStream) -> CodeRuns:
         return runs
 
 
+def _as_cells(runs: list[tuple[int, str, str, bool]]) -> str:
+    """(number, code, status, detached) in order as one cell's source: each run that ran
+    under a comment naming it and how it ended; numbers shown and not run are left out."""
+    latest: dict[int, tuple[str, str, bool]] = {}
+    for number, code, status, detached in runs:
+        before = latest.get(number)
+        latest[number] = (code, status, detached or (before is not None and before[2]))
+    pieces = []
+    for number, (code, status, detached) in latest.items():
+        if status == NOT_RUN:
+            continue
+        how = {NEVER_ENDED: "never ended: the kernel stopped or restarted during it",
+               DETACHED: "detached: still running when it was asked to stop"}.get(status, status)
+        if detached and status != DETACHED:
+            how = f"detached, then {how}"
+        pieces.append(cell_piece(code, f"agent run {number} ({how})"))
+    return "\n\n".join(pieces)
+
+
 def runs_as_cells(events: EventStream) -> str:
     """The code of every run of the session as one cell's source, each run under a
     comment naming it and how it ended (empty when nothing ran)."""
     runs = _runs.get(events)
-    pieces = [cell_piece(ran.code, f"agent run {ran.number} ({ran.status})")
-              for ran in (runs.done if runs is not None else [])]
-    return "\n\n".join(pieces)
+    done = runs.done if runs is not None else []
+    return _as_cells([(r.number, r.code, r.status, r.detached) for r in done])
 
 
 def agent_cells(agent: Any) -> str:
     """The code the model ran in `agent`'s session (each run under a comment naming it and
     how it ended), as one cell's source the user can keep: `%nbagent cells` puts it in a
     new cell below. Read from the session's archive when it keeps one (so a resumed
-    session has its runs from before the restart too), else from this process's runs.
-    Empty when nothing ran."""
+    session has its runs from before the restart too, and a run that ended the process
+    is there, marked), else from this process's runs. Empty when nothing ran."""
     archive = getattr(agent.session, "archive", None)
     path = getattr(archive, "path", None)
     if path is None or not Path(path).exists():
         return runs_as_cells(agent.events)
-    runs = [(str(r["code"]), str(r["status"])) for r in read_records(Path(path))
-            if r.get("kind") == "code_run"]
-    return "\n\n".join(cell_piece(code, f"agent run {number} ({status})")
-                       for number, (code, status) in enumerate(runs, 1))
+    runs: list[tuple[int, str, str, bool]] = []
+    for record in read_records(Path(path)):
+        if record.get("kind") not in _RUN_KINDS:
+            continue
+        number = record.get("number")
+        number = number if isinstance(number, int) else len(runs) + 1  # an older record
+        status = NEVER_ENDED if record["kind"] == "code_start" else str(record["status"])
+        runs.append((number, str(record["code"]), status, bool(record.get("detached"))))
+    return _as_cells(runs)
 
 
 def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
@@ -177,8 +237,9 @@ def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
     runs = code_runs(events) if events is not None else None
     if runs is not None:
         runs.continue_from(context.archive())
-    label = runs.next_label() if runs is not None else "agent run"
-    with runs.running() if runs is not None else _nothing():
+    number = runs.take_number() if runs is not None else None  # once, whatever follows
+    label = f"agent run {number}" if number is not None else "agent run"
+    with runs.running(number, code) if runs is not None else _nothing():
         if policy == "ask":
             try:
                 answer = runner.ask(code, explanation, label)
@@ -191,9 +252,11 @@ def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
                 raise HandOver(AS_CELL)  # the turn ends: the next step is the user's
             if answer == "no":
                 return DECLINED
+        if runs is not None and number is not None:
+            runs.starting(number, code)  # on disk before it runs: a run may end the process
         result = runner.run(code, context.namespace, label, explanation)
         if runs is not None:
-            runs.record(result)
+            runs.record(result, number)
         if events is not None:
             attach_figures(events, result, label)
     # it goes to the provider: secrets the code printed are redacted as in a variable's
@@ -204,7 +267,7 @@ def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
 def attach_figures(events: EventStream, result: CodeResult, label: str) -> int:
     """Attach the run's figures (its `image/png` outputs) to the round, for a model that
     reads images (the loop decides); returns how many were attached."""
-    figures = [bundle["image/png"] for bundle in result.outputs if "image/png" in bundle]
+    figures = [each.png for each in result.outputs if each.png is not None]
     return sum(attach_png(events, data, f"{label}, figure {number} (described in the "
                                         "run's result)")
                for number, data in enumerate(figures, 1))

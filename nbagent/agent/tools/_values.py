@@ -165,7 +165,7 @@ def _value_head(name: str, value: Any) -> str:
     with their size (len() of a built-in is O(1) and runs no user code). A value whose
     name says it is a secret is never shown."""
     kind = type(value).__name__
-    if is_secret_name(name) and isinstance(value, _HIDEABLE):
+    if is_hidden(name, value):
         return f"{name}: {kind} (hidden: the name says it is a secret)"
     if isinstance(value, _SCALARS):
         return f"{name}: {kind} = {_cut(repr(value), VALUE_CHARS)}"
@@ -182,6 +182,29 @@ def _value_head(name: str, value: Any) -> str:
         more = ", …" if keys and len(value) > len(keys[:5]) else ""
         return f"{name}: dict ({len(value):,} keys{shown_keys}{more})"
     return f"{name}: {kind} ({len(value):,} items)"
+
+
+def is_hidden(name: str, value: object) -> bool:
+    """The listing's rule: a value whose variable's name says it is a secret is not shown
+    (a number, a string, bytes: what can be a password, a PIN or a token)."""
+    return is_secret_name(name) and isinstance(value, _HIDEABLE)
+
+
+def secret_texts(namespace: dict[str, Any]) -> list[tuple[str, str]]:
+    """(name, text) for each value `is_hidden` in `namespace`, as it would appear in printed
+    text or a repr (a string as it is, bytes decoded, a number's digits); longest first, so
+    a secret that holds another is hidden whole. Empty values are left out."""
+    found: list[tuple[str, str]] = []
+    for name, value in list(namespace.items()):
+        if name.startswith("_") or isinstance(value, bool) or not is_hidden(name, value):
+            continue  # (True and False are words, not secrets to look for)
+        if isinstance(value, (bytes, bytearray)):
+            text = bytes(value).decode("utf-8", "replace")
+        else:
+            text = str(value)
+        if text.strip():
+            found.append((name, text))
+    return sorted(found, key=lambda pair: -len(pair[1]))
 
 
 def entry_of(name: str, value: object) -> Entry | None:
@@ -226,7 +249,7 @@ def describe_value(name: str, value: Any, *, rows: int = 5, max_chars: int = 4_0
         parts += _attempt("describe():", lambda: value.describe())
     else:
         parts = [entry.line(COLUMN_LIMITS[0]) if entry else f"{name}: {type(value).__name__}"]
-        if not (is_secret_name(name) and isinstance(value, _HIDEABLE)):
+        if not is_hidden(name, value):
             parts += _attempt("value:", lambda: repr(value))
     text = "\n".join(parts)
     shown = _shown(text)

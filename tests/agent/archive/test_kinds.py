@@ -53,7 +53,9 @@ def test_every_event_row_is_written_by_the_session_and_replayed(tmp_path: Path) 
     for turn in range(3):
         agent.chat(f"question {turn} " * 30, exchange=f"cell-{turn}")
     agent.session.store.put("call-x", "a full output " * 100)
-    code_runs(agent.events).record(PlainRunner().run("1 + 1", {}, "agent run 1"))
+    runs = code_runs(agent.events)
+    runs.starting(1, "1 + 1")
+    runs.record(PlainRunner().run("1 + 1", {}, "agent run 1"), 1)
     assert agent.compact().action == "compacted"
     path = agent.session.archive.path  # type: ignore[union-attr]
     written = {r["kind"] for r in read_records(path)}
@@ -99,6 +101,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "output": {"ref": "call-7", "text": "a full output " * 40},
     "decision": {"decision": {"action": "failed", "failures": 2}},
     "exchange": {"key": "cell-3", "index": 1},
+    "code_start": {"code": "1 + 1", "number": 1},
     "code_run": {"code": "1 + 1", "status": "ok", "outputs": []},
     "branch": {"number": 1, "task": "count the errors", "model": "m", "status": "done",
                "result": "[delegated task 1 (done)]\n20 errors"},

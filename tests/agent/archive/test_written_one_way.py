@@ -96,7 +96,9 @@ def test_every_record_a_session_writes_is_made_by_its_row(
     agent.chat("look at 1", exchange="cell-0")
     for turn in range(1, 3):
         agent.chat(f"question {turn} " * 30, exchange=f"cell-{turn}")
-    code_runs(agent.events).record(PlainRunner().run("1 + 1", {}, "agent run 1"))
+    runs = code_runs(agent.events)
+    runs.starting(1, "1 + 1")
+    runs.record(PlainRunner().run("1 + 1", {}, "agent run 1"), 1)
     assert agent.compact().action == "compacted"
     path = agent.session.archive.path  # type: ignore[union-attr]
     first = raw_records(path)

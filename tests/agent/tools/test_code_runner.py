@@ -25,4 +25,5 @@ def test_the_plain_runner_asks_on_stdin_and_nobody_there_is_a_refusal(
 def test_a_plain_result_carries_outputs_for_the_notebook() -> None:
     result = PlainRunner().run("3 * 3", {}, "agent run 1")
     assert isinstance(result, CodeResult)
-    assert result.outputs == [{"text/plain": "9"}] and result.status == "ok"
+    assert [(o.text, o.types) for o in result.outputs] == [("9", ("text/plain",))]
+    assert result.status == "ok"

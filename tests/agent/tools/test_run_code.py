@@ -8,6 +8,7 @@ runner outside a notebook: test_code_runner."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from pathlib import Path
@@ -200,3 +201,98 @@ def test_a_secret_the_code_prints_is_redacted_before_the_model_reads_it(
     assert key not in text and "[redacted]" in text
 
 
+
+
+STUBBORN = """import time
+beats = 0
+while not stop_now:
+    try:
+        time.sleep(0.02)
+        beats += 1
+        print('beat', beats)
+    except KeyboardInterrupt:
+        print('ignored the interrupt')
+"""
+
+
+def test_a_run_that_will_not_stop_is_cut_loose_and_prints_nothing_into_later_output(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    namespace: dict[str, Any] = {"stop_now": False}
+    stream = sys.stdout
+    try:
+        agent, text = turn(STUBBORN, namespace=namespace, tool_timeout_s=0.5, data=tmp_path)
+        assert "did not finish" in text
+        runs = code_runs(agent.events)
+        deadline = time.monotonic() + 20
+        while not runs.done and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert [(r.number, r.status) for r in runs.done] == [(1, "detached")]
+        capsys.readouterr()
+        print("the user's own cell prints here")  # the run goes on in its thread meanwhile
+        time.sleep(0.3)
+        assert namespace["beats"] > 0
+        later = capsys.readouterr().out
+        assert later == "the user's own cell prints here\n"  # nothing of the run's, all ours
+        assert "agent run 1 (detached" in agent_cells(agent)
+    finally:
+        namespace["stop_now"] = True  # it ends by itself, later: recorded as such
+    while len(runs.done) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [(r.status, r.detached) for r in runs.done] == [("detached", True), ("ok", True)]
+    assert agent_cells(agent) == "# agent run 1 (detached, then ok)\n" + STUBBORN.rstrip("\n")
+    assert sys.stdout is stream  # nothing of the run's is left in place
+    agent.close()
+
+
+def test_numbers_are_taken_once_across_declines_and_resumes(
+        answering: Any, tmp_path: Path) -> None:
+    answering("no")
+    model = ScriptedModel([calls(("run_code", {"code": "a = 1"})), reply("declined"),
+                           calls(("run_code", {"code": "b = 2"})), reply("ran")])
+    agent = Agent(model=model, namespace={}, settings=Settings(data_dir=str(tmp_path)))
+    agent.chat("first")
+    answering("run")
+    agent.chat("second")
+    results = [m["content"] for m in agent.history.messages if m["role"] == "tool"]
+    assert results[0] == DECLINED and results[1].startswith("[agent run 2 ran in")
+    assert agent_cells(agent) == "# agent run 2 (ok)\nb = 2"  # the declined one never ran
+    agent.close()
+    resumed = Agent.resume(agent.session_id, model=ScriptedModel(
+        [calls(("run_code", {"code": "c = 3"})), reply("again")]),
+        settings={"data_dir": str(tmp_path)})
+    resumed.chat("third")
+    assert resumed.history.messages[-2]["content"].startswith("[agent run 3 ran in")
+    resumed.close()
+
+
+KILLER = """
+import sys
+from nbagent import Agent, Settings
+from nbagent.testing import ScriptedModel, calls, reply
+model = ScriptedModel([calls(("run_code", {"code": "import os\\nprint('bye')\\nos._exit(3)"})),
+                       reply("never")])
+agent = Agent(model=model, namespace={}, settings=Settings(data_dir=sys.argv[1],
+                                                          run_code="auto"))
+print(agent.session_id, flush=True)
+agent.chat("end it")
+"""
+
+
+def test_a_run_that_ends_the_process_is_in_the_cells_after_a_restart(tmp_path: Path) -> None:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", KILLER, str(tmp_path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 3, done.stderr  # the run ended the process
+    session_id = done.stdout.split()[0]
+    resumed = Agent.resume(session_id, model=ScriptedModel(),
+                           settings={"data_dir": str(tmp_path)})
+    assert agent_cells(resumed) == ("# agent run 1 (never ended: the kernel stopped or "
+                                    "restarted during it)\nimport os\nprint('bye')\nos._exit(3)")
+    resumed.close()
+
+
+def test_the_plain_runner_tells_the_model_the_user_saw_no_output() -> None:
+    _, text = turn("print('hello')")
+    assert text.startswith("[agent run 1 ran in") and "the user was not shown" in text
+    assert "in the notebook" not in text
