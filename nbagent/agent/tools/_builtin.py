@@ -12,16 +12,18 @@ import inspect
 import io
 import traceback
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...engine._events import EventStream
+from .._approval import Approval
 from .._settings import Settings
 from ..archive._archive import Archive, data_dir
 from ..archive._archive import recall as recall_archived
 from ._cells import propose
-from ._context import ToolContext, no_archive
+from ._context import ToolContext, no_archive, own_approval, unguarded
 from ._files import read_text_page
 from ._namespace import variable_lines
 from ._paging import PAGE, PageBounds, bounded
@@ -223,11 +225,15 @@ def notebook_tools(
     events: EventStream | None = None,
     settings: Callable[[], Settings] | None = None,
     page: PageBounds = PAGE,
+    approval: Callable[[], Approval] = own_approval,
+    guard: Callable[[str], AbstractContextManager[list[str]]] = unguarded,
 ) -> list[Tool]:
     """The built-in tools over `namespace` (the notebook's variables); `archive` gives
     the session archive that `recall` searches; `events` is the session's event stream
-    (`propose_cell` announces its cell there)."""
-    context = ToolContext(namespace, store, archive, settings or Settings.from_env, events, page)
+    (`propose_cell` announces its cell there); `approval` and `guard` are the agent's
+    (`ToolContext` says what they do)."""
+    context = ToolContext(namespace, store, archive, settings or Settings.from_env, events, page,
+                          approval, guard)
     return builtin_tools(context, enabled={"enable_python": enable_python})
 
 

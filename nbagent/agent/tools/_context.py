@@ -6,11 +6,13 @@ first parameter is the context; `notebook_tools` binds it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...engine._events import EventStream
+from .._approval import Approval
 from .._settings import Settings
 from ..archive._archive import Archive
 from ._paging import PAGE, PageBounds
@@ -19,6 +21,16 @@ from ._tool import OutputStore
 
 def no_archive() -> Archive | None:
     return None
+
+
+def own_approval() -> Approval:
+    """Outside an agent: asks with input(), allows nothing beforehand."""
+    return Approval()
+
+
+@contextmanager
+def unguarded(label: str) -> Iterator[list[str]]:
+    yield []
 
 
 @dataclass
@@ -36,6 +48,10 @@ class ToolContext:
         settings: gives the settings in force when a tool runs.
         events: the session's event stream (None outside a session: nothing is emitted).
         page: how large one page of a paging tool may be.
+        approval: gives the agent's `Approval`, which asks the user before the model's
+            code runs (the one approval mechanism; MCP calls use it too).
+        guard: around a run of the model's code, `guard(label)` puts back whatever the run
+            changed of how the user is asked, and yields the line saying so.
     """
 
     namespace: dict[str, Any]
@@ -44,3 +60,5 @@ class ToolContext:
     settings: Callable[[], Settings] = Settings.from_env
     events: EventStream | None = None
     page: PageBounds = PAGE
+    approval: Callable[[], Approval] = own_approval
+    guard: Callable[[str], AbstractContextManager[list[str]]] = unguarded

@@ -12,7 +12,7 @@ import ctypes
 import threading
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from ..archive._records import read_records
 from ..archive._redact import redact
 from ._cells import cell_piece, propose
 from ._code_ran import CodeRan
-from ._code_runner import CodeResult, code_runner
+from ._code_runner import CodeResult, code_request, code_runner
 from ._context import ToolContext
 from ._images import attach_png
 from ._tool import HandOver
@@ -38,6 +38,7 @@ AS_CELL = ("Not run by you: the user took this code as a new cell below the chat
            "and run themselves; when they chat again you will see what the cell printed.")
 STOP_WAIT_S = 5.0  # how long a stop waits for the run to end
 INTERRUPTED_ASKING = "Not run: the user interrupted while the question waited."
+_REFUSED = {"n": DECLINED, "no one": NO_ONE, "interrupted": INTERRUPTED_ASKING}
 OUTPUT_RECORD_CHARS = 4_000  # one output's text in the archive record
 
 
@@ -178,24 +179,29 @@ def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
     if runs is not None:
         runs.continue_from(context.archive())
     label = runs.next_label() if runs is not None else "agent run"
-    with runs.running() if runs is not None else _nothing():
-        if policy == "ask":
-            try:
-                answer = runner.ask(code, explanation, label)
+    with runs.running() if runs is not None else _nothing(), ExitStack() as guarded:
+        if policy == "ask":  # `auto`: allowed without asking, the setting's standing answer
+            try:  # the one question, asked and read by the agent's Approval
+                approval = context.approval()
+                verdict = runner.ask(code, explanation, label, lambda shown_at: approval.decide(
+                    code_request(code, explanation, label, shown_at)))
             except KeyboardInterrupt:  # the turn ended while the question waited
                 return INTERRUPTED_ASKING
-            if answer is None:
-                return NO_ONE
-            if answer == "cell":
+            if verdict.outcome == "c":
                 propose(events, code, explanation)
                 raise HandOver(AS_CELL)  # the turn ends: the next step is the user's
-            if answer == "no":
-                return DECLINED
+            if not verdict.allowed:
+                return _REFUSED.get(verdict.outcome, f"Not run: {verdict.reason}.")
+        # whatever the run changes of how the user is asked is put back and said (`guard`)
+        undone = guarded.enter_context(context.guard(label))
         result = runner.run(code, context.namespace, label, explanation)
         if runs is not None:
             runs.record(result)
         if events is not None:
             attach_figures(events, result, label)
+    if undone:  # the run changed how the user is asked: put back, and said where they see it
+        runner.tell(undone[0])
+        return redact(f"{result.text}\n\n[{undone[0]}]")
     # it goes to the provider: secrets the code printed are redacted as in a variable's
     # description (the notebook shows the user what they would see anyway)
     return redact(result.text)
