@@ -16,7 +16,7 @@ import nbagent
 from nbagent import Agent, NbagentError
 
 from . import _forms
-from ._texts import CELL_REQUEST, INTERRUPTED_RETRY
+from ._texts import CELL_REQUEST, INTERRUPTED_RETRY, notebook_words
 
 ERRORS: dict[int, str] = {}  # execution count → the error that cell raised (for Err[n])
 
@@ -35,7 +35,7 @@ def nbagent_word(word: str) -> None:
 
         display(ContextMeter.follow(agent))  # the interactive widget, an extra
     else:
-        text(agent.describe())
+        text(notebook_words(agent.describe()))
 
 
 def chat(shell: Any, agent: Agent, typed: str, *, as_cell: bool, exchange: str | None) -> None:

@@ -98,6 +98,18 @@ def scope_words(scope: Sequence[str]) -> str:
     return " ".join(scope)
 
 
+def allowed_line(scopes: Sequence[Scope], run_code: str) -> str:
+    """What runs without asking, in one line (`%nbagent` shows it): the scopes allowed,
+    and all code under `run_code="auto"`, the setting's standing answer."""
+    words = [scope_words(scope) for scope in scopes]
+    if run_code == "auto" and CODE_SCOPE not in scopes:
+        words.insert(0, "all code the model runs (run_code='auto')")
+    if not words:
+        return "allowed without asking: nothing — each action asks you first"
+    return (f"allowed without asking: {'; '.join(words)} (agent.approval.revoke(...) takes "
+            "one back)")
+
+
 @dataclass(frozen=True)
 class ApprovalRequest:
     """One action that needs the user's yes.

@@ -67,8 +67,8 @@ class ApprovalGuard:
             changes = self._undo(before)
             if changes:
                 said.append(f"{label} changed how you are asked ({'; '.join(changes)}) — "
-                            "undone: only you change that (agent.configure(run_code=...), "
-                            "agent.approval.allow(...)); the next run asks as before")
+                            "undone: only you change that (agent.configure(run_code=...), or "
+                            "answer a at the question); the next run asks as before")
 
     def _undo(self, before: _Governing) -> list[str]:
         after = self._read()
