@@ -36,7 +36,7 @@ from ._frontend import updates_in_place
 from ._texts import notebook_words
 
 REDRAW_EVERY_S = 0.25  # printed text is redrawn at most this often while the code runs
-SHOWN_AT = "above, in the chat cell"  # where the question says the code is shown whole
+SHOWN_AT = "above"  # where the question says the code is shown whole: in the chat cell
 _OUTCOME = {"ok": "ran in {s:.1f} s", "error": "raised an error after {s:.1f} s",
             "interrupted": "interrupted after {s:.1f} s", "exited": "called sys.exit after "
             "{s:.1f} s (only the run ended)"}

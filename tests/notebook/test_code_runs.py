@@ -118,7 +118,7 @@ def test_the_code_waiting_for_an_answer_is_shown_exactly_and_the_question_points
         assert "⚠ hidden characters, shown as ⟨U+…⟩: U+200B ZERO WIDTH SPACE, " \
                "U+202E RIGHT-TO-LEFT OVERRIDE" in form
     (question,) = questions
-    assert "os.remove" not in question and "shown whole above, in the chat cell" in question
+    assert "os.remove" not in question and "shown whole above)" in question
     assert "U+2067 RIGHT-TO-LEFT ISOLATE" in question and "\u2067" not in question
     assert "access" not in ip.user_ns  # declined: nothing ran
 
