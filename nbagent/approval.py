@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from .agent._approval import (
     ANSWERS,
+    CODE_ANSWERS,
     CODE_SCOPE,
     MAX_ASKS,
+    MCP_ANSWERS,
     UNANSWERED,
     Approval,
     ApprovalRequest,
@@ -23,8 +25,10 @@ from .agent._asking import NoOneToAsk, ask_with_input
 
 __all__ = [
     "ANSWERS",
+    "CODE_ANSWERS",
     "CODE_SCOPE",
     "MAX_ASKS",
+    "MCP_ANSWERS",
     "UNANSWERED",
     "Approval",
     "ApprovalRequest",

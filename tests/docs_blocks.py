@@ -1,5 +1,5 @@
 """The docs' generated blocks, each printed from its one table: the ladder (`LADDER`), the
-built-in tools (`BUILTIN_TOOLS`), the magics' options with their help (each magic's
+built-in tools (`BUILTIN_TOOLS`), the answers to a question the user is asked (`ANSWERS`), the magics' options with their help (each magic's
 row of `MAGIC_OPTIONS` in `widgets/_parse.py` and its docstring, which `%chat --help` shows),
 the secret shapes redaction knows (`SHAPES` in `agent/archive/_shapes.py`) with what they
 look like, what the variable listing shows of each kind of value (`VALUE_KINDS` in
@@ -25,6 +25,7 @@ from pathlib import Path
 
 from nbagent.widgets import ChatMagics, _parse
 
+from nbagent.agent._approval import describe_answers
 from nbagent.agent.archive._shapes import SHAPES, SecretShape
 from nbagent.agent.models._local_runtimes import describe_runtimes
 from nbagent.agent.tools import _confinement
@@ -210,6 +211,7 @@ BLOCKS = (
           describe_ladder),
     Block("built-in tools", "tools.md",
           "nbagent.agent.tools._builtin.describe_builtin_tools", describe_builtin_tools),
+    Block("answers", "tools.md", "nbagent.agent._approval.describe_answers", describe_answers),
     Block("magics", "configuration.md", "tests.docs_blocks.describe_magics", describe_magics),
     Block("runtimes", "models.md", "nbagent.agent.models._local_runtimes.describe_runtimes",
           describe_runtimes),

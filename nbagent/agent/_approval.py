@@ -79,6 +79,24 @@ UNANSWERED = {
 }
 
 
+OFFERED = {"the model's code": CODE_ANSWERS, "an MCP tool call": MCP_ANSWERS}
+
+
+def describe_answers() -> str:
+    """The table of answers as Markdown (docs/tools.md shows it): what to type, what else
+    is taken for it, which questions offer it, and what the chat cell says after it."""
+    rows = ["| type | also taken | offered for | what it does: the note the code's header "
+            "then shows |", "|---|---|---|---|"]
+    for choice in ANSWERS:
+        offered = " and ".join(kind for kind, keys in OFFERED.items() if choice.key in keys)
+        also = ", ".join(f"`{word}`" for word in choice.words)
+        rows.append(f"| `{choice.key}` | {also} | {offered} | {choice.says}: "
+                    f"*{choice.note}* |")
+    rows.append(f"| anything else, or nothing | | both | asked again (at most {MAX_ASKS} "
+                f"times in all), then refused: *{UNANSWERED['unclear']}* |")
+    return "\n".join(rows)
+
+
 def outcome_note(outcome: str) -> str:
     """What the notebook says of an action after its `Verdict.outcome`."""
     choice = CHOICES.get(outcome)

@@ -8,6 +8,7 @@ import io
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,8 +17,10 @@ from IPython.core.error import StdinNotImplementedError
 from nbagent import Agent, Settings
 from nbagent.approval import (
     ANSWERS,
+    CODE_ANSWERS,
     CODE_SCOPE,
     MAX_ASKS,
+    MCP_ANSWERS,
     UNANSWERED,
     Approval,
     ApprovalRequest,
@@ -73,6 +76,7 @@ def test_an_empty_or_unrecognised_answer_runs_nothing_and_asks_again(unclear: st
 
 def test_every_answer_of_the_table_is_offered_read_and_noted_from_its_row() -> None:
     for choice in ANSWERS:
+        assert choice.key in CODE_ANSWERS + MCP_ANSWERS, f"{choice.key!r} is offered nowhere"
         offering = ApprovalRequest("run", "x", "here", "x = 1", scopes=(CODE_SCOPE, ("mcp", "s")),
                                    answers=choice.key)
         assert f"[{choice.key}] {choice.says}" in offering.question()
@@ -85,6 +89,13 @@ def test_every_answer_of_the_table_is_offered_read_and_noted_from_its_row() -> N
         ApprovalRequest("run", "x", "here", "", scopes=(), answers="a")  # no scope to keep
     with pytest.raises(ValueError):
         ApprovalRequest("run", "x", "here", "", scopes=(CODE_SCOPE,), answers="yq")
+
+
+def test_the_docs_prose_on_run_code_names_every_answer_code_is_offered() -> None:
+    tools = (Path(__file__).parents[2] / "docs" / "tools.md").read_text(encoding="utf-8")
+    (row,) = [line for line in tools.splitlines() if line.startswith("| `ask` (default) |")]
+    missing = [key for key in CODE_ANSWERS if f"`{key}`" not in row]
+    assert not missing, f"docs/tools.md's run_code table does not name {missing}"
 
 
 def test_the_question_shows_what_where_and_with_what() -> None:
