@@ -153,17 +153,15 @@ class ApprovalRequest:
     shown_at: str = ""
 
     def __post_init__(self) -> None:
-        for key in self.answers:
-            if key not in CHOICES:
-                raise ValueError(f"{key!r} is not an answer (ANSWERS has "
-                                 f"{', '.join(CHOICES)})")
-            keeps = CHOICES[key].keeps
-            if keeps is not None and keeps >= len(self.scopes):
-                raise ValueError(f"the answer {key!r} allows scope {keeps}, and the request "
-                                 f"has {len(self.scopes)}")
+        unknown = [key for key in self.answers if key not in CHOICES]
+        if unknown:
+            raise ValueError(f"{', '.join(map(repr, unknown))} not an answer (ANSWERS has "
+                             f"{', '.join(CHOICES)})")
 
     def choices(self) -> list[Choice]:
-        return [CHOICES[key] for key in self.answers]
+        """The answers offered: those of `answers` whose scope the request has."""
+        offered = [CHOICES[key] for key in self.answers]
+        return [c for c in offered if c.keeps is None or c.keeps < len(self.scopes)]
 
     def choose(self, typed: str) -> Choice | None:
         """The row the user's answer means, or None (empty, or not one of the offered)."""

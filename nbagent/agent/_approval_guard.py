@@ -27,7 +27,6 @@ GOVERNING = ("run_code", "enable_python")
 @dataclass(frozen=True)
 class _Governing:
     overrides: dict[str, Any]
-    fixed: Any
     environ: dict[str, str | None]
     effective: dict[str, Any]
     approval: Approval
@@ -49,7 +48,6 @@ class ApprovalGuard:
         return _Governing(
             overrides={k: configuration.overrides[k] for k in GOVERNING
                        if k in configuration.overrides},
-            fixed=configuration._fixed,
             environ={k: os.environ.get(f"{ENV_PREFIX}{k.upper()}") for k in GOVERNING},
             effective={k: getattr(settings, k) for k in GOVERNING},
             approval=approval, ask=approval.ask, allowed=frozenset(approval._allowed),
@@ -86,7 +84,6 @@ class ApprovalGuard:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
-        configuration._fixed = before.fixed
         if after.approval is not before.approval:
             changes.append("the approval object replaced")
             self._agent.toolbox.approval = before.approval

@@ -85,8 +85,8 @@ def test_every_answer_of_the_table_is_offered_read_and_noted_from_its_row() -> N
         assert outcome_note(choice.key) == choice.note
     for outcome, note in UNANSWERED.items():
         assert outcome_note(outcome) == note
-    with pytest.raises(ValueError):
-        ApprovalRequest("run", "x", "here", "", scopes=(), answers="a")  # no scope to keep
+    unscoped = ApprovalRequest("run", "x", "here", "", scopes=(), answers="yan")
+    assert [c.key for c in unscoped.choices()] == ["y", "n"]  # no scope for "always"
     with pytest.raises(ValueError):
         ApprovalRequest("run", "x", "here", "", scopes=(CODE_SCOPE,), answers="yq")
 
