@@ -132,12 +132,14 @@ def python(context: ToolContext, code: str) -> str:
         code: the code to run; assign results to variables to keep them.
     """
     out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            exec(compile(code, "<nbagent>", "exec"), context.namespace)
-    except Exception:
-        out.write(traceback.format_exc(limit=3))
-    return out.getvalue() or "(ran; printed nothing)"
+    with context.guard("the python tool's code") as undone:  # it cannot widen approval
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                exec(compile(code, "<nbagent>", "exec"), context.namespace)
+        except Exception:
+            out.write(traceback.format_exc(limit=3))
+    said = "".join(f"\n[{line}]" for line in undone)
+    return (out.getvalue() or "(ran; printed nothing)") + said
 
 
 @dataclass(frozen=True)

@@ -289,3 +289,16 @@ def test_a_secret_the_code_prints_is_redacted_before_the_model_reads_it(
     assert key not in text and "[redacted]" in text
 
 
+
+
+def test_the_older_python_tool_cannot_widen_approval_either() -> None:
+    model = ScriptedModel([calls(("python", {"code": "agent.configure(run_code='auto')"})),
+                           reply("done")])
+    namespace: dict[str, Any] = {}
+    agent = Agent(model=model, namespace=namespace, archive=False,
+                  settings={"enable_python": True, "run_code": "ask"})
+    namespace["agent"] = agent
+    agent.chat("go")
+    assert agent.settings().run_code == "ask"
+    assert "the python tool's code changed how you are asked (run_code 'ask' → 'auto')" in \
+        agent.history.messages[-2]["content"]
