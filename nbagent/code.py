@@ -1,9 +1,10 @@
 """Code the model runs (the `run_code` tool): the `CodeRunner` contract a front end
 implements to run it where the user sees it, `use_code_runner` to install one, the plain
 default, the pieces a runner is made of (`execute`, `BoundedText`, `text_form`,
-`describe_figure`, `ask_on_stdin`), `agent_cells` (the code every run of a session
-ran, as one cell's source to keep) and `cells_note` (what the model is told of the cells
-the user ran since its last turn). Re-exported from the agent's tools folder."""
+`describe_figure`, `code_request`: the approval request a run is asked as),
+`agent_cells` (the code every run of a session ran, as one cell's source to keep) and
+`cells_note` (what the model is told of the cells the user ran since its last turn).
+Re-exported from the agent's tools folder."""
 
 from __future__ import annotations
 
@@ -18,13 +19,10 @@ from .agent.tools._code_exec import (
 )
 from .agent.tools._code_ran import CodeRan
 from .agent.tools._code_runner import (
-    QUESTION,
-    Answer,
     CodeResult,
     CodeRunner,
     PlainRunner,
-    answer_of,
-    ask_on_stdin,
+    code_request,
     code_runner,
     text_form,
     use_code_runner,
@@ -33,8 +31,6 @@ from .agent.tools._code_scope import RunScope, contained, detach, scope_here
 from .agent.tools._run_code import agent_cells
 
 __all__ = [
-    "QUESTION",
-    "Answer",
     "BoundedText",
     "Displayed",
     "CodeRan",
@@ -46,9 +42,8 @@ __all__ = [
     "RunScope",
     "Shown",
     "agent_cells",
-    "answer_of",
-    "ask_on_stdin",
     "cells_note",
+    "code_request",
     "code_runner",
     "contained",
     "describe_figure",

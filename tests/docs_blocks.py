@@ -1,5 +1,6 @@
 """The docs' generated blocks, each printed from its one table: the ladder (`LADDER`), the
-built-in tools (`BUILTIN_TOOLS`), the magics' options with their help (each magic's
+built-in tools (`BUILTIN_TOOLS`), the answers to a question the user is asked (`ANSWERS`)
+and the questions themselves (`ApprovalRequest.question`), the magics' options with their help (each magic's
 row of `MAGIC_OPTIONS` in `widgets/_parse.py` and its docstring, which `%chat --help` shows),
 the secret shapes redaction knows (`SHAPES` in `agent/archive/_shapes.py`) with what they
 look like, what the variable listing shows of each kind of value (`VALUE_KINDS` in
@@ -25,10 +26,12 @@ from pathlib import Path
 
 from nbagent.widgets import ChatMagics, _parse
 
+from nbagent.agent._approval import ApprovalRequest, describe_answers
 from nbagent.agent.archive._shapes import SHAPES, SecretShape
 from nbagent.agent.models._local_runtimes import describe_runtimes
 from nbagent.agent.tools import _confinement
 from nbagent.agent.tools._builtin import describe_builtin_tools
+from nbagent.agent.tools._code_runner import code_request
 from nbagent.agent.tools._values import VALUE_KINDS
 from nbagent.compaction import describe_ladder
 from nbagent.engine import METER_LEVELS, Decision, Thresholds, threshold_rows
@@ -160,6 +163,20 @@ REFUSED_TABLES = (
 )
 
 
+def code_question() -> str:
+    """The question before a run of the model's code, as the terminal shows it."""
+    request = code_request("len(sales)", "count the rows", "agent run 1")
+    return f"```\n{request.question().rstrip()}\n```"
+
+
+def mcp_question() -> str:
+    """The question before an MCP call."""
+    request = ApprovalRequest("call the MCP tool", "query", "MCP server 'db'",
+                              {"sql": "delete from orders"}, (("mcp", "db", "query"),
+                                                              ("mcp", "db")))
+    return f"```\n{request.question().rstrip()}\n```"
+
+
 def describe_refused() -> str:
     """One row per table of `_confinement`: what it refuses, and every entry of it."""
     rows = ["| a table of `_confinement.py`: what it refuses | every entry (matched in any case) |", "|---|---|"]
@@ -210,6 +227,9 @@ BLOCKS = (
           describe_ladder),
     Block("built-in tools", "tools.md",
           "nbagent.agent.tools._builtin.describe_builtin_tools", describe_builtin_tools),
+    Block("answers", "tools.md", "nbagent.agent._approval.describe_answers", describe_answers),
+    Block("code question", "tools.md", "tests.docs_blocks.code_question", code_question),
+    Block("MCP question", "tools.md", "tests.docs_blocks.mcp_question", mcp_question),
     Block("magics", "configuration.md", "tests.docs_blocks.describe_magics", describe_magics),
     Block("runtimes", "models.md", "nbagent.agent.models._local_runtimes.describe_runtimes",
           describe_runtimes),

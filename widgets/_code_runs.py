@@ -18,30 +18,31 @@ import html
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from IPython.display import display
 
+from nbagent.approval import Verdict, outcome_note
 from nbagent.code import (
-    Answer,
     BoundedText,
     CodeResult,
     Displayed,
-    ask_on_stdin,
     contained,
     describe_figure,
     execute,
     text_form,
 )
+from nbagent.text import hidden_in, visible
 
 from ._bundles import Bundle, plain_line, terminal_text
+from ._cells import offer_cell
 from ._displayed import Recorder, inert_output, text_of
 from ._frontend import updates_in_place
+from ._texts import notebook_words
 
 REDRAW_EVERY_S = 0.25  # printed text is redrawn at most this often while the code runs
-_NOTES = {"run": "running…", "cell": "not run: it is in a new cell below, for you to run",
-          "no": "not run: you declined", None: "not run: no one can answer here (a batch run)"}
+SHOWN_AT = "above"  # where the question says the code is shown whole: in the chat cell
 _OUTCOME = {"ok": "ran in {s:.1f} s", "error": "raised an error after {s:.1f} s",
             "interrupted": "interrupted after {s:.1f} s", "exited": "called sys.exit after "
             "{s:.1f} s (only the run ended)"}
@@ -49,15 +50,26 @@ DETACHED = ("still running: it did not stop when asked, so it was cut loose — 
             "prints or shows from now on appears")
 
 
+def hidden_line(text: str) -> str:
+    """The flag under a header when the code or explanation holds hidden characters."""
+    names = hidden_in(text)
+    return f"⚠ hidden characters, shown as ⟨U+…⟩: {', '.join(names)}" if names else ""
+
+
 def code_bundle(code: str, explanation: str, label: str, note: str) -> Bundle:
-    """The code as the chat cell shows it: a header line (which run, what happened) and
-    the code highlighted as Python; the model's explanation is a comment inside the
-    fence, so nothing the model wrote is rendered as Markdown."""
-    fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", code)), default=0))
-    comment = "".join(f"# {line}\n" for line in explanation.strip().splitlines())
-    body = f"{comment}{code.strip(chr(10))}"
-    return {"text/markdown": f"*{label} · {note}*\n\n{fence}python\n{body}\n{fence}\n",
-            "text/plain": terminal_text(f"{label} · {note}\n{body}")}
+    """The code as the chat cell shows it, exactly as it will run: a header line (which
+    run, what happened), a flag naming any hidden characters, and the code highlighted as
+    Python, whole, with every control, invisible or bidi character written `⟨U+XXXX⟩`
+    where it stands (`nbagent.text.visible`: never drawn, never dropped; a lone CR breaks
+    the line as Python reads it). The model's explanation is a comment inside the fence,
+    so nothing the model wrote is rendered as Markdown."""
+    code, explanation = code.strip("\n"), " ".join(explanation.split())
+    flag = hidden_line(f"{explanation}\n{code}")
+    body = visible(f"# {explanation}\n{code}" if explanation else code)
+    fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", body)), default=0))
+    flagged = f"**{flag}**\n\n" if flag else ""
+    return {"text/markdown": f"*{label} · {note}*\n\n{flagged}{fence}python\n{body}\n{fence}\n",
+            "text/plain": "\n".join(p for p in (f"{label} · {note}", flag, body) if p)}
 
 
 def error_bundle(text: str) -> Bundle:
@@ -139,18 +151,26 @@ class NotebookRunner:
         self.shell = shell
         self._asked: dict[str, _CodeHeader] = {}  # label -> the code shown by `ask`
 
-    def ask(self, code: str, explanation: str, label: str) -> Answer | None:
+    def ask(self, code: str, explanation: str, label: str,
+            decide: Callable[[str], Verdict]) -> Verdict:
+        """Show the code in the chat cell, then the one question (the agent's `Approval`)
+        in the front end's input box, pointing up at it; the header then says what
+        became of the code."""
         header = _CodeHeader(code, explanation, label, "waiting for your answer below",
                              updates_in_place(self.shell))
         try:
-            answer = ask_on_stdin()
+            verdict = decide(SHOWN_AT)
         except KeyboardInterrupt:  # interrupted while it waited: say so, nothing runs
-            header.update("not run: interrupted")
+            header.update(outcome_note("interrupted"))
             raise
-        header.update(_NOTES[answer])
-        if answer == "run":
+        header.update(outcome_note(verdict.outcome))
+        if verdict.allowed:
             self._asked[label] = header  # run() updates the same output
-        return answer
+        return verdict
+
+    def tell(self, text: str) -> None:
+        """One line of nbagent's about a run, under it."""
+        display(plain_line("nbagent-run-note", notebook_words(text)), raw=True)
 
     def run(self, code: str, namespace: dict[str, Any], label: str,
             explanation: str = "") -> CodeResult:
@@ -241,9 +261,7 @@ def offer_cells(shell: Any, agent: Any) -> str:
     source = agent_cells(agent)
     if not source:
         return "nbagent: the model has run no code in this session"
-    setter = getattr(shell, "set_next_input", None)
-    if setter is None:
-        return source
-    setter(source, replace=False)
     runs = source.count("# agent run ")
+    if not offer_cell(shell, source, f"the code of {runs} run(s)"):
+        return f"nbagent: the code of {runs} run(s) is shown above, to copy"
     return f"nbagent: the code of {runs} run(s) is in a new cell below, to keep"

@@ -1,4 +1,5 @@
-"""The forms of `%nbagent` beyond key=value settings: the MCP servers of the session
+"""The forms of `%nbagent` beyond key=value settings: what runs without asking (`allow
+code`, `revoke code | mcp NAME [TOOL] | all`), the MCP servers of the session
 (`mcp add NAME -- command args…`, `mcp add NAME URL`, `mcp list` — each server's live
 state, its tools and everything they tell the model, parameter descriptions included —,
 `mcp allow NAME [TOOL]`, `mcp remove NAME`) and the local models found on this machine
@@ -157,6 +158,36 @@ def _mcp(agent: Any, rest: str) -> str:
     raise UsageError(f"Expected one of: {MCP_USAGE}")
 
 
+APPROVAL_USAGE = ("%nbagent allow code · %nbagent revoke code · %nbagent revoke mcp NAME "
+                  "[TOOL] · %nbagent revoke all")
+
+
+def approvals(agent: Any, verb: str, words: list[str]) -> str:
+    """`%nbagent allow code` (all code the model runs, this session: the `a` answer) and
+    `%nbagent revoke code | mcp NAME [TOOL] | all` (what was allowed asks again); returns
+    the line saying what runs without asking now."""
+    from nbagent.approval import CODE_SCOPE, scope_words
+
+    if verb == "allow":
+        if words != ["code"]:
+            raise UsageError(f"Expected: {APPROVAL_USAGE} (an MCP server: %nbagent mcp allow)")
+        agent.approval.allow(*CODE_SCOPE)
+        said = f"{scope_words(CODE_SCOPE)} runs without asking for the rest of this session"
+    else:
+        if words == ["all"]:
+            scope: tuple[str, ...] = ()
+        elif words == ["code"] or words[:1] == ["mcp"] and 2 <= len(words) <= 3:
+            scope = tuple(words)
+        else:
+            raise UsageError(f"Expected: {APPROVAL_USAGE}")
+        gone = agent.approval.revoke(*scope)
+        said = (f"taken back, asks again: {'; '.join(scope_words(s) for s in gone)}" if gone
+                else f"nothing allowed was under {' '.join(words)}")
+    if agent.settings().run_code == "auto":
+        said += " (run_code=auto still runs all code without asking: %nbagent run_code=ask)"
+    return f"nbagent: {said}"
+
+
 def models(refresh: bool = False) -> str:
     """`%nbagent models [--refresh]`: the local models found, with their window (and where
     it came from), tool support and the command that uses each; says when the answer is
@@ -178,7 +209,8 @@ def settings_changes(words: list[str]) -> dict[str, str]:
         key, sep, value = word.partition("=")
         if not sep:
             raise UsageError("Expected key=value (model=…, run_code=ask|auto|off, …), "
-                             "'reset', 'meter', 'models', 'cells' or 'mcp …'; "
+                             "'reset', 'meter', 'models', 'cells', 'allow …', 'revoke …' or "
+                             "'mcp …'; "
                              f"got {word!r}.")
         changes[key] = value
     return changes

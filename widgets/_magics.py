@@ -18,7 +18,7 @@ from nbagent import NbagentError
 from . import _cells_seen, _code_runs, _forms, _run
 from ._parse import parse_line
 from ._run import ERRORS
-from ._texts import NOTHING_TO_SEND
+from ._texts import NOTHING_TO_SEND, notebook_words
 
 KEEP_ERRORS = 50
 
@@ -170,6 +170,8 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
                                        at once, or never runs
         %nbagent see_cells=false       don't tell the model about the cells you ran
         %nbagent cells                 the code the model ran, as a new cell below to keep
+        %nbagent allow code            all code the model runs, without asking (this session)
+        %nbagent revoke code|all       what was allowed asks again (also: revoke mcp NAME [TOOL])
         %nbagent mcp add NAME -- command args…   an MCP server started by a command
         %nbagent mcp add NAME URL                an MCP server over HTTP
         %nbagent mcp list                        each server, its tools and what they say
@@ -192,6 +194,11 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
             if agent is not None:
                 _run.text(_code_runs.offer_cells(self.shell, agent))
             return
+        if words[:1] in (["allow"], ["revoke"]):
+            agent = _run.shown(nbagent.current)
+            if agent is not None:
+                _run.text(_forms.approvals(agent, words[0], words[1:]))
+            return
         if words in (["meter"], ["reset"], ["models"], ["models", "--refresh"]):
             _run.nbagent_word(" ".join(words))
             return
@@ -203,7 +210,7 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
             agent.configure(**changes)
         except ValueError as error:
             raise UsageError(str(error)) from None
-        _run.text(agent.describe())
+        _run.text(notebook_words(agent.describe()))
 
 
 def _cell_id(shell: Any) -> str | None:

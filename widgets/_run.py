@@ -16,7 +16,7 @@ import nbagent
 from nbagent import Agent, NbagentError
 
 from . import _forms
-from ._texts import CELL_REQUEST, INTERRUPTED_RETRY
+from ._texts import CELL_REQUEST, INTERRUPTED_RETRY, notebook_words
 
 ERRORS: dict[int, str] = {}  # execution count → the error that cell raised (for Err[n])
 
@@ -35,7 +35,7 @@ def nbagent_word(word: str) -> None:
 
         display(ContextMeter.follow(agent))  # the interactive widget, an extra
     else:
-        text(agent.describe())
+        text(notebook_words(agent.describe()))
 
 
 def chat(shell: Any, agent: Agent, typed: str, *, as_cell: bool, exchange: str | None) -> None:
@@ -68,8 +68,9 @@ def chat(shell: Any, agent: Agent, typed: str, *, as_cell: bool, exchange: str |
         if code is not None:
             proposals.propose(code)
     # The lines under the reply are all decided in ChatDisplay.finish; this passes the facts.
-    view.finish(result, cell_asked=as_cell, proposed=proposals.code is not None,
-                small_model=agent.bundled_model)
+    # (in a terminal a proposal is shown as it is made, with its own words: no line here)
+    view.finish(result, cell_asked=as_cell and proposals.code is None,
+                proposed=proposals.below, small_model=agent.bundled_model)
 
 
 def show_help(magic: Callable[..., Any]) -> None:

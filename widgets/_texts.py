@@ -62,6 +62,7 @@ TRANSLATIONS: list[tuple[re.Pattern[str], str | _Replace]] = [
     (re.compile(r"agent\.breakdown\(\s*\)"), "%context"),
     (re.compile(r"agent\.mcp_servers\(\s*\)"), "%nbagent mcp list"),
     (re.compile(r"agent\.pins\(\s*\)"), "%pin --list"),
+    (re.compile(r"agent\.approval\.revoke\(\.\.\.\)"), "%nbagent revoke …"),
 ]
 
 

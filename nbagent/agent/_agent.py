@@ -17,6 +17,7 @@ from ..engine._events import Notice, Status
 from ..engine.compaction import Summarizer
 from ._agent_session import AgentSessionMixin
 from ._agent_tools import AgentToolsMixin
+from ._approval import allowed_line
 from ._configuration import Configuration
 from ._loop import ChatResult, run_chat
 from ._model_side import AgentModel
@@ -126,8 +127,10 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         return self.settings()
 
     def describe(self) -> str:
-        """The settings that differ from the defaults, and the session, in a few lines."""
+        """The settings that differ from the defaults, what runs without asking, and the
+        session, in a few lines."""
         lines = self._configuration.differences()
+        lines.append(allowed_line(self.approval.allowed(), self.settings().run_code))
         window = self.session.window()
         lines.append(f"session {self.session.id}: model {self.model.name} (window "
                      f"{window.raw_window:,} from {window.source}), {len(self.history)} "

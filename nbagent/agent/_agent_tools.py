@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._approval import Approval
+from ._approval_guard import ApprovalGuard
 from ._branch import run_branch
 from ._configuration import Configuration
 from ._model_side import AgentModel
@@ -55,7 +56,8 @@ class AgentToolsMixin:
 
     @property
     def approval(self) -> Approval:
-        """What MCP tools may do without asking the user, and how the user is asked."""
+        """What the model's code and MCP tools may do without asking the user (`allowed()`,
+        `revoke()`), and how the user is asked."""
         return self.toolbox.approval
 
     def add_mcp_server(self, name: str, spec: Mapping[str, Any]) -> None:
@@ -92,7 +94,8 @@ class AgentToolsMixin:
             self.namespace, store,
             enable_python=self._configuration.settings().enable_python,
             archive=lambda: self.session.archive, events=self.session.events,
-            settings=self._configuration.settings,
+            settings=self._configuration.settings, approval=lambda: self.toolbox.approval,
+            guard=ApprovalGuard(self).kept,
             delegate=None if branch else self._delegate,
             ask_compaction=None if branch else self._ask_compaction)
         if not isinstance(chosen, bool):

@@ -21,8 +21,9 @@
     └── ConfigWarning               an environment variable with a bad value, ignored
 
 Signals that are not errors a caller meets are not part of the tree: a probe's
-`Unreachable`, the approval's `NoOneToAsk`, a tool's `HandOver` (the work passes to the
-user; the loop ends the turn), an MCP sign-in address refused inside the SDK
+`Unreachable`, the approval's `NoOneToAsk` and `Interrupted` (a question cancelled: it
+becomes a refusal), a tool's `HandOver` (the work passes to the user; the loop ends the
+turn), an MCP sign-in address refused inside the SDK
 (`SignInRefused`: the server's start fails with a line saying why), the scripted fake's
 `ProviderError`.
 """

@@ -47,8 +47,9 @@ def test_the_approval_question_carries_no_control_sequence() -> None:
     question = request.question()
     assert not any(ord(ch) < 32 and ch not in "\n\t" or 0x7f <= ord(ch) <= 0x9f
                    for ch in question)
-    assert "pwned" not in question and "\u200e" not in question
-    assert "tool x" in question and "server" in question and '"ab"' in question
+    assert "\u200e" not in question  # nothing drawn, and nothing dropped: written out
+    assert "tool ⟨U+001B⟩]0;pwned⟨U+0007⟩x⟨U+200E⟩" in question
+    assert "server⟨U+001B⟩[2J" in question and '"a⟨U+009B⟩2Jb⟨U+0085⟩"' in question
 
 
 SHOWN = [

@@ -17,7 +17,7 @@ PACKAGE = Path(nbagent.__file__).parent
 # Raised and caught inside one module (or a test fake's stand-in for a provider's error):
 # signals, not errors a caller meets. A new name here needs a reason.
 SIGNALS = {"NoOneToAsk", "Unreachable", "_Rendered", "_ShowFailed", "_Torn", "ProviderError",
-           "HandOver", "SignInRefused"}
+           "HandOver", "SignInRefused", "Interrupted"}
 
 TREE = [value for value in vars(_exceptions).values()
         if inspect.isclass(value) and value.__module__ == _exceptions.__name__]

@@ -15,6 +15,7 @@ from IPython.utils.capture import capture_output
 from nbagent.widgets._render import TAGS, allowed_link
 
 import nbagent
+from nbagent.approval import ANSWERS, UNANSWERED, Verdict, outcome_note
 from nbagent.testing import ScriptedModel, calls, reply
 from tests.notebook.helpers import plain, session, shown
 from tests.notebook.test_render import PAYLOADS
@@ -219,3 +220,69 @@ def test_what_a_run_displays_is_bounded_once_in_memory_window_and_archive(
     archived = Path(agent.session.archive.path).stat().st_size  # type: ignore[union-attr]
     assert archived < 200_000, archived  # the bounded text, kept once or twice: not 36 MB
     agent.close()
+BIDI_CODE = ('access = "user"  # \u202e } \u2066if access != "admin":\u2069 \u2066 # check\n'
+             "import os; os.remove(path)\u2067")
+
+
+def test_the_code_waiting_for_an_answer_is_shown_exactly_and_the_question_points_at_it(
+        ip: InteractiveShell) -> None:
+    questions: list[str] = []
+    agent = session(ScriptedModel([calls(("run_code", {"code": BIDI_CODE,
+                                                        "explanation": "tidy\u200b up"})),
+                                   reply("Not run.")]),
+                    namespace=ip.user_ns, settings=nbagent.Settings(run_code="ask"))
+    agent.approval.ask = lambda question: questions.append(question) or "n"
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "tidy up")
+    (code,) = [o for o in shown(captured) if "agent run 1" in str(o.get("text/plain", ""))]
+    for form in (code["text/markdown"], code["text/plain"]):
+        assert not any(ch in form for ch in "\u202e\u2066\u2067\u2069\u200b"), form
+        assert "⟨U+202E⟩ } ⟨U+2066⟩if access" in form and "os.remove(path)⟨U+2067⟩" in form
+        assert "# tidy⟨U+200B⟩ up" in form and "not run: you declined" in form
+        assert "⚠ hidden characters, shown as ⟨U+…⟩: U+200B ZERO WIDTH SPACE, " \
+               "U+202E RIGHT-TO-LEFT OVERRIDE" in form
+    (question,) = questions
+    assert "os.remove" not in question and "shown whole above)" in question
+    assert "U+2067 RIGHT-TO-LEFT ISOLATE" in question and "\u2067" not in question
+    assert "access" not in ip.user_ns  # declined: nothing ran
+
+
+@pytest.mark.parametrize("outcome", [*[c.key for c in ANSWERS], *UNANSWERED])
+def test_the_cell_says_what_became_of_the_code_for_every_outcome(
+        ip: InteractiveShell, outcome: str) -> None:
+    from nbagent.widgets import NotebookRunner
+
+    with capture_output() as captured:
+        verdict = NotebookRunner(ip).ask("x = 1", "", "agent run 1",
+                                         lambda shown_at: Verdict(False, "", outcome))
+    assert verdict.outcome == outcome
+    (header,) = shown(captured)
+    assert header["text/plain"].startswith(f"agent run 1 · {outcome_note(outcome)}\n")
+
+
+def test_nbagent_lists_what_runs_unasked_and_takes_it_back(ip: InteractiveShell) -> None:
+    session(ScriptedModel())
+
+    def said(line: str) -> str:
+        with capture_output() as captured:
+            ip.run_line_magic("nbagent", line)
+        return "\n".join(plain(captured)) + captured.stdout
+
+    assert "allowed without asking: nothing — each action asks you first" in said("")
+    assert "all code the model runs runs without asking" in said("allow code")
+    listing = said("")
+    assert "allowed without asking: all code the model runs (%nbagent revoke … takes one " \
+           "back)" in listing
+    nbagent.current().approval.allow("mcp", "db", "query")
+    assert "the MCP tool 'query' of 'db'" in said("")
+    assert said("revoke code") == "nbagent: taken back, asks again: all code the model runs"
+    assert nbagent.current().approval.allowed() == [("mcp", "db", "query")]
+    assert "the MCP tool 'query' of 'db'" in said("revoke all")
+    assert nbagent.current().approval.allowed() == []
+    said("run_code=auto")
+    assert "all code the model runs (run_code='auto')" in said("")
+    assert "run_code=auto still runs all code" in said("revoke code")
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match="revoke mcp NAME"):
+        ip.run_line_magic("nbagent", "revoke everything")

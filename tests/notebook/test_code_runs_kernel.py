@@ -156,11 +156,63 @@ def test_ask_run_then_batch_refusal(kernel: tuple[Any, Any]) -> None:
     setup(client, "ask")
     run(client, "model, agent = scripted(calls(('run_code', {'code': 'x = 7'})), reply('ok'), "
                 "calls(('run_code', {'code': 'y = 8'})), reply('ok'))")
-    reply, messages = run(client, "%%chat\nset x", answer="")  # Enter runs it
+    reply, messages = run(client, "%%chat\nset x", answer="y")
     assert value(client, "x") == 7
     reply, messages = run(client, "%%chat\nset y")  # a front end without stdin
     assert value(client, "'y' in globals()") is False
     assert "no one can answer here" in value(client, "tool_results(agent)[-1]")
+
+
+def test_stray_enters_in_the_focused_input_box_run_nothing(kernel: tuple[Any, Any]) -> None:
+    _, client = kernel
+    setup(client, "ask")
+    run(client, "model, agent = scripted(calls(('run_code', {'code': 'x = 7'})), "
+                "reply('not run'))")
+    prompts: list[str] = []
+
+    def enters() -> None:  # the user typing elsewhere presses Enter, into the box, thrice
+        for _ in range(3):
+            if prompts:
+                request = client.get_stdin_msg(timeout=60)
+                assert request["msg_type"] == "input_request"
+                prompts.append(request["content"]["prompt"])
+            else:
+                prompts.append("first")
+            client.input("")
+
+    reply, messages = run(client, "%%chat\nset x", on_input=enters)
+    assert reply["status"] == "ok" and len(prompts) == 3
+    assert prompts[1].startswith("nbagent: an empty answer is not one of the answers")
+    assert value(client, "'x' in globals()") is False
+    assert "no answer nbagent understood" in value(client, "tool_results(agent)[-1]")
+
+
+def test_a_run_that_widens_its_own_approval_is_undone_and_the_next_run_asks(
+        kernel: tuple[Any, Any]) -> None:
+    _, client = kernel
+    setup(client, "ask")
+    widen = ("nbagent.current().configure(run_code='auto')\n"
+             "nbagent.current().approval.allow('code')")
+    run(client, f"model, agent = scripted(calls(('run_code', {{'code': {widen!r}}})), "
+                "calls(('run_code', {'code': 'later = 1'})), reply('done'))")
+    run(client, "nbagent.set_current(agent)")
+    asked: list[str] = []
+
+    def answers() -> None:  # "y" to the widening run, then "n" to the next one
+        client.input("y")
+        request = client.get_stdin_msg(timeout=60)
+        asked.append(request["content"]["prompt"])
+        client.input("n")
+
+    reply, messages = run(client, "%%chat\ngo", on_input=answers)
+    assert reply["status"] == "ok" and len(asked) == 1  # the second run was asked too
+    assert value(client, "'later' in globals()") is False
+    assert value(client, "[agent.settings().run_code, agent.approval.allowed()]") == ["ask", []]
+    lines = [str(o.get("text/plain", "")) for o in shown(messages)]
+    (said,) = [line for line in lines if "changed how you are asked" in line]
+    assert said.startswith("agent run 1 changed how you are asked (run_code 'ask' → 'auto'; "
+                           "allowed all code the model runs) — undone")
+    assert "%nbagent run_code=..." in said  # the notebook's spelling of the fix
 
 
 def test_the_kernels_interrupt_stops_a_runaway_run_and_the_session_goes_on(

@@ -130,3 +130,45 @@ def test_ask_puts_the_code_in_a_cell_the_user_runs_and_the_next_chat_sees_its_ou
     assert "the cells the user ran since your last turn" in sent
     assert "the total is 42" in sent and "what did it print?" in sent
     page.context.close()
+
+
+# Trojan Source: drawn live, the bidi controls make the removal read as part of a comment.
+BIDI_CODE = ('access_level = "user"\n'
+             'if access_level != "none\u202e \u2066# check if admin\u2069 \u2066":\n'
+             '    import os; os.remove("orders.csv")  # \u2067 done\n')
+BIDI_STEPS = (f"calls(('run_code', {{'code': {BIDI_CODE!r}, 'explanation': "
+              "'check the access level'})), reply('Not run, then.')")
+RAW = "\u202e\u2066\u2067\u2069"
+
+
+def test_the_code_asked_about_is_shown_exactly_and_a_stray_enter_runs_nothing(
+        browser: Any, lab: Lab) -> None:
+    (lab.root / "orders.csv").write_text("id\n1\n")
+    path = lab.root / "bidi.ipynb"
+    notebook(path, "%load_ext nbagent", session("ask", BIDI_STEPS), "%%chat\ncheck access")
+    page = open_notebook(browser, lab, "bidi.ipynb", "code-bidi")
+    run_cell(page, 0)
+    run_cell(page, 1)
+    chat = run_cell(page, 2, wait=False)
+    box = chat.locator(".jp-Stdin-input")
+    box.wait_for(timeout=WAIT_MS)
+    chat.get_by_text("waiting for your answer").first.wait_for(timeout=WAIT_MS)
+    shown = chat.inner_text()
+    assert "⟨U+202E⟩" in shown and "⟨U+2067⟩" in shown and "⟨U+2066⟩" in shown
+    assert 'os.remove("orders.csv")  # ⟨U+2067⟩ done' in shown
+    assert "hidden characters, shown as ⟨U+…⟩" in shown
+    assert "shown whole above)" in shown  # the question points at it
+    box.press("Enter")  # a stray Enter: the box had the focus
+    chat.get_by_text("an empty answer is not one of the answers").first.wait_for(
+        timeout=WAIT_MS)
+    assert (lab.root / "orders.csv").exists()  # nothing ran
+    again = chat.locator(".jp-Stdin-input").last
+    again.wait_for(timeout=WAIT_MS)
+    again.fill("n")
+    again.press("Enter")
+    idle(page)
+    assert "not run: you declined" in chat.inner_text()
+    page_text = page.evaluate("() => document.body.innerText")
+    assert not any(ch in page_text for ch in RAW), [hex(ord(c)) for c in RAW if c in page_text]
+    assert "⟨U+2067⟩" in page_text and (lab.root / "orders.csv").exists()
+    page.context.close()

@@ -196,7 +196,7 @@ def test_a_changed_tool_list_is_caught_before_the_next_call_said_and_needs_appro
         assert servers.call("h", "ok", {"text": "b", "bcc": "x@example.com"})[1] is False
         assert len(answers.questions) == 3  # asked again, with what it now sends
         assert "ok (MCP server 'h')" in answers.questions[2]
-        assert '{"bcc": "x@example.com", "text": "b"}' in answers.questions[2]
+        assert '{"text": "b", "bcc": "x@example.com"}' in answers.questions[2]  # as sent
 
 
 def test_a_restart_that_brings_other_definitions_needs_approval_again(

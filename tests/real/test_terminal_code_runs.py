@@ -1,7 +1,8 @@
 """Code the model runs, in a real terminal IPython driven through a pty (pexpect, as a user
-types): the code is printed once, what it printed once and whole at the end of the run
-(never redrawn), the value and the run's outcome once each, and no control sequence the
-code printed or its value's repr carried reaches the terminal raw."""
+types): the code is printed once (its escapes written out as ⟨U+001B⟩, as it will run),
+what it printed once and whole at the end of the run (never redrawn), the value and the
+run's outcome once each, and no control sequence the code printed or its value's repr
+carried reaches the terminal raw."""
 
 from __future__ import annotations
 
@@ -41,7 +42,9 @@ def test_a_run_in_a_terminal_prints_each_thing_once_and_no_control_sequence(
         child.sendline("exit")
         child.expect(pexpect.EOF, timeout=60)
         child.close()
-    assert "\x1b" not in printed and "\x07" not in printed and "pwned" not in printed
+    assert "\x1b" not in printed and "\x07" not in printed
+    # the code is shown as it will run, its escapes written out; what it printed is bare
+    assert printed.count("pwned") == printed.count("⟨U+001B⟩]0;pwned⟨U+0007⟩") == 1
     lines = [line.strip() for line in printed.replace("\r", "").splitlines() if line.strip()]
     assert sum(line == "for i in range(4):" for line in lines) == 1, lines  # the code once
     for i in range(4):

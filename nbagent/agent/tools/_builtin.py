@@ -12,16 +12,18 @@ import inspect
 import io
 import traceback
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...engine._events import EventStream
+from .._approval import Approval
 from .._settings import Settings
 from ..archive._archive import Archive, data_dir
 from ..archive._archive import recall as recall_archived
 from ._cells import propose
-from ._context import ToolContext, no_archive
+from ._context import ToolContext, no_archive, own_approval, unguarded
 from ._data_items import briefing as briefing_of
 from ._files import read_text_page
 from ._namespace import variable_lines
@@ -157,12 +159,14 @@ def python(context: ToolContext, code: str) -> str:
         code: the code to run; assign results to variables to keep them.
     """
     out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            exec(compile(code, "<nbagent>", "exec"), context.namespace)
-    except Exception:
-        out.write(traceback.format_exc(limit=3))
-    return out.getvalue() or "(ran; printed nothing)"
+    with context.guard("the python tool's code") as undone:  # it cannot widen approval
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                exec(compile(code, "<nbagent>", "exec"), context.namespace)
+        except Exception:
+            out.write(traceback.format_exc(limit=3))
+    said = "".join(f"\n[{line}]" for line in undone)
+    return (out.getvalue() or "(ran; printed nothing)") + said
 
 
 @dataclass(frozen=True)
@@ -259,16 +263,18 @@ def notebook_tools(
     events: EventStream | None = None,
     settings: Callable[[], Settings] | None = None,
     page: PageBounds = PAGE,
+    approval: Callable[[], Approval] = own_approval,
+    guard: Callable[[str], AbstractContextManager[list[str]]] = unguarded,
     delegate: Callable[[str, str], str] | None = None,
     ask_compaction: Callable[[str], str] | None = None,
 ) -> list[Tool]:
     """The built-in tools over `namespace` (the notebook's variables); `archive` gives
     the session archive that `recall` searches; `events` is the session's event stream
-    (`propose_cell` announces its cell there); `delegate` and `ask_compaction` are the
-    session's doors (`ToolContext` says what each does): without them `delegate` and
-    `compact_context` are not offered."""
+    (`propose_cell` announces its cell there); `approval` and `guard` are the agent's,
+    `delegate` and `ask_compaction` the session's doors (`ToolContext` says what each
+    does): without them `delegate` and `compact_context` are not offered."""
     context = ToolContext(namespace, store, archive, settings or Settings.from_env, events, page,
-                          delegate, ask_compaction)
+                          approval, guard, delegate, ask_compaction)
     return builtin_tools(context, enabled={"enable_python": enable_python})
 
 

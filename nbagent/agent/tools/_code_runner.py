@@ -1,24 +1,27 @@
 """The contract between the `run_code` tool and whatever runs the model's code: a
-`CodeRunner` asks the user (when the policy says ask) and runs code in a namespace,
-returning a `CodeResult` — the bounded text the model reads and the outputs shown. The
-`PlainRunner` is the default outside a notebook (it prints nothing and asks on the
-terminal); the notebook room installs its own with `use_code_runner`.
+`CodeRunner` shows the code where the user sees it while the one approval mechanism asks
+(`ask`: the question and its answers are `Approval`'s), runs code in a namespace and
+returns a `CodeResult` — the bounded text the model reads and the outputs shown. The
+`PlainRunner` is the default outside a notebook (it prints nothing itself; the question
+shows the code on the terminal); the notebook room installs its own with `use_code_runner`.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-from .._approval import NoOneToAsk, ask_with_input
+from ...engine._exceptions import NbagentWarning
+from .._approval import CODE_ANSWERS, CODE_SCOPE, ApprovalRequest, Verdict
 from ._code_exec import BoundedText, Displayed, Executed, Shown, Status, execute
 from ._code_scope import contained
 
-Answer = Literal["run", "cell", "no"]
 Bundle = dict[str, Any]  # a mime bundle as the notebook shows it
+Decide = Callable[[str], Verdict]  # where the code is shown whole -> the verdict
 
 
 @dataclass
@@ -37,42 +40,30 @@ class CodeResult:
 class CodeRunner(Protocol):
     """Runs the model's code where the user can see it.
 
-    `ask` shows `code` and returns the user's answer: "run", "cell" (put it in a cell
-    below, unrun) or "no"; None when no one can answer (a batch run). `run` runs it in
-    `namespace` under the name `label` ("agent run 3"), shown with the model's one-line
-    `explanation`, and never raises for what the code does: an error, the user's
-    interrupt or `sys.exit` is the result's `status`."""
+    `ask` shows `code` (with the model's one-line `explanation`, as run `label`) where the
+    user sees it and returns `decide(shown_at)`: the one question, asked and read by the
+    agent's `Approval` (`shown_at` says where the code is shown whole, "" for in the
+    question itself); then it says there what became of the code
+    (`outcome_note(verdict.outcome)`). `run` runs it in `namespace` under the name `label`
+    ("agent run 3") and never raises for what the code does: an error, the user's
+    interrupt or `sys.exit` is the result's `status`. `tell` shows one line of nbagent's
+    about the run."""
 
-    def ask(self, code: str, explanation: str, label: str) -> Answer | None: ...
+    def ask(self, code: str, explanation: str, label: str, decide: Decide) -> Verdict: ...
 
     def run(self, code: str, namespace: dict[str, Any], label: str,
             explanation: str = "") -> CodeResult: ...
 
-
-def answer_of(typed: str) -> Answer:
-    """What the user typed at the question: empty or y/yes/run runs it; c/cell takes it
-    as a cell; anything else is no (a careful default)."""
-    word = typed.strip().lower()
-    if word in ("", "y", "yes", "r", "run"):
-        return "run"
-    if word in ("c", "cell"):
-        return "cell"
-    return "no"
+    def tell(self, text: str) -> None: ...
 
 
-QUESTION = "Run it? [Enter/y] run · [c] put it in a cell below · [n] don't run: "
-
-
-def ask_on_stdin(prompt: str = QUESTION) -> Answer | None:
-    """Ask the way outside tools are asked (`ask_with_input`: in a kernel, the front end's
-    input box); None when no one can answer (a batch run, no terminal). The user's
-    interrupt while it waits is raised: the turn is over, nothing runs."""
-    try:
-        return answer_of(ask_with_input(prompt))
-    except NoOneToAsk:
-        return None
-    except Exception:  # a broken front end is no answer, never a crash
-        return None
+def code_request(code: str, explanation: str, label: str, shown_at: str = "") -> ApprovalRequest:
+    """The approval request for one run of the model's code: the code whole, its label and
+    the model's explanation, the code scope (answer `a`: all code in this session)."""
+    said = " ".join(explanation.split())
+    return ApprovalRequest(action="run", subject="this code",
+                           source=f"{label}: {said}" if said else label, details=code,
+                           scopes=(CODE_SCOPE,), answers=CODE_ANSWERS, shown_at=shown_at)
 
 
 def text_form(label: str, executed: Executed, printed: BoundedText,
@@ -111,11 +102,14 @@ def text_form(label: str, executed: Executed, printed: BoundedText,
 
 class PlainRunner:
     """The default runner outside a notebook: runs in the namespace with what it prints
-    captured (bounded), asks on stdin. Shows nothing itself."""
+    captured (bounded). Shows nothing itself: the question shows the code whole on the
+    terminal, and a line of nbagent's is a warning."""
 
-    def ask(self, code: str, explanation: str, label: str) -> Answer | None:
-        header = f"# {explanation}\n" if explanation.strip() else ""
-        return ask_on_stdin(f"The model wants to run ({label}):\n{header}{code}\n{QUESTION}")
+    def ask(self, code: str, explanation: str, label: str, decide: Decide) -> Verdict:
+        return decide("")  # the question shows the code
+
+    def tell(self, text: str) -> None:
+        warnings.warn(text, NbagentWarning, stacklevel=2)
 
     def run(self, code: str, namespace: dict[str, Any], label: str,
             explanation: str = "") -> CodeResult:
@@ -150,6 +144,11 @@ def use_code_runner(runner: CodeRunner | None) -> CodeRunner | None:
     with _runner_lock:
         previous, _runner = _runner, runner
     return previous
+
+
+def installed_runner() -> CodeRunner | None:
+    """The runner `use_code_runner` installed (None: the plain default)."""
+    return _runner
 
 
 def code_runner() -> CodeRunner:

@@ -14,7 +14,7 @@ import ctypes
 import threading
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from ..archive._records import read_records
 from ..archive._redact import redact
 from ._cells import cell_piece, propose
 from ._code_ran import DETACHED, NEVER_ENDED, NOT_RUN, CodeRan, CodeStarting
-from ._code_runner import CodeResult, code_runner
+from ._code_runner import CodeResult, code_request, code_runner
 from ._code_scope import detach
 from ._context import ToolContext
 from ._images import attach_png
@@ -41,6 +41,7 @@ AS_CELL = ("Not run by you: the user took this code as a new cell below the chat
            "and run themselves; when they chat again you will see what the cell printed.")
 STOP_WAIT_S = 5.0  # how long a stop waits for the run to end
 INTERRUPTED_ASKING = "Not run: the user interrupted while the question waited."
+_REFUSED = {"n": DECLINED, "no one": NO_ONE, "interrupted": INTERRUPTED_ASKING}
 
 
 class CodeRuns:
@@ -239,26 +240,32 @@ def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
         runs.continue_from(context.archive())
     number = runs.take_number() if runs is not None else None  # once, whatever follows
     label = f"agent run {number}" if number is not None else "agent run"
-    with runs.running(number, code) if runs is not None else _nothing():
-        if policy == "ask":
-            try:
-                answer = runner.ask(code, explanation, label)
+    with runs.running(number, code) if runs is not None else _nothing(), \
+            ExitStack() as guarded:
+        if policy == "ask":  # `auto`: allowed without asking, the setting's standing answer
+            try:  # the one question, asked and read by the agent's Approval
+                approval = context.approval()
+                verdict = runner.ask(code, explanation, label, lambda shown_at: approval.decide(
+                    code_request(code, explanation, label, shown_at)))
             except KeyboardInterrupt:  # the turn ended while the question waited
                 return INTERRUPTED_ASKING
-            if answer is None:
-                return NO_ONE
-            if answer == "cell":
+            if verdict.outcome == "c":
                 propose(events, code, explanation)
                 raise HandOver(AS_CELL)  # the turn ends: the next step is the user's
-            if answer == "no":
-                return DECLINED
+            if not verdict.allowed:
+                return _REFUSED.get(verdict.outcome, f"Not run: {verdict.reason}.")
         if runs is not None and number is not None:
             runs.starting(number, code)  # on disk before it runs: a run may end the process
+        # whatever the run changes of how the user is asked is put back and said (`guard`)
+        undone = guarded.enter_context(context.guard(label))
         result = runner.run(code, context.namespace, label, explanation)
         if runs is not None:
             runs.record(result, number)
         if events is not None:
             attach_figures(events, result, label)
+    if undone:  # the run changed how the user is asked: put back, and said where they see it
+        runner.tell(undone[0])
+        return redact(f"{result.text}\n\n[{undone[0]}]")
     # it goes to the provider: secrets the code printed are redacted as in a variable's
     # description (the notebook shows the user what they would see anyway)
     return redact(result.text)

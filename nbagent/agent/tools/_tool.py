@@ -7,13 +7,14 @@ arrival; the full text goes to an `OutputStore` the model can page back.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import json
 import re
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -21,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ...engine._events import EventStream, OutputStored
 from ...engine._output import cap_output
-from .._approval import USER_CLOCK
+from .._asking import USER_CLOCK, QuestionDesk, answered_here
 from ._paging import MAX_PAGE_CHARS, PAGE, fitting_prefix
 from ._text import as_text
 
@@ -226,14 +227,18 @@ def run_tool(
         )
         return f"Error: invalid arguments for {name}: {problems}.", False, 0
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"nbagent-{name}")
-    try:
-        future = pool.submit(_call_and_show, chosen.function, dict(validated))
-        if not _finished(future, timeout):  # the thread cannot be killed; the chat moves on
-            return (f"Error: {name} did not finish within {timeout:g} s and was abandoned.",
-                    False, 0)
-        failure = future.exception()
-    finally:
-        pool.shutdown(wait=False)
+    # The tool's questions to the user are asked on this thread, the one the user's
+    # interrupt reaches (`_asking`); once this call is over, any still to come are refused.
+    with answered_here() as desk:
+        try:
+            future = pool.submit(contextvars.copy_context().run, _call_and_show,
+                                 chosen.function, dict(validated))
+            if not _finished(future, timeout, desk):  # the thread cannot be killed; the
+                return (f"Error: {name} did not finish within {timeout:g} s and was "
+                        "abandoned.", False, 0)  # chat moves on
+            failure = future.exception()
+        finally:
+            pool.shutdown(wait=False)
     if failure is None:
         text = future.result()
     elif isinstance(failure, (*ENDS_THE_TURN, HandOver)):  # the user's interrupt, or a
@@ -249,18 +254,19 @@ def run_tool(
     return text, True, len(text)
 
 
-def _finished(future: Future[str], timeout: float | None) -> bool:
-    """Whether the call ended within `timeout` seconds of its own work: time the user spent
-    answering a question it asked (an approval) is added to the limit."""
-    if timeout is None:
-        wait([future])
-        return True
+def _finished(future: Future[str], timeout: float | None, desk: QuestionDesk) -> bool:
+    """Whether the call ended within `timeout` seconds of its own work, its questions
+    answered meanwhile (`desk`): time the user spent answering a question it asked (an
+    approval) is added to the limit."""
     started, asked = time.monotonic(), USER_CLOCK.seconds()
     while True:
-        left = started + timeout + (USER_CLOCK.seconds() - asked) - time.monotonic()
-        if left <= 0:
-            return future.done()
-        if wait([future], timeout=left).done:
+        if timeout is None:
+            left = None
+        else:
+            left = started + timeout + (USER_CLOCK.seconds() - asked) - time.monotonic()
+            if left <= 0:
+                return future.done()
+        if desk.wait(future, left):
             return True
 
 

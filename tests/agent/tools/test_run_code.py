@@ -8,6 +8,7 @@ runner outside a notebook: test_code_runner."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
@@ -18,24 +19,23 @@ import pytest
 
 from nbagent import Agent, Settings
 from nbagent.agent.tools import AS_CELL, DECLINED, NO_ONE, OFF, code_runs, runs_as_cells
-from nbagent.code import (
-    Answer,
-    PlainRunner,
-    agent_cells,
-    use_code_runner,
-)
+from nbagent.approval import Approval, NoOneToAsk, Verdict
+from nbagent.code import PlainRunner, agent_cells, use_code_runner
 from nbagent.testing import ScriptedModel, calls, reply
 
 
 def turn(code: str, *, run_code: str = "auto", namespace: dict[str, Any] | None = None,
-         data: Path | None = None, **settings: Any) -> tuple[Agent, str]:
-    """One chat whose model runs `code` once: the agent and the tool result it read."""
+         data: Path | None = None, ask: Any = None, **settings: Any) -> tuple[Agent, str]:
+    """One chat whose model runs `code` once: the agent and the tool result it read. `ask`
+    answers the agent's question (the user at the input box)."""
     model = ScriptedModel([calls(("run_code", {"code": code, "explanation": "why"})),
                            reply("done")])
     agent = Agent(model=model, namespace=namespace if namespace is not None else {},
                   archive=data is not None,
                   settings=Settings(run_code=run_code, data_dir=str(data) if data else None,
                                     **settings))
+    if ask is not None:
+        agent.approval.ask = ask
     agent.chat("go")
     model.assert_consumed()
     (result,) = [m["content"] for m in agent.history.messages if m["role"] == "tool"]
@@ -43,15 +43,24 @@ def turn(code: str, *, run_code: str = "auto", namespace: dict[str, Any] | None 
 
 
 class Answers(PlainRunner):
-    """The plain runner with the user's answer given (no terminal in a test)."""
+    """The plain runner with the user's answers typed at the one question (no terminal in
+    a test): each is what the user types, None where no one can answer."""
 
-    def __init__(self, answer: Answer | None) -> None:
-        self.answer = answer
+    def __init__(self, *typed: str | None) -> None:
+        self.typed = list(typed)
         self.asked: list[str] = []
+        self.questions: list[str] = []
 
-    def ask(self, code: str, explanation: str, label: str) -> Answer | None:
+    def ask(self, code: str, explanation: str, label: str, decide: Any) -> Any:
         self.asked.append(code)
-        return self.answer
+        return super().ask(code, explanation, label, decide)
+
+    def answer(self, question: str) -> str:
+        self.questions.append(question)
+        typed = self.typed.pop(0)
+        if typed is None:
+            raise NoOneToAsk("batch")
+        return typed
 
 
 @pytest.fixture(autouse=True)
@@ -64,11 +73,10 @@ def plain_runner() -> Any:
 
 @pytest.fixture
 def answering() -> Any:
-    made: list[Answers] = []
+    """Installs a runner whose `answer` types the given answers at the question."""
 
-    def use(answer: Answer | None) -> Answers:
-        runner = Answers(answer)
-        made.append(runner)
+    def use(*typed: str | None) -> Answers:
+        runner = Answers(*typed)
         use_code_runner(runner)
         return runner
 
@@ -116,28 +124,61 @@ def test_off_refuses_and_offers_no_tool() -> None:
     assert offered(code="x = 1") == OFF and agent.namespace == namespace_before
 
 
-def test_ask_runs_when_the_user_says_run(answering: Any) -> None:
-    runner = answering("run")
+def test_ask_runs_when_the_user_says_yes(answering: Any) -> None:
+    runner = answering("y")
     namespace: dict[str, Any] = {}
-    _, text = turn("z = 5", run_code="ask", namespace=namespace)
+    _, text = turn("z = 5", run_code="ask", namespace=namespace, ask=runner.answer)
     assert runner.asked == ["z = 5"] and namespace["z"] == 5 and "ran in" in text
+    assert runner.questions[0].startswith("nbagent: the model wants to run this code "
+                                          "(agent run 1: why):\nz = 5\n")
 
 
-@pytest.mark.parametrize(("answer", "expected"), [("no", DECLINED), (None, NO_ONE)],
-                         ids=["declined", "no-one-to-ask"])
-def test_ask_refusals_run_nothing(answering: Any, answer: Answer | None, expected: str) -> None:
-    answering(answer)
+@pytest.mark.parametrize(("typed", "expected"), [
+    (("n",), DECLINED), ((None,), NO_ONE),
+    (("", "", ""), "Not run: this code (agent run 1: why) was not run: the user gave no "
+                   "answer nbagent understood in 3 tries."),
+    (("", "\n", "ok"), None)], ids=["declined", "no-one-to-ask", "stray-enters", "unclear"])
+def test_ask_refusals_run_nothing(answering: Any, typed: tuple[str | None, ...],
+                                  expected: str | None) -> None:
+    runner = answering(*typed)
     namespace: dict[str, Any] = {}
-    _, text = turn("z = 5", run_code="ask", namespace=namespace)
-    assert text == expected and "z" not in namespace
+    _, text = turn("z = 5", run_code="ask", namespace=namespace, ask=runner.answer)
+    assert "z" not in namespace and (expected is None or text == expected), text
+    assert text.startswith("Not run")
+
+
+def test_an_empty_answer_asks_again_and_runs_nothing_until_answered(answering: Any) -> None:
+    runner = answering("", "y")  # a stray Enter in the focused input box, then "y"
+    namespace: dict[str, Any] = {}
+    _, text = turn("z = 5", run_code="ask", namespace=namespace, ask=runner.answer)
+    assert len(runner.questions) == 2 and namespace["z"] == 5
+    assert runner.questions[1].startswith("nbagent: an empty answer is not one of the "
+                                          "answers — nothing ran.")
+
+
+def test_always_for_all_code_is_a_scope_listed_and_revoked(answering: Any) -> None:
+    runner = answering("a", "n")
+    model = ScriptedModel([calls(("run_code", {"code": "a = 1"})),
+                           calls(("run_code", {"code": "b = 2"})), reply("done"),
+                           calls(("run_code", {"code": "c = 3"})), reply("declined")])
+    namespace: dict[str, Any] = {}
+    agent = Agent(model=model, namespace=namespace, archive=False)  # the default: ask
+    agent.approval.ask = runner.answer
+    agent.chat("go")
+    assert (namespace["a"], namespace["b"], len(runner.questions)) == (1, 2, 1)  # asked once
+    assert agent.approval.allowed() == [("code",)]
+    assert agent.approval.revoke("code") == [("code",)]
+    agent.chat("again")
+    assert len(runner.questions) == 2 and "c" not in namespace  # asked again: declined
 
 
 def test_ask_cell_proposes_the_code_below_unrun(answering: Any) -> None:
-    answering("cell")
+    runner = answering("c")
     namespace: dict[str, Any] = {}
     model = ScriptedModel([calls(("run_code", {"code": "z = 5", "explanation": "set z"})),
                            reply("Run the cell below.")])
     agent = Agent(model=model, namespace=namespace, archive=False)  # the default: ask
+    agent.approval.ask = runner.answer
     proposed: list[str] = []
     agent.events.subscribe(lambda e: proposed.append(e.code) if hasattr(e, "code") and
                            type(e).__name__ == "CellProposed" else None)
@@ -147,6 +188,54 @@ def test_ask_cell_proposes_the_code_below_unrun(answering: Any) -> None:
     # the turn ends with the hand-over, whatever the model would have said next
     assert result.stop_reason == "handed_over" and len(model.requests) == 1
     assert "new cell below" in str(result.stop_message)
+
+
+WIDENING = {
+    "policy": "agent.configure(run_code='auto')",
+    "allowance": "agent.approval.allow('code')",
+    "ask": "agent.approval.ask = lambda question: 'y'",
+    "approval": "agent.toolbox.approval = Approval(ask=lambda question: 'y')",
+    "environment": "os.environ['NBAGENT_RUN_CODE'] = 'auto'",
+    "runner": "use_code_runner(Yes())",
+    "python-tool": "agent.configure(enable_python=True)",
+}
+
+
+@pytest.mark.parametrize("widen", list(WIDENING.values()), ids=list(WIDENING))
+def test_a_run_cannot_widen_its_own_approval(
+        answering: Any, widen: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NBAGENT_RUN_CODE", raising=False)
+    runner = answering("y", "n")
+
+    class Yes(PlainRunner):
+        def ask(self, code: str, explanation: str, label: str, decide: Any) -> Any:
+            return Verdict(True, outcome="y")
+
+    namespace: dict[str, Any] = {"os": os, "Approval": Approval, "Yes": Yes,
+                                 "use_code_runner": use_code_runner}
+    model = ScriptedModel([calls(("run_code", {"code": widen})), reply("widened"),
+                           calls(("run_code", {"code": "later = 1"})), reply("declined")])
+    agent = Agent(model=model, namespace=namespace, archive=False)  # env settings: ask
+    agent.approval.ask = runner.answer
+    namespace["agent"] = agent
+    lines: list[str] = []
+    runner.tell = lines.append  # type: ignore[method-assign]
+    agent.chat("go")
+    (said,) = lines
+    assert said.startswith("agent run 1 changed how you are asked (") and "undone" in said
+    assert said in agent.history.messages[-2]["content"]  # the model reads it too
+    assert agent.settings().run_code == "ask" and agent.approval.allowed() == []
+    assert agent.approval.ask == runner.answer and "python" not in agent.tools
+    agent.chat("again")
+    assert len(runner.questions) == 2 and "later" not in namespace  # asked again: "n"
+
+
+def test_a_run_that_leaves_approval_alone_says_nothing(answering: Any) -> None:
+    runner = answering("y")
+    lines: list[str] = []
+    runner.tell = lines.append  # type: ignore[method-assign]
+    _, text = turn("agent_settings_untouched = True", run_code="ask", ask=runner.answer)
+    assert lines == [] and "undone" not in text
 
 
 def test_every_run_is_archived_with_code_outcome_and_outputs(tmp_path: Path) -> None:
@@ -296,3 +385,14 @@ def test_the_plain_runner_tells_the_model_the_user_saw_no_output() -> None:
     _, text = turn("print('hello')")
     assert text.startswith("[agent run 1 ran in") and "the user was not shown" in text
     assert "in the notebook" not in text
+def test_the_older_python_tool_cannot_widen_approval_either() -> None:
+    model = ScriptedModel([calls(("python", {"code": "agent.configure(run_code='auto')"})),
+                           reply("done")])
+    namespace: dict[str, Any] = {}
+    agent = Agent(model=model, namespace=namespace, archive=False,
+                  settings={"enable_python": True, "run_code": "ask"})
+    namespace["agent"] = agent
+    agent.chat("go")
+    assert agent.settings().run_code == "ask"
+    assert "the python tool's code changed how you are asked (run_code 'ask' → 'auto')" in \
+        agent.history.messages[-2]["content"]
