@@ -100,18 +100,25 @@ class _Question:
 class QuestionDesk:
     """The questions of one tool call, put by the thread that waits for it."""
 
-    def __init__(self) -> None:
+    def __init__(self, outer: QuestionDesk | None = None) -> None:
         self._lock = threading.Lock()
         self._pending: list[_Question] = []
         self._arrived: Future[None] = Future()
         self._closed = False
         self._server = threading.get_ident()
+        # A tool run inside a tool (a delegated task's own calls) is served by a thread that
+        # is itself waited for: its questions go on to that thread's server, so every
+        # question is put where the user's interrupt lands.
+        self._outer = outer
+
+    def _ask_here(self, ask: Callable[[str], str], text: str) -> str:
+        return self._outer.put(ask, text) if self._outer is not None else str(ask(text))
 
     def put(self, ask: Callable[[str], str], text: str) -> str:
         """Ask `text` with `ask` on the serving thread and return the answer; raises what
         `ask` raised, or `Interrupted` when the turn ended first."""
         if threading.get_ident() == self._server:
-            return str(ask(text))
+            return self._ask_here(ask, text)
         question = _Question(ask, text)
         with self._lock:
             if self._closed:
@@ -135,7 +142,7 @@ class QuestionDesk:
                 self._arrived = Future()
         for number, question in enumerate(pending):
             try:
-                question.answer.set_result(str(question.ask(question.text)))
+                question.answer.set_result(self._ask_here(question.ask, question.text))
             except KeyboardInterrupt:
                 for cancelled in pending[number:]:
                     cancelled.answer.set_exception(Interrupted("the user interrupted"))
@@ -161,7 +168,7 @@ def answered_here() -> Iterator[QuestionDesk]:
     """Within the block, questions from a thread started in a copy of this context
     (`contextvars.copy_context().run`) are put by this thread, in `QuestionDesk.wait`;
     on the way out any still to come are refused."""
-    desk = QuestionDesk()
+    desk = QuestionDesk(outer=_DESK.get())
     token = _DESK.set(desk)
     try:
         yield desk

@@ -257,15 +257,12 @@ def test_an_interrupt_in_the_branch_leaves_both_histories_valid(in_folder: Path)
 
 
 def test_code_taken_as_a_cell_inside_the_branch_ends_the_main_turn(in_folder: Path) -> None:
-    class TakesIt(PlainRunner):
-        def ask(self, code: str, explanation: str, label: str) -> Any:
-            return "cell"
-
-    previous = use_code_runner(TakesIt())
+    previous = use_code_runner(PlainRunner())
     try:
         model = ScriptedModel([calls(("delegate", {"task": "plot"})),
                                calls(("run_code", {"code": "x = 1"}))])
         agent = agent_over(model, in_folder)
+        agent.approval.ask = lambda question: "c"  # the one question: take it as a cell
         result = agent.chat("plot it")
     finally:
         use_code_runner(previous)
@@ -279,9 +276,9 @@ def test_the_branchs_code_asks_and_is_numbered_as_the_sessions(in_folder: Path) 
     class Answers(PlainRunner):
         asked: list[str] = []
 
-        def ask(self, code: str, explanation: str, label: str) -> Any:
+        def ask(self, code: str, explanation: str, label: str, decide: Any) -> Any:
             self.asked.append(label)
-            return "run"
+            return decide("")  # the one question, answered by the agent's approval
 
     runner = Answers()
     previous = use_code_runner(runner)
@@ -293,6 +290,7 @@ def test_the_branchs_code_asks_and_is_numbered_as_the_sessions(in_folder: Path) 
                                reply("done")])
         agent = agent_over(model, in_folder, namespace=namespace,
                            settings={"run_code": "ask"})
+        agent.approval.ask = lambda question: "y"
         agent.chat("set them")
     finally:
         use_code_runner(previous)
@@ -338,4 +336,33 @@ def test_a_cut_output_of_the_branch_is_archived_under_its_name(in_folder: Path) 
     assert stored["ref"] == "branch1.call_2" and stored["text"] == dump()
     page = agent.tools["read_output"](ref="branch1.call_2", offset=30_000)
     assert "row 1500: value 10500" in page  # the main agent can read it back too
+    agent.close()
+
+
+def test_a_question_from_inside_a_branch_is_asked_where_the_interrupt_lands(
+        in_folder: Path) -> None:
+    """The branch's code asks through the thread that chats (the kernel's interrupt lands
+    there only), not the branch's own thread, which is itself waited for."""
+    import threading
+
+    asked_on: list[int] = []
+
+    def ask(question: str) -> str:
+        asked_on.append(threading.get_ident())
+        return "y"
+
+    previous = use_code_runner(PlainRunner())
+    try:
+        namespace: dict[str, Any] = {}
+        model = ScriptedModel([calls(("delegate", {"task": "set b"})),
+                               calls(("run_code", {"code": "b = 2"})), reply("b is 2"),
+                               reply("done")])
+        agent = agent_over(model, in_folder, namespace=namespace,
+                           settings={"run_code": "ask"})
+        agent.approval.ask = ask
+        agent.chat("set it")
+    finally:
+        use_code_runner(previous)
+    assert namespace["b"] == 2
+    assert asked_on == [threading.get_ident()]
     agent.close()

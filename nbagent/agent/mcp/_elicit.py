@@ -20,7 +20,7 @@ from typing import Any
 
 import mcp_types as types
 
-from .._approval import USER_CLOCK, NoOneToAsk
+from .._asking import USER_CLOCK, NoOneToAsk
 from .._inert_text import hidden_in, visible
 
 MAX_TRIES = 3  # a field answered wrongly this often cancels the request

@@ -14,7 +14,8 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any, Protocol, TypeVar
 
-from .._approval import USER_CLOCK, Approval
+from .._approval import Approval
+from .._asking import USER_CLOCK
 from .._inert_text import strip_hidden
 from ._catalog import Catalog
 from ._config import ServerSpec

@@ -27,7 +27,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .._approval import USER_CLOCK, Approval
+from .._approval import Approval
+from .._asking import USER_CLOCK
 from . import _elicit
 from ._catalog import Catalog, allow_configured
 from ._config import (

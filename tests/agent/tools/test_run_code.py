@@ -335,12 +335,12 @@ def test_a_run_that_will_not_stop_is_cut_loose_and_prints_nothing_into_later_out
 
 def test_numbers_are_taken_once_across_declines_and_resumes(
         answering: Any, tmp_path: Path) -> None:
-    answering("no")
+    runner = answering("n", "y", "y")
     model = ScriptedModel([calls(("run_code", {"code": "a = 1"})), reply("declined"),
                            calls(("run_code", {"code": "b = 2"})), reply("ran")])
     agent = Agent(model=model, namespace={}, settings=Settings(data_dir=str(tmp_path)))
+    agent.approval.ask = runner.answer
     agent.chat("first")
-    answering("run")
     agent.chat("second")
     results = [m["content"] for m in agent.history.messages if m["role"] == "tool"]
     assert results[0] == DECLINED and results[1].startswith("[agent run 2 ran in")
@@ -349,6 +349,7 @@ def test_numbers_are_taken_once_across_declines_and_resumes(
     resumed = Agent.resume(agent.session_id, model=ScriptedModel(
         [calls(("run_code", {"code": "c = 3"})), reply("again")]),
         settings={"data_dir": str(tmp_path)})
+    resumed.approval.ask = runner.answer
     resumed.chat("third")
     assert resumed.history.messages[-2]["content"].startswith("[agent run 3 ran in")
     resumed.close()
