@@ -35,7 +35,7 @@ _BUILT: dict[Any, EngineSettings] = {}
 class EngineSettings(BaseModel):
     """What the engine reads. Each field is read from `NBAGENT_<FIELD NAME>`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     max_context_tokens: PositiveInt | None = Field(
         None, description="Overrides the model's context window (wins over everything)."
