@@ -119,10 +119,10 @@ def event_data(chunks: Iterable[bytes]) -> Iterator[list[str]]:
     Read with bytes methods, a batch at a time: httpx-sse decodes each line in Python,
     which for a reply of several hundred events cost as much as the rest of the call."""
     pending = b""
-    for chunk in itertools.chain(chunks, [b""]):  # b"": the end (a last CR ends its line)
-        pending += chunk
+    for chunk in itertools.chain(chunks, [None]):  # None: the end (a last CR ends its line)
+        pending += chunk or b""
         if b"\r" in pending:  # CRLF or CR line endings, as the format allows
-            if chunk and pending.endswith(b"\r"):
+            if chunk is not None and pending.endswith(b"\r"):
                 continue  # the LF of a CRLF may come next
             pending = pending.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         *blocks, pending = pending.split(b"\n\n")
