@@ -8,15 +8,22 @@ notebook sees it) less the time the stub spent answering that turn's requests. A
 the kernel's resident memory. The stub streams each reply as `--events` events of 5
 characters when asked to stream, and reports prompt tokens as o200k_base counts them.
 
-Clients (`CLIENTS`): nbagent's `%%chat` with the defaults a user gets (archive, built-in
-tools, notebook context, the streamed reply shown as Markdown); plain litellm keeping the
-whole history, unstreamed and streamed (the reply printed); Jupyter AI's magics when
-`--jupyter-ai PYTHON` names an interpreter that has them (and ipykernel): v2's
-`jupyter-ai-magics` (its `%%ai`, LangChain under it) or v3's `jupyter-ai-magic-commands`.
+Clients (`clients`): nbagent's `%%chat` with the defaults a user gets (archive, built-in
+tools, notebook context, the streamed reply shown as Markdown), its model and server set in
+the environment; plain litellm keeping the whole history, unstreamed (and streamed with
+`--litellm-stream`), the reply printed; Jupyter AI's magics when `--jupyter-ai PYTHON`
+names an interpreter that has them and ipykernel: v2's `jupyter-ai-magics` (its `%%ai`,
+LangChain under it) or v3's `jupyter-ai-magic-commands` (litellm under it). Each kernel
+runs its cells as JupyterLab does (the request names its cell), one kernel at a time.
 
-    python bench/turn_overhead.py                                  # updates docs/performance.md
-    python bench/turn_overhead.py --jupyter-ai /path/to/venv/bin/python --turns 300
-    python bench/turn_overhead.py --serve 480                      # only the stub
+Jupyter AI goes in virtualenvs of its own (its dependencies are not nbagent's):
+    python -m venv /tmp/jai2 && /tmp/jai2/bin/pip install jupyter-ai-magics \
+        "langchain-core<0.4" "langchain-openai<0.4" ipykernel
+    python -m venv /tmp/jai3 && /tmp/jai3/bin/pip install jupyter-ai-magic-commands ipykernel
+
+    python bench/turn_overhead.py --jupyter-ai /tmp/jai2/bin/python \
+        --jupyter-ai /tmp/jai3/bin/python        # 300 turns; updates docs/performance.md
+    python bench/turn_overhead.py --serve 480    # only the stub
 """
 
 from __future__ import annotations
@@ -139,12 +146,11 @@ get_ipython().events.register("pre_run_cell", _bench_pre)
 get_ipython().events.register("post_run_cell", _bench_post)
 """
 # Each client: the setup cell and one turn's cell ({base}: the stub's URL, {i}: the turn).
-NBAGENT_SETUP = """
-%load_ext nbagent
-import nbagent
-nbagent.set_current(nbagent.Agent(model=nbagent.LiteLLMModel(
-    "openai/bench-model", api_base="{base}", api_key="sk-bench")))
-"""
+# nbagent as a user with an OpenAI-compatible server sets it up: the model and the server
+# in the environment (NBAGENT_MODEL; litellm reads OPENAI_API_BASE), then the extension
+NBAGENT_SETUP = "%load_ext nbagent"
+OPENAI_ENV = {"OPENAI_API_KEY": "sk-bench", "OPENAI_API_BASE": "{base}",
+              "OPENAI_BASE_URL": "{base}"}
 LITELLM_SETUP = """
 import os
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
@@ -176,12 +182,15 @@ class Client:
     env: dict[str, str] = field(default_factory=dict)
 
 
-def clients(jupyter_ai: list[str]) -> list[Client]:
+def clients(jupyter_ai: list[str], litellm_stream: bool = False) -> list[Client]:
     found = [
-        Client("nbagent `%%chat` (streamed)", NBAGENT_SETUP, "%%chat\n" + QUESTION),
+        Client("nbagent `%%chat` (streamed)", NBAGENT_SETUP, "%%chat\n" + QUESTION,
+               env={**OPENAI_ENV, "NBAGENT_MODEL": "openai/bench-model"}),
         Client("plain litellm, unstreamed", LITELLM_SETUP, f'ask("{QUESTION}", stream=False)'),
-        Client("plain litellm, streamed", LITELLM_SETUP, f'ask("{QUESTION}", stream=True)'),
     ]
+    if litellm_stream:  # its stream wrapper: ~0.5 s of CPU a reply (bench/turn_cost.py)
+        found.append(Client("plain litellm, streamed", LITELLM_SETUP,
+                            f'ask("{QUESTION}", stream=True)'))
     for python in jupyter_ai:
         version = subprocess.run(
             [python, "-c", "import importlib.metadata as m\nfor d in ('jupyter-ai-magics', "
@@ -194,16 +203,12 @@ def clients(jupyter_ai: list[str]) -> list[Client]:
         if version[0] == "jupyter-ai-magics":  # v2: LangChain's ChatOpenAI under %%ai
             found.append(Client(
                 f"Jupyter AI {version[1]} `%%ai`", "%load_ext jupyter_ai_magics",
-                "%%ai openai-chat:gpt-4o-mini\n" + QUESTION, python,
-                {"OPENAI_API_KEY": "sk-bench", "OPENAI_API_BASE": "{base}",
-                 "OPENAI_BASE_URL": "{base}"}))
+                "%%ai openai-chat:gpt-4o-mini\n" + QUESTION, python, OPENAI_ENV))
         else:
             found.append(Client(
                 f"Jupyter AI magic commands {version[1]} `%%ai`",
                 "%load_ext jupyter_ai_magic_commands",
-                "%%ai openai/bench-model\n" + QUESTION, python,
-                {"OPENAI_API_KEY": "sk-bench", "OPENAI_API_BASE": "{base}",
-                 "OPENAI_BASE_URL": "{base}", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}))
+                "%%ai openai/gpt-4o-mini --api-base {base}\n" + QUESTION, python, OPENAI_ENV))
     return found
 
 
@@ -249,13 +254,14 @@ def run_client(client: Client, base_url: str, turns: int, folder: Path) -> Run:
                                       + message["content"]["evalue"][:200])
 
         execute(client.setup.replace("{base}", base_url))
-        execute(client.turn.replace("{i}", "0"))
+        turn = client.turn.replace("{base}", base_url)
+        execute(turn.replace("{i}", "0"))
         run.rss_start_mb = process.memory_info().rss / 2**20
         execute(TIMER)
         for i in range(1, turns + 1):
             before = stub_times(base_url)
             start = time.perf_counter()
-            execute(client.turn.replace("{i}", str(i)))
+            execute(turn.replace("{i}", str(i)))
             wall = time.perf_counter() - start
             served = stub_times(base_url)[len(before):]
             run.requests += len(served)
@@ -309,11 +315,12 @@ def quantile(values: list[float], share: float) -> float:
     return ordered[round(share * (len(ordered) - 1))] if ordered else float("nan")
 
 
-def measure(events: int, turns: int, jupyter_ai: list[str], only: str = "") -> dict[str, Any]:
+def measure(events: int, turns: int, jupyter_ai: list[str], only: str = "",
+            litellm_stream: bool = False) -> dict[str, Any]:
     results: dict[str, Any] = {}
     with stub(events) as base_url, tempfile.TemporaryDirectory() as folder:
         # one at a time (two kernels at once would share the cores), each on its own folder
-        for client in clients(jupyter_ai):
+        for client in clients(jupyter_ai, litellm_stream):
             if only not in client.name:
                 continue
             run = run_client(client, base_url, turns, Path(folder) / str(len(results)))
@@ -350,7 +357,26 @@ def table(result: dict[str, Any]) -> str:
         "less the stub's time answering it. nbagent over the lightest peer "
         f"({lightest}): **{ratio_cpu:.2f}×** in kernel CPU, **{ratio_over:.2f}×** in "
         "overhead (target ≤ 2×); kernel memory after the last turn "
-        f"**{ours['rss_end_mb']:.0f} MB** (target ≤ 250 MB).")
+        f"**{ours['rss_end_mb']:.0f} MB** (target ≤ 250 MB).\n\n" + WHERE_IT_GOES)
+
+
+# What profiles of nbagent's kernel (cProfile on process time, py-spy) showed, kept beside
+# the figures: what was cut, and what is left.
+WHERE_IT_GOES = (
+    "Where a turn's CPU went, and what was cut: reading the ~480 events (httpx-sse decoded "
+    "each line in Python; now split with bytes methods, a batch parsed at once), the "
+    "settings read from the environment ~18 times a turn (a failed lookup per field; now one "
+    "pass over the names), the archive's secret snapshot per record (each name's verdict "
+    "now kept) and a whole-history re-estimate on every count (`_as_sent` compared with a "
+    "fresh copy). What is left grows with the session: litellm checks and transforms every "
+    "message of each request (plain litellm keeping the history grows alike), the cache "
+    "plan digests every message per request (`_request._chain`), and compactions (the "
+    "requests beyond one a turn are their summaries). Memory: litellm itself (~175 MB in a "
+    "kernel); "
+    "litellm's own cost calculation for a stream loads tiktoken's cl100k_base (~40 MB, "
+    "which an unstreamed call does not); Markdown, widgets and nbagent's own modules "
+    "~15 MB. With no model set, `%load_ext nbagent` also starts the embedded model "
+    "(llama.cpp and its tokenizer in the kernel, ~50 MB): here the model is set first.")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -363,11 +389,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--serve", type=int, metavar="EVENTS", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--only", default="", help="the clients whose name has this")
+    parser.add_argument("--litellm-stream", action="store_true",
+                        help="also plain litellm streamed (slow: its stream wrapper)")
     args = parser.parse_args(argv)
     if args.serve:
         serve(args.serve)
         return 0
-    result = measure(args.events, args.turns, args.jupyter_ai, args.only)
+    result = measure(args.events, args.turns, args.jupyter_ai, args.only, args.litellm_stream)
     if args.json:
         print(json.dumps(result))
         return 0
