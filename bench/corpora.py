@@ -2,8 +2,9 @@
 
 Built on this machine from what ships with Python and the installed packages
 (stdlib sources and docstrings, its CJK codec test files, CLDR names in babel,
-JupyterLab's minified bundles, nbconvert's LaTeX templates, numpy docstrings)
-plus seeded generated data (JSON, logs, DataFrame printouts, base64, emoji).
+JupyterLab's minified bundles, nbconvert's LaTeX templates, numpy docstrings),
+Chinese, Japanese and Korean prose written for it (bench/texts/), plus seeded
+generated data (JSON, logs, DataFrame printouts, base64, emoji).
 Nothing is downloaded and every run builds the same text.
 
 Every corpus is two halves drawn from different sources or seeds: the estimator's
@@ -633,12 +634,46 @@ def _cjk_sentences(seed: int, first: bool) -> str:
     return space.join(out)
 
 
+_TEXTS = Path(__file__).parent / "texts"
+
+
+def _written(half: str) -> dict[str, list[str]]:
+    """The paragraphs of bench/texts/cjk_<half>.txt by section ("zh", "ja-mixed", ...):
+    prose written for this corpus, on a notebook's topics (data, errors, models) and
+    others; half "a" trains, half "b" is held out and was written apart from it."""
+    sections: dict[str, list[str]] = {}
+    text = (_TEXTS / f"cjk_{half}.txt").read_text(encoding="utf-8")
+    for section in re.split(r"^## ", text, flags=re.MULTILINE)[1:]:
+        name, _, body = section.partition("\n")
+        sections[name.strip()] = [p.strip() for p in body.split("\n\n") if p.strip()]
+    return sections
+
+
+def _prose(half: str, suffix: str = "") -> list[str]:
+    """The written paragraphs of one half, each language's joined two by two (a sample of
+    a few hundred characters, as a chat reply is)."""
+    out = []
+    for language in ("zh", "ja", "ko"):
+        paragraphs = _written(half).get(language + suffix, [])
+        out += ["\n\n".join(paragraphs[i : i + 2]) for i in range(0, len(paragraphs), 2)]
+    return out
+
+
 def cjk_text() -> Corpus:
-    """Chinese, Japanese and Korean: codec test prose and CLDR words in sentences."""
+    """Chinese, Japanese and Korean prose: written for this corpus, and the codec test
+    files'."""
     texts = _codec_texts()
-    first = [t[: len(t) // 2] for t in texts] + _chunks(_cjk_sentences(41, True), size=1_500)
-    second = [t[len(t) // 2 :] for t in texts] + _chunks(_cjk_sentences(42, False), size=1_500)
-    return Corpus(first[:SAMPLES_PER_HALF], second[:SAMPLES_PER_HALF])
+    first = [t[: len(t) // 2] for t in texts] + _prose("a")
+    second = [t[len(t) // 2 :] for t in texts] + _prose("b")
+    return Corpus(first, second)
+
+
+def cjk_names() -> Corpus:
+    """CLDR's names of places, languages and currencies strung into sentences with random
+    particles: no one writes this, but a table of such names costs o200k more per
+    character than prose (rare characters, few merges). Reported beside the kinds, not fitted."""
+    return Corpus(_chunks(_cjk_sentences(41, True), size=1_500),
+                  _chunks(_cjk_sentences(42, False), size=1_500))
 
 
 _CODE_WORDS = [
@@ -664,8 +699,12 @@ _CODE_WORDS = [
 
 
 def _mixed(seed: int, first: bool) -> list[str]:
+    """Written prose with identifiers, numbers, units and inline code put between its
+    clauses, in samples of 2,000 characters."""
     rng = random.Random(seed)
-    base = _cjk_sentences(seed, first)
+    half = "a" if first else "b"
+    base = "\n\n".join("\n\n".join(_written(half).get(language, []))
+                       for language in ("zh", "ja", "ko"))
     pieces = re.split(r"(?<=[。，、.,])", base)
     out = []
     for piece in pieces:
@@ -683,8 +722,10 @@ def _mixed(seed: int, first: bool) -> list[str]:
 
 
 def mixed_cjk_latin() -> Corpus:
-    """CJK sentences with identifiers, numbers, units and inline code between them."""
-    return Corpus(_mixed(51, True), _mixed(52, False))
+    """CJK prose with identifiers, numbers, units and inline code: written so (the
+    explanation of a line of pandas in Chinese) and with them put between its clauses."""
+    return Corpus(_prose("a", "-mixed") + _mixed(51, True),
+                  _prose("b", "-mixed") + _mixed(52, False))
 
 
 _EMOJI_1 = [

@@ -9,40 +9,61 @@ and the ladder), `nbagent.providers` (what a provider's error means), `nbagent.t
 (scripted fakes), `nbagent.local` (the embedded model), `nbagent.mcp` (MCP servers),
 `nbagent.code` (code the model runs: the runner contract, `agent_cells`),
 `nbagent.widgets` (the notebook UI). Importing nbagent imports neither litellm nor
-IPython nor ipywidgets.
+IPython nor ipywidgets, and each name loads on first use.
 """
 
 from __future__ import annotations
 
-from .agent._agent import Agent
-from .agent._billing import Billing
-from .agent._current import current, new_session, reset, set_current
-from .agent._loop import ChatResult
-from .agent._settings import Settings
-from .agent.models._call import RetryPolicy
-from .agent.models._discovery import find_local_models
-from .agent.models._llm import ChatModel, Completion, LiteLLMModel
-from .agent.tools._tool import Tool, tool
-from .engine._breakdown import Breakdown
-from .engine._controller import CompactionController
-from .engine._decision import Decision
-from .engine._exceptions import (
-    ArchiveError,
-    BusyError,
-    CompactionFailed,
-    ConfigWarning,
-    HistoryError,
-    LocalModelError,
-    ModelCallError,
-    NbagentError,
-    NbagentWarning,
-)
-from .engine._history import History, validate_messages
-from .engine._preview import Preview
-from .engine._thresholds import METER_LEVELS, ContextState, MeterLevel, context_state, thresholds
-from .engine._tokens import estimate_message_tokens, estimate_tokens
-from .engine._usage import Usage
-from .engine._window import WindowInfo, resolve_window
+from typing import TYPE_CHECKING
+
+from .agent._doors import lazy_door as _lazy_door  # private: not a name the root exports
+
+if TYPE_CHECKING:
+    from .agent._agent import Agent
+    from .agent._billing import Billing
+    from .agent._current import current, new_session, reset, set_current
+    from .agent._loop import ChatResult
+    from .agent._settings import Settings
+    from .agent.models._call import RetryPolicy
+    from .agent.models._discovery import find_local_models
+    from .agent.models._llm import ChatModel, Completion, LiteLLMModel
+    from .agent.tools._tool import Tool, tool
+    from .engine._breakdown import Breakdown
+    from .engine._controller import CompactionController
+    from .engine._decision import Decision
+    from .engine._exceptions import (
+        ArchiveError,
+        BusyError,
+        CompactionFailed,
+        ConfigWarning,
+        HistoryError,
+        LocalModelError,
+        ModelCallError,
+        NbagentError,
+        NbagentWarning,
+    )
+    from .engine._history import History, validate_messages
+    from .engine._preview import Preview
+    from .engine._thresholds import (
+        METER_LEVELS,
+        ContextState,
+        MeterLevel,
+        context_state,
+        thresholds,
+    )
+    from .engine._tokens import estimate_message_tokens, estimate_tokens
+    from .engine._usage import Usage
+    from .engine._window import WindowInfo, resolve_window
+
+# Each name loads on first use, not here (PEP 562, as the agent room's doors do): the parts
+# behind the names cost ~0.25 s of CPU (pydantic, some 250 modules), which a process that
+# imports nbagent and has not used it yet should not pay (docs/performance.md). The
+# engine's parts come first, as every agent part imports them anyway.
+_PARTS = (".engine._exceptions", ".engine._tokens", ".engine._usage", ".engine._history",
+          ".engine._decision", ".engine._window", ".engine._thresholds", ".engine._breakdown",
+          ".engine._preview", ".engine._controller", ".agent.tools._tool", ".agent.models._call",
+          ".agent.models._llm", ".agent.models._discovery", ".agent._billing", ".agent._settings",
+          ".agent._loop", ".agent._current", ".agent._agent")
 
 __version__ = "0.1.0"
 
@@ -99,3 +120,7 @@ __all__ = [
     "tool",
     "validate_messages",
 ]
+
+
+if not TYPE_CHECKING:  # mypy reads the imports above, so a name no part has is an error
+    __getattr__, __dir__ = _lazy_door(globals(), _PARTS)  # see above

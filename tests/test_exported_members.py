@@ -1,14 +1,23 @@
 from __future__ import annotations
 
+import pytest
+
 import nbagent
 
 
 def test_all_lists_exactly_the_public_names_the_root_exports() -> None:
+    """The root loads its names on first use (PEP 562): once each is used, what the module
+    holds is `__all__`, and a name outside it is not there."""
+    for name in nbagent.__all__:
+        getattr(nbagent, name)
+    with pytest.raises(AttributeError):
+        nbagent.not_a_name  # type: ignore[attr-defined]  # noqa: B018
     public = {
         name
         for name, value in vars(nbagent).items()
         if not name.startswith("_") and getattr(value, "__module__", "").startswith("nbagent.")
     }
+    assert sorted(dir(nbagent)) == sorted({*vars(nbagent), *nbagent.__all__})
     constants = {name for name in nbagent.__all__ if name.isupper()}  # tuples carry no module
     assert set(nbagent.__all__) - constants == public
     assert all(not callable(getattr(nbagent, name)) for name in constants)

@@ -12,6 +12,7 @@ interpreter.
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -157,11 +158,36 @@ def test_litellm_is_imported_only_by_the_model_seam() -> None:
     assert importers == sorted(LLM_MODULES)
 
 
-def test_importing_nbagent_pulls_in_no_heavy_dependency() -> None:
-    heavy = ("litellm", "IPython", "ipywidgets", "tiktoken", "llama_cpp")
-    code = f"import sys, nbagent; print(sorted(m for m in {heavy!r} if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+# What is loaded only where it is used (issue 44): what talks to a network (httpx, ssl,
+# asyncio's loops, the SDKs), parses Markdown, builds a CLI (httpx's own pulls in click and
+# pygments), reads a config file format, or is a model or notebook library. Named rather
+# than counted, so a new Python or library version does not break the pin.
+LOADED_WHEN_USED = ("httpx", "httpx_sse", "ssl", "asyncio", "anyio", "click", "pygments",
+                    "markdown_it", "nh3", "json5", "mcp", "litellm", "openai", "tiktoken",
+                    "llama_cpp", "IPython", "ipywidgets", "anywidget", "jinja2")
+
+
+def loaded_by(code: str) -> set[str]:
+    """The modules a fresh interpreter has after running `code`."""
+    code += "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    return set(json.loads(out.stdout.splitlines()[-1]))
+
+
+def test_importing_nbagent_loads_its_door_and_nothing_behind_it() -> None:
+    """`import nbagent` alone loads the root's lazy door; each name loads on first use."""
+    loaded = loaded_by("import nbagent")
+    assert sorted(m for m in loaded if m.startswith("nbagent")) == [
+        "nbagent", "nbagent.agent", "nbagent.agent._doors"]
+    assert not {m.partition(".")[0] for m in loaded} & {*LOADED_WHEN_USED, "pydantic"}
+
+
+def test_every_exported_name_and_a_new_agent_load_nothing_used_later() -> None:
+    loaded = loaded_by("from nbagent import *\nfrom nbagent.testing import ScriptedModel\n"
+                       "Agent(model=ScriptedModel(['hi']), namespace={}, archive=False)")
+    assert "nbagent.agent._agent" in loaded
+    assert sorted({m.partition(".")[0] for m in loaded} & set(LOADED_WHEN_USED)) == []
 
 
 def test_no_module_is_over_350_lines() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,14 +41,33 @@ def with_context(messages: list[Message], context: str | None) -> list[Message]:
 MAX_REMEMBERED = 64  # earlier breakpoints remembered per session
 
 
-def _chain(messages: Sequence[Message]) -> list[str]:
-    """A running digest per message: entry i stands for the whole prefix through i."""
-    digest, chain = "", []
-    for message in messages:
+def _chain(messages: Sequence[Message], memo: Any = None) -> list[str]:
+    """A running digest per message: entry i stands for the whole prefix through i.
+
+    With a `memo` (the session), the digests of the longest prefix made of the very
+    message objects of the last call are taken from it: a message in the history is never
+    edited in place (compaction and redaction make new dicts), and serialising the whole
+    history again for each request made a turn's cost grow with the session."""
+    before, known = _CHAINS.get(memo, ((), [])) if memo is not None else ((), [])
+    same = 0
+    for old, new in zip(before, messages, strict=False):
+        if old is not new:
+            break
+        same += 1
+    chain = known[:same]
+    digest = chain[-1] if chain else ""
+    for message in messages[same:]:
         text = json.dumps(message, ensure_ascii=False, sort_keys=True, default=str)
         digest = hashlib.sha1((digest + text).encode("utf-8", "surrogatepass")).hexdigest()
         chain.append(digest)
+    if memo is not None:
+        _CHAINS[memo] = (tuple(messages), chain)
     return chain
+
+
+# per session: the messages of its last request and their digests (dropped with it)
+_CHAINS: weakref.WeakKeyDictionary[Any, tuple[tuple[Message, ...], list[str]]] = \
+    weakref.WeakKeyDictionary()
 
 
 def _compacted_until(messages: Sequence[Message], layout: Layout) -> int | None:
@@ -89,7 +109,7 @@ class CacheMemory:
             prefix.append(running)
         layout = Layout.of(messages)
         boundary = _compacted_until(messages, layout)
-        chain = _chain(messages)
+        chain = _chain(messages, session)
         written = session.cache_marks
         held = [i for i, digest in written.items()
                 if i < len(chain) - 1 and chain[i] == digest]

@@ -19,7 +19,7 @@ MAX_FAILURES = 3  # consecutive failed compactions that open the circuit breaker
 class Decision(BaseModel):
     """What one controller call did, and why. Every controller call returns one."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     # each field's words are its `description`: docs/configuration.md's "decision fields"
     # table is printed from them (tests/docs_blocks.py), and a field without one fails there

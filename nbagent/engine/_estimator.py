@@ -116,6 +116,13 @@ _PATTERNS: tuple[tuple[str, str, bytes], ...] = (
     ("caps_then_lower", "x", bytes([_UPPER, _UPPER, _LOWER])),  # base64, ALLCaps words
 )
 _DIGIT_RUNS = tuple(b"." + b"0" * n for n in (4, 7, 10, 13))  # one more piece each
+# Characters a lead byte cannot tell apart, counted on the UTF-8 bytes of a text that has
+# any beyond ASCII (their first two bytes): fullwidth forms (U+FF00–FF7F: the comma,
+# colon and brackets of Chinese and Japanese prose) share their lead byte with the
+# variation selectors of emoji, but o200k merges them with the characters around them.
+_RAW_COUNTS: tuple[tuple[str, tuple[bytes, ...]], ...] = (
+    ("fullwidth", (b"\xef\xbc", b"\xef\xbd")),
+)
 
 _WEIGHTS: dict[str, float] = {
     # One token per piece, as o200k's pre-tokenizer splits text (fixed, never fitted).
@@ -150,9 +157,10 @@ _WEIGHTS: dict[str, float] = {
     "latin2": 0.5,
     "latin2_after_char": 0.5,
     "symbol": 1.25,
-    "cjk": 0.9375,
-    "hangul": 1.0,
+    "cjk": 0.8125,
+    "hangul": 0.75,
     "astral": 2.125,
+    "fullwidth": -0.75,  # on top of "symbol": a correction, so it may be below zero
 }
 
 
@@ -210,6 +218,9 @@ def estimate_tokens(text: str) -> int:
             total += _WEIGHTS[name] * found
     if _DIGIT in classes:  # bytes([_DIGIT]) membership: a memchr
         total += _WEIGHTS["digit_run"] * _digit_runs(classes.translate(_DIGITS))
+    if len(raw) != len(text):
+        for name, sequences in _RAW_COUNTS:
+            total += _WEIGHTS[name] * sum(raw.count(s) for s in sequences)
     return max(1, round(total))
 
 
@@ -239,4 +250,6 @@ def _features(text: str) -> dict[str, int]:
     for name, view, pattern in _PATTERNS:
         found[name] += (shape if view == "z" else classes).count(pattern)
     found["digit_run"] += _digit_runs(classes.translate(_DIGITS))
+    for name, sequences in _RAW_COUNTS:
+        found[name] += sum(raw.count(s) for s in sequences)
     return dict(found)

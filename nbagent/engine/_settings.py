@@ -30,12 +30,13 @@ from ._exceptions import ConfigWarning
 ENV_PREFIX = "NBAGENT_"
 _KEEP = 16  # settings built lately, by what they were built from (all dropped when full)
 _BUILT: dict[Any, EngineSettings] = {}
+_VARIABLES: dict[type, dict[str, str]] = {}  # per settings class: variable → field name
 
 
 class EngineSettings(BaseModel):
     """What the engine reads. Each field is read from `NBAGENT_<FIELD NAME>`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     max_context_tokens: PositiveInt | None = Field(
         None, description="Overrides the model's context window (wins over everything)."
@@ -103,10 +104,15 @@ class EngineSettings(BaseModel):
         """Build settings from `NBAGENT_*` variables, then `overrides` (a session's own
         choices, e.g. `agent.configure(max_context_tokens=8192)`); bad values warn and fall back."""
         environ = os.environ if environ is None else environ
+        fields = _VARIABLES.get(cls) or _VARIABLES.setdefault(
+            cls, {ENV_PREFIX + name.upper(): name for name in cls.model_fields})
         values: dict[str, Any] = {}
-        for name in cls.model_fields:
-            raw = environ.get(ENV_PREFIX + name.upper())
-            if raw is not None and (raw.strip() or name == "disable_compact"):
+        # one pass over the names, then the few that are ours: a lookup per field costs
+        # os.environ a failed key each (~40 of them), and one turn reads the settings often
+        for variable in [key for key in environ if key.startswith(ENV_PREFIX)]:
+            name = fields.get(variable)
+            raw = environ[variable] if name else None
+            if name and raw is not None and (raw.strip() or name == "disable_compact"):
                 values[name] = raw.strip()
         values.update(overrides or {})
         # Built once per change of what it is built from: reading the variables is cheap,

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from nbagent.agent import CacheMemory, with_context
 from nbagent.testing import MEMORY_HEADER, ScriptedModel, calls, reply
 from tests.helpers import add, make_agent
@@ -110,3 +113,22 @@ def test_the_notebook_context_is_sent_but_never_stored() -> None:
     sent = model.requests[0][-1]["content"]
     assert sent.startswith("what columns does df have?") and "visitors" in sent
     assert agent.history[1] == {"role": "user", "content": "what columns does df have?"}
+
+
+@given(st.lists(st.lists(st.integers(0, 40), max_size=30), min_size=1, max_size=6))
+def test_the_cache_plans_digests_kept_between_requests_are_the_digests_of_the_history(
+        requests: list[list[int]]) -> None:
+    """Each request's prefix digests, taken in part from the last request's where its
+    messages are the same objects, equal those of the history digested afresh: through
+    appends, a rewrite of the middle (a compaction) and a shorter history."""
+    from nbagent.agent._request import _chain
+
+    class Session:
+        pass
+
+    session = Session()
+    made: dict[int, dict[str, object]] = {}
+    for request in requests:
+        messages = [made.setdefault(n, {"role": "user", "content": f"message {n}"})
+                    for n in request]
+        assert _chain(messages, session) == _chain(messages)

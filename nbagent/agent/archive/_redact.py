@@ -11,6 +11,7 @@ error message, does.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -61,14 +62,18 @@ def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
     …SECRET, …PASSWORD) and whose values look like one (`looks_secret`); longest first."""
     environ = os.environ if environ is None else environ
     found = set()
-    for name, value in environ.items():
-        parts = re.split(r"[^A-Za-z0-9]+", name.upper())
-        if not any(_SECRET_ENV_NAME.search(part) for part in parts):
-            continue
-        value = value.strip()
+    # each record takes a snapshot: the names are read in one pass and each name's verdict
+    # is kept (values are not: a secret is not held longer than the environment holds it)
+    for name in [name for name in environ if _secret_name(name)]:
+        value = environ.get(name, "").strip()
         if value.lower() not in _NOT_SECRET_VALUES and looks_secret(value):
             found.add(value)
     return sorted(found, key=len, reverse=True)
+
+
+@functools.lru_cache(maxsize=1024)
+def _secret_name(name: str) -> bool:
+    return any(_SECRET_ENV_NAME.search(part) for part in re.split(r"[^A-Za-z0-9]+", name.upper()))
 
 
 def _whole_token(text: str, start: int, end: int) -> bool:

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import json5
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ...engine._exceptions import McpConfigError
@@ -43,7 +42,7 @@ class StdioServer(BaseModel):
     (often keys) never appear in a repr or a message.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     type: Literal["stdio"] = "stdio"
     command: str = Field(min_length=1)
@@ -63,7 +62,7 @@ class HttpServer(BaseModel):
     `headers` (often a bearer token) never appear in a repr or a message.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     type: Literal["http", "streamable-http", "streamableHttp", "sse"] = "http"
     url: str
@@ -253,6 +252,8 @@ def read_mcp_config(path: str | Path) -> McpConfig:
     except OSError as error:
         raise McpConfigError(f"cannot read the MCP config {str(file)!r}: "
                              f"{error.strerror or error}") from None
+    import json5  # only where a config file is read
+
     try:
         document = json5.loads(text)  # JSONC, as VS Code reads mcp.json
     except ValueError as error:

@@ -9,14 +9,11 @@ is followed (`_probe_http`)."""
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from ._probe_http import Deadline, client, gather_bounded, get_json, run_bounded
 from ._window_readers import (
@@ -54,7 +51,10 @@ class Served:
     size_bytes: int | None = None
 
 
-Probe = Callable[[httpx.AsyncClient, str, Deadline], Awaitable[list[Served]]]
+if TYPE_CHECKING:  # loaded when a probe runs (`_probe_http`), not with nbagent
+    import httpx
+
+Probe = Callable[["httpx.AsyncClient", str, Deadline], Awaitable[list[Served]]]
 
 
 async def _json(http: httpx.AsyncClient, url: str, deadline: Deadline,
@@ -69,6 +69,8 @@ def _entries(answer: Any, key: str) -> list[Mapping[str, Any]]:
 
 
 async def probe_ollama(http: httpx.AsyncClient, root: str, deadline: Deadline) -> list[Served]:
+    import asyncio  # loaded by the probe loop already (`_probe_http`)
+
     named = _entries(await _json(http, f"{root}/api/tags", deadline), "models")
     running = _entries(await _json(http, f"{root}/api/ps", deadline), "models") if named \
         else []

@@ -10,15 +10,17 @@ that work alike from a script, a worker thread or a kernel whose own loop is run
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import httpx
+if TYPE_CHECKING:  # both load when a probe first runs, not with nbagent (~0.1 s of CPU)
+    import asyncio
+
+    import httpx
 
 T = TypeVar("T")
 MAX_BYTES = 2_000_000  # one answer, at most, unless the caller says otherwise
@@ -52,6 +54,10 @@ async def get_json(client: httpx.AsyncClient, url: str, deadline: Deadline,
     included: never followed), an answer over `max_bytes` or one that is not JSON — the
     server is there, this is not its endpoint. Raises `Unreachable` when nothing answers
     within the deadline."""
+    import asyncio
+
+    import httpx
+
     seconds = deadline.left()
     if seconds <= 0:
         raise Unreachable(url)
@@ -81,6 +87,8 @@ def client(https: bool = False) -> httpx.AsyncClient:
     """A client for one probe: no proxies from the environment, no redirects, no retries.
     Certificates are loaded only for an https server (loading them costs ~0.2 s, which
     plain-http loopback probes would pay for nothing)."""
+    import httpx
+
     return httpx.AsyncClient(trust_env=False, follow_redirects=False, verify=https,
                              headers={"Content-Type": "application/json"})
 
@@ -91,6 +99,8 @@ _loop_lock = threading.Lock()
 
 def _probe_loop() -> asyncio.AbstractEventLoop:
     global _loop
+    import asyncio
+
     with _loop_lock:
         # a forked child inherits the loop but not the thread that runs it: start another
         if _loop is None or _loop[0].is_closed() or _loop[1] != os.getpid():
@@ -103,6 +113,7 @@ def _probe_loop() -> asyncio.AbstractEventLoop:
 def run_bounded(work: Callable[[], Coroutine[Any, Any, T]], seconds: float, fallback: T) -> T:
     """Run `work()` on the probe loop and return its answer, or `fallback` once `seconds`
     have passed or if it raised: a probe is a hint and never breaks its caller."""
+    import asyncio
 
     async def bounded() -> T:
         async with asyncio.timeout(seconds):
@@ -120,6 +131,7 @@ def run_bounded(work: Callable[[], Coroutine[Any, Any, T]], seconds: float, fall
 async def gather_bounded(jobs: list[Awaitable[T]], seconds: float, fallback: T) -> list[T]:
     """Each job's answer, or `fallback` for one that raised or was still running after
     `seconds` (each job has its own bound, so one hung server never costs the others)."""
+    import asyncio
 
     async def one(job: Awaitable[T]) -> T:
         try:

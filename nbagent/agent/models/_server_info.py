@@ -14,14 +14,16 @@ import ipaddress
 import os
 import socket
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
-
-import httpx
 
 from ._local_runtimes import RUNTIMES
 from ._probe_http import Deadline, Unreachable, client, run_bounded
 from ._window_readers import Asked
 from ._window_readers import ServerWindow as ServerWindow  # what a probe answers, asked here
+
+if TYPE_CHECKING:  # loaded when a probe runs (`_probe_http`), not with nbagent
+    import httpx
 
 # litellm prefixes that route to a local OpenAI-compatible or Ollama server; the
 # server knows the model by the rest of the name.

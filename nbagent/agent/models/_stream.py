@@ -3,7 +3,8 @@ read here, in one of two ways:
 
 - OpenAI's Chat Completions events (litellm hands back the openai SDK's own stream: OpenAI,
   Azure, the OpenAI-compatible servers litellm reaches with that SDK) are read straight
-  from the response with httpx-sse — one `json.loads` per event — and assembled once.
+  from the response (`event_data`: the events that arrived together split with bytes
+  methods and parsed in one `json.loads`) and assembled once.
 - Any other stream, or any stream while litellm has callbacks to call, goes through
   litellm's stream wrapper and `stream_chunk_builder`.
 
@@ -16,8 +17,9 @@ the user registered litellm callbacks, the wrapper reads every stream, so they s
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,16 +110,56 @@ class _Reply:
         return message
 
 
+def event_data(chunks: Iterable[bytes]) -> Iterator[list[str]]:
+    """The `data` of each server-sent event in a byte stream, a list per batch of events
+    that arrived together (the SSE format: events end at a blank line, a `data:` line adds
+    to the event's data, other fields, comments and events with no data are passed over;
+    any line ending).
+
+    Read with bytes methods, a batch at a time: httpx-sse decodes each line in Python,
+    which for a reply of several hundred events cost as much as the rest of the call."""
+    pending = b""
+    for chunk in itertools.chain(chunks, [None]):  # None: the end (a last CR ends its line)
+        pending += chunk or b""
+        if b"\r" in pending:  # CRLF or CR line endings, as the format allows
+            if chunk is not None and pending.endswith(b"\r"):
+                continue  # the LF of a CRLF may come next
+            pending = pending.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        *blocks, pending = pending.split(b"\n\n")
+        batch = [data for block in blocks if (data := _data(block)) is not None]
+        if batch:
+            yield batch
+    # an event the stream ended in is incomplete: passed over, as the format says
+
+
+def _data(block: bytes) -> str | None:
+    if block.startswith(b"data: ") and b"\n" not in block:  # the usual event: one line
+        return block[6:].decode("utf-8", "replace")
+    lines = [line[5:].removeprefix(b" ") for line in block.split(b"\n")
+             if line.startswith(b"data:") or line == b"data"]  # "data": a field, empty
+    return b"\n".join(lines).decode("utf-8", "replace") if lines else None
+
+
+def _events(chunks: Iterable[bytes]) -> Iterator[Any]:
+    """Each event's JSON until `[DONE]`, a batch parsed at once when it is all JSON."""
+    for batch in event_data(chunks):
+        try:
+            parsed = json.loads("[" + ",".join(batch) + "]")
+        except ValueError:  # [DONE], or an event that is not JSON: each on its own, in order
+            for data in batch:
+                if data.startswith("[DONE]"):
+                    return
+                yield json.loads(data)
+        else:
+            yield from parsed
+
+
 def _read_events(module: Any, stream: Any, raw: Any, on_text: Callable[[str], None]) -> Streamed:
     import openai
-    from httpx_sse import EventSource
 
     reply = _Reply()
     try:
-        for event in EventSource(raw.response).iter_sse():
-            if event.data.startswith("[DONE]"):
-                break
-            data = json.loads(event.data)
+        for data in _events(raw.response.iter_bytes()):
             if isinstance(data, dict) and data.get("error"):
                 # as the openai SDK raises it, then mapped as litellm's wrapper maps it
                 error = data["error"]

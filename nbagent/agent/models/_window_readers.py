@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ._probe_http import Deadline, get_json
+
+if TYPE_CHECKING:  # loaded when a probe runs (`_probe_http`), not with nbagent
+    import httpx
 
 OLLAMA_DEFAULT_CONTEXT = 4_096  # Ollama's default below 24 GiB of VRAM (its context-length docs)
 LLAMA_CPP_PYTHON_N_CTX = 2_048  # llama-cpp-python's server: `--n_ctx` default

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nbagent import LiteLLMModel
 from nbagent.providers import classify_error
@@ -182,3 +184,36 @@ def test_litellm_callbacks_still_see_a_stream(bench_stub: str) -> None:
         module.success_callback = []
     assert "".join(pieces) == completion.message["content"] and len(pieces) == 400
     assert seen and seen[-1].choices[0].message.content == completion.message["content"]
+
+
+
+DATA = st.one_of(st.just("data"), st.builds(lambda space, value: "data:" + space + value,
+                                            st.sampled_from(["", " "]),
+                                            st.text(st.characters(blacklist_characters="\r\n",
+                                                                  blacklist_categories=["Cs"]))))
+# no `id:`: httpx-sse keeps the last id and then dispatches a comment's block as an event
+# with empty data, which the format does not (and OpenAI's streams carry no ids)
+FIELD = st.sampled_from([": keep-alive", "event: message", "retry: 1000"])
+EVENT = st.one_of(  # an event with data (and other fields), or a comment alone
+    st.builds(lambda lines, last: [*lines, last], st.lists(st.one_of(DATA, FIELD), max_size=3),
+              DATA),
+    st.just([": ping"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(EVENT, max_size=6), st.sampled_from(["\n", "\r\n", "\r"]), st.data())
+def test_events_are_read_as_httpx_sse_reads_them(events: list[list[str]], newline: str,
+                                                 data: st.DataObject) -> None:
+    """Whatever the line endings and however the bytes arrive (a CRLF split between two
+    reads included), each event's data is what httpx-sse, the reference, makes of it."""
+    import httpx
+    from httpx_sse import EventSource
+
+    from nbagent.agent.models._stream import event_data
+
+    body = "".join(newline.join(event) + newline * 2 for event in events).encode()
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(body)), max_size=8)))
+    chunks = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+    reference = [event.data for event in EventSource(httpx.Response(
+        200, headers={"content-type": "text/event-stream"}, content=body)).iter_sse()]
+    assert [d for batch in event_data(chunks) for d in batch] == reference
