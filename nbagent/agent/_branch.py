@@ -12,7 +12,6 @@ limit — stops it (`BranchStops`), each history left valid.
 
 from __future__ import annotations
 
-import ctypes
 import threading
 import weakref
 from collections.abc import Iterator
@@ -41,6 +40,7 @@ from ._toolbox import Toolbox
 from .models._call import RetryPolicy
 from .models._llm import ChatModel
 from .models._resolve import chat_model
+from .tools._code_scope import interrupt
 from .tools._run_code import code_runs
 from .tools._tool import HandOver, OutputStore, Tool
 
@@ -143,8 +143,7 @@ class BranchStops:
             thread = self._thread
             if thread is None:
                 return False
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread),
-                                                       ctypes.py_object(KeyboardInterrupt))
+            interrupt(thread)
         events = self._events()
         if events is not None:
             code_runs(events).stop()

@@ -6,11 +6,13 @@ shown, and its `on_detach` callbacks say so. Nothing process-wide outlives the r
 router goes onto the two streams while a run is contained and comes off when the last ends
 (`contextlib.redirect_stdout` would swap the stream for every thread, and keep the swap for
 as long as a run that ignores the interrupt goes on). `scope_here()` says whether the
-calling thread is running one, and whether it was cut loose.
+calling thread is running one, and whether it was cut loose. `interrupt(thread)` is how a
+run (or a delegated task) is asked to stop.
 """
 
 from __future__ import annotations
 
+import ctypes
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -18,6 +20,15 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 STREAMS = ("stdout", "stderr")
+
+
+def interrupt(thread: int) -> None:
+    """Raise KeyboardInterrupt in `thread` — the way the kernel's interrupt reaches the
+    thread that chats, for a thread it never reaches (a run's, a delegated task's). It
+    lands at the thread's next bytecode: one blocked inside a C call gets it when the call
+    returns, and code that catches it goes on (the caller decides what then)."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread),
+                                               ctypes.py_object(KeyboardInterrupt))
 
 
 class RunScope:

@@ -10,7 +10,6 @@ it does reaches the user's later outputs. What runs it and shows it is the `Code
 
 from __future__ import annotations
 
-import ctypes
 import threading
 import weakref
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from ..archive._redact import redact
 from ._cells import cell_piece, propose
 from ._code_ran import DETACHED, NEVER_ENDED, NOT_RUN, CodeRan, CodeStarting
 from ._code_runner import CodeResult, code_request, code_runner
-from ._code_scope import detach
+from ._code_scope import detach, interrupt
 from ._context import ToolContext
 from ._images import attach_png
 from ._tool import HandOver
@@ -117,8 +116,7 @@ class CodeRuns:
             thread, current = self._thread, self._current
         if thread is None:
             return False
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread),
-                                                   ctypes.py_object(KeyboardInterrupt))
+        interrupt(thread)
         # wait a little for the run to show and record how it ended, so the cell (and the
         # turn) ends after it, not before
         if not self._idle.wait(STOP_WAIT_S) and detach(thread) is not None and current:
