@@ -198,11 +198,12 @@ class AgentModel:
         cleared text to a model that reads no images (one chosen after they were sent)."""
         if sees_images(self._agent.model):
             return history
-        sent = without_images(history.messages)
+        messages = history.messages  # a copy each time it is read: compare with this one
+        sent = without_images(messages)
         # a copy only when there is something to clear; the tracker's anchor (the last real
         # usage) belongs to the stored history, so a copy is estimated whole — the anchor was
         # another model's usage anyway, since a model that saw the figures read them
-        return history if sent is history.messages else History(sent)
+        return history if sent is messages else History(sent)
 
     def _count(self, history: History, tracker: TokenTracker, schemas: list[dict[str, Any]],
                exact: Callable[..., int] | None) -> int:

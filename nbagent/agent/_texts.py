@@ -49,6 +49,8 @@ USAGE_PARTIAL = ("The server reported reading {read:,} tokens of a {sent:,}-toke
                  "cache), so it is not taken for a cut, and the session keeps its window "
                  "({window:,}, from {source}). If the server's window is smaller than that, "
                  "say so: agent.configure(max_context_tokens=N), or raise it ({settings}).")
+TAKEN_BACK = (" The window learned earlier from its usage is taken back: what it read was "
+              "not the whole prompt.")
 CUT_TOO_SMALL = ("The server reported reading only {read:,} of the {sent:,} tokens sent. A "
                  "window of {bound:,} tokens cannot hold what every request needs now (the "
                  "system prompt, the tools and the latest message: about {needs:,}), so it is "

@@ -87,20 +87,25 @@ def front_cut(session: Session, cut: Truncation, *, asked_again: bool,
     server has shown it holds from now on (the session's learned window), say so once a
     session, and ask again once, after the compaction at the top of the loop; a reply to
     a prompt cut again is kept, marked. A reading not believed — far under what the
-    server read whole before (its usage counts part of the prompt), or a window that
+    server read at once before (its usage counts part of the prompt: from then on no
+    window is learned from it, and one learned so is taken back), or a window that
     cannot hold the system prompt, the tools (`tools`, as offered) and the latest
     message — learns nothing: the reply stands and the session says once what the
     server reported and what to set. Returns the notices to say with the turn's result
     and whether to ask again."""
-    before = session.window()
+    if session.usage_partial:  # its usage counts part of a prompt: no cut is read from it
+        return [], False
     settings = context_settings(_larger_window(session, cut.bound))
     if cut.contradicts:
+        taken = session.distrust_usage()
+        now = session.window()
         return session.say_once("usage", texts.USAGE_PARTIAL.format(
-            read=cut.read, sent=cut.sent, held=cut.held, window=before.raw_window,
-            source=before.source, settings=settings)), False
+            read=cut.read, sent=cut.sent, held=cut.held, window=now.raw_window,
+            source=now.source, settings=settings) + (texts.TAKEN_BACK if taken else "")), False
+    before = session.window()
     bound = cut.window_bound(session.learned_window)
     needs = _needs(session, tools, bound)
-    if not session.learn_window(bound, needs=needs):
+    if not session.learn_window(bound, needs=needs, cut=True):
         return session.say_once("small", texts.CUT_TOO_SMALL.format(
             read=cut.read, sent=cut.sent, bound=bound, needs=needs,
             window=before.raw_window, source=before.source, settings=settings)), False

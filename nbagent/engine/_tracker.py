@@ -30,8 +30,10 @@ _RATIO_BOUNDS = (0.4, 3.0)  # a usage further off than this from our count is no
 # A server that read less than this share of what we sent (and at least this many tokens
 # less) cut the prompt: Ollama's older runner keeps half its context of an over-long prompt
 # and says nothing, so what it reads is under half of what was sent. Tokenizers differ from
-# our count by far less than this; a cached prefix is counted in the usage (`Usage`).
-TRUNCATED_SHARE = 0.6
+# our count by less than this (a first request, before any usage calibrated it, included);
+# a cached prefix is counted in the usage (`Usage`). A cut just past the window reads about
+# half: if this misses it, the plateau below catches the next request.
+TRUNCATED_SHARE = 0.5
 TRUNCATED_MIN_TOKENS = 256
 # A server that cuts to fit its context (Ollama's newer runner, llama.cpp) reads the same
 # count again however much more is sent: between two requests of one history, what it read
@@ -124,6 +126,7 @@ class TokenTracker:
         )
         self._ratios: dict[str, float] = {}
         self._held: dict[str, int] = {}  # the most each model's server read at once
+        self._ignored: set[str] = set()  # models whose usage counts part of a prompt
         self._anchor: _Anchor | None = None
         self.truncations = 0  # responses whose usage said the server cut the prompt
         self._tools_key: tuple[int, ...] = ()
@@ -139,6 +142,16 @@ class TokenTracker:
     def ratio(self, model: str) -> float:
         """Real tokens per counted token for `model`, learnt from usage (1.0 until then)."""
         return self._ratios.get(model, 1.0)
+
+    def ignore_usage(self, model: str) -> None:
+        """`model`'s server reports usage that counts only part of a prompt (the tokens not
+        in its cache): what it taught is forgotten and its usage is not read any more —
+        our count alone (the estimator, or the model's tokenizer) says what a request is."""
+        self._ignored.add(model)
+        self._ratios.pop(model, None)
+        if self._anchor is not None and self._anchor.model == model:
+            self._anchor = None
+        self.version += 1
 
     def held(self, model: str) -> int:
         """The most prompt tokens `model`'s server reported reading at once (0: none yet):
@@ -235,7 +248,7 @@ class TokenTracker:
         self.version += 1  # the anchor or a ratio may change below
         counted = self._history_count(history, covered) + self._tools_count(tools) + REPLY_PRIMING
         real = usage.context_tokens
-        if real <= 0:
+        if real <= 0 or model in self._ignored:
             return None
         held = self.held(model)
         self._held[model] = max(held, real)  # whatever else it did, it read this much at once
