@@ -20,7 +20,7 @@ from ._memory import session_memory_compact
 
 ROOM_NOTE = ("(Older rounds were folded to make room for the latest message; code kept this "
              "of them, recall finds the rest.)")
-_BLOCK_FRAME = 40  # the block's header and note, in tokens, and a margin for its framing
+_BLOCK_FRAME = 40  # tokens: what the block's floor may lack beside its header and note
 
 
 def make_room(
@@ -68,6 +68,12 @@ def make_room(
         reason="nothing before the latest round left to fold")
 
 
+def _block(text: str) -> Message:
+    """The block the folded part becomes: its header, what happened, and its floor."""
+    return {"role": "user", "content": "\n".join(filter(None, [MEMORY_HEADER, ROOM_NOTE,
+                                                              text and f"\n{text}"]))}
+
+
 def _left(messages: Sequence[Message], counts: Sequence[int], room: int) -> int:
     """What `room` leaves for the folded part: less the preamble, the notebook state and
     the latest round, which stay."""
@@ -88,11 +94,16 @@ def _one_block(messages: list[Message], counts: Sequence[int], room: int,
     folded = [m for m in messages[layout.body:latest] if not is_notebook_state(m)]
     if not folded:
         return None
-    left = _left(messages, counts, room) - _BLOCK_FRAME
     floor = extract_floor(folded)
-    text = render_floor(floor, max(0, left), keep_first=True, focus=focus) if left > 0 else ""
-    block = {"role": "user", "content": "\n".join(filter(None, [MEMORY_HEADER, ROOM_NOTE,
-                                                                 text and f"\n{text}"]))}
+    left = _left(messages, counts, room) - estimate_message_tokens(_block(""))
+    block = _block("")
+    for _ in range(3):  # the render keeps to about its budget: shrink by what it went over
+        text = render_floor(floor, left, keep_first=True, focus=focus) if left > 0 else ""
+        block = _block(text)
+        over = estimate_message_tokens(block) - (left + estimate_message_tokens(_block("")))
+        if over <= 0 or left <= 0:
+            break
+        left -= over + _BLOCK_FRAME // 4
     result = [*messages[:layout.body], block, *states, *messages[latest:]]
     before = sum(counts)
     after = before - sum(counts[layout.body:latest]) + sum(
@@ -101,5 +112,6 @@ def _one_block(messages: list[Message], counts: Sequence[int], room: int,
     if after >= before:
         return None
     return LevelResult(result, changed=True, exhausted=after > room, reason=(
-        f"only the latest round verbatim; the {len(folded)} messages before it folded into "
-        f"one block of their floor ({'fits' if after <= room else 'still over'} the room)"))
+        f"only the latest round verbatim; the {len(folded)} message"
+        f"{'' if len(folded) == 1 else 's'} before it folded into one block of their floor "
+        f"({'fits' if after <= room else 'still over'} the room)"))
