@@ -8,8 +8,9 @@ request (a tokenizer 10% leaner than nbagent's estimate).
                     prompt to fit its context and answers 200 (Ollama's newer runner)
     under-reports   the window told right; the server's usage counts only the tokens it
                     had not cached (some Ollama versions)
-    pastes 4,096    a 4,096-token window; every other ask carries a 1–3 KB paste; the
-                    server refuses a prompt over it with OpenAI's overflow text
+    pastes 4,096    a 4,096-token window, the built-in tools offered too; each ask but the
+                    first and the last carries a 1–3 KB paste; the server refuses a prompt
+                    over it with OpenAI's overflow text
 """
 
 from __future__ import annotations
@@ -130,14 +131,14 @@ def _tools(rounds: Sequence[Any]) -> list[Any]:
 
 
 def with_pastes(rounds: Sequence[Any], seed: int) -> list[Any]:
-    """The rounds with a 1–3 KB paste after every other ask (not the first nor the last:
-    the probes read those whole)."""
+    """The rounds with a 1–3 KB paste after each ask but the first and the last (the probes
+    read those whole) and those whose code runs."""
     from dataclasses import replace
 
     rng = random.Random(seed)
     out = []
     for index, round_ in enumerate(rounds):
-        if 0 < index < len(rounds) - 1 and index % 2 and not round_.facts:
+        if 0 < index < len(rounds) - 1 and not round_.facts:
             ask = dict(round_.messages[0])
             ask["content"] = f"{ask['content']}\n{_paste(rng, rng.randint(1_000, 3_000))}"
             round_ = replace(round_, messages=[ask, *round_.messages[1:]])
@@ -165,7 +166,10 @@ def run_agent(session: Any, summarize: Callable[[list[Message]], Any], *, window
     rounds = with_pastes(session.rounds, session.seed) if path == "pastes-4096" else \
         session.rounds
     server = Server(holds, how)
-    agent = Agent(model=server, tools=_tools(rounds), builtin_tools=False, namespace={},
+    # the pastes path offers the built-ins too, as a notebook session does (their schemas
+    # took a third of a 4,096 window before they were sized to it)
+    agent = Agent(model=server, tools=_tools(rounds), builtin_tools=path == "pastes-4096",
+                  namespace={},
                   system=str(system["content"]), archive=False,
                   settings=Settings(max_context_tokens=told, notebook_context=False),
                   retry=RetryPolicy(sleep=lambda s: None), summarize=summarize)

@@ -202,6 +202,7 @@ class Session(SessionArchiveMixin):
         new one's tokenizer from now on (every message once)."""
         self.learned_window, self._limits, self.usage_partial = None, {}, False
         self.said.clear()  # another server: what was found out of the last one is not said
+        self.tracker.forget_server()
         count_text = self.answers.count_text()
         if count_text is not self.tracker.count_text:
             self.tracker.use_counter(count_text)

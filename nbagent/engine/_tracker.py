@@ -153,6 +153,13 @@ class TokenTracker:
             self._anchor = None
         self.version += 1
 
+    def forget_server(self) -> None:
+        """Another server now (the model changed): what the last one read at once, and
+        whether its usage was read, no longer apply. Ratios stay: they are per model."""
+        self._held.clear()
+        self._ignored.clear()
+        self.version += 1
+
     def held(self, model: str) -> int:
         """The most prompt tokens `model`'s server reported reading at once (0: none yet):
         a floor of its window, whatever it did with the rest of a prompt."""

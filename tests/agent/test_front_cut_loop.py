@@ -179,3 +179,25 @@ def test_a_provider_that_refuses_long_prompts_is_never_taken_for_a_cut() -> None
         "known-name-at-provider"])
 def test_which_servers_may_cut_silently(name: str, base: str | None, cuts: bool) -> None:
     assert may_cut_silently(LiteLLMModel(name, api_base=base)) is cuts
+
+
+def test_another_model_starts_from_what_its_own_server_shows() -> None:
+    """What was found out of one server — a window, a usage that counts part of a prompt —
+    is not held against the next model (`use_model`)."""
+    agent, _ = make_agent(ScriptedModel([
+        reply("built on half a prompt", usage=Usage(input_tokens=3_000)),
+        reply("second", usage=Usage(input_tokens=100)),
+    ]), window=32_000, builtin_tools=False)
+    for message in LONG:
+        agent.history.extend([{**message, "content": message["content"] * 4},
+                              {"role": "assistant", "content": "noted " * 150}])
+    agent.chat("what now?")
+    assert agent.session.usage_partial
+    agent.history.extend([{**message, "content": message["content"] * 4} for message in LONG])
+    cut = int(0.3 * agent.context_state().tokens)
+    agent.use_model(ScriptedModel([reply("built on a cut prompt", usage=Usage(input_tokens=cut)),
+                                   reply("whole")]))
+    assert not agent.session.usage_partial and agent.session.tracker.held("scripted/model") == 0
+    result = agent.chat("and with the new one?")
+    assert "dropped the front" in str(result.stop_message)  # its cut is read again
+    assert agent.window().source.startswith("learned") and result.text == "whole"
