@@ -877,10 +877,10 @@ window out:
 {servers_table(by_server)}
 
 At 4,096 tokens every message is sent, but the floor's share of that window (a quarter of
-the trigger, 855 tokens) cannot hold what 150 rounds decided: about half of the decisions
-and a third of the user messages' openings are still visible at the end (at 8,192, all of
-the decisions). The paths are the same: that share is the limit, not how the window was
-found.
+the trigger, 855 tokens) cannot hold what 150 rounds of pastes decided: two decisions in
+five and a third of the user messages' openings are still visible at the end (at 8,192, all
+of the decisions; the rest stay in the archive, where recall finds them). That share is the
+limit, not how the window was found.
 
 Issue 42 measured these paths before: told 32,768 against a server that cuts at 16,384, 27
 of 39 requests were cut in 40 turns, and in 300 turns the cut was noticed once, at turn 58
