@@ -57,7 +57,12 @@ def may_cut_silently(model: ChatModel) -> bool:
     address (a proxy that serves a smaller model under a known name), whatever window was
     stated for it. A provider litellm knows, at its own endpoint, refuses with an error
     instead, so a usage far below our count there is our estimate's error (numbers and
-    tables count differently), never a reason to drop a paid-for reply and ask again."""
+    tables count differently), never a reason to drop a paid-for reply and ask again. A
+    model that says (`cuts_prompts`, e.g. the embedded model: its server refuses an
+    over-long prompt, and shows its tools only at a turn's first request) is believed."""
+    declared = getattr(model, "cuts_prompts", None)
+    if isinstance(declared, bool):
+        return declared
     base = getattr(model, "api_base", None)
     return names_runtime(model.name) or model_info(model.name) is None or (
         isinstance(base, str) and bool(base) and is_local_address(base))
