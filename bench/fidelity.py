@@ -13,7 +13,10 @@ identifiers, user messages (whole or shortened with a recall handle), the first 
 and the latest ask after every compaction, the decisions, the results the assistant
 reported, probe questions (where is a file, what was a number, what was decided and why,
 what to do next: each answerable when one line the model sees holds its answer), what
-only the code's runs produced (after every compaction), and the size.
+only the code's runs produced (after every compaction), and the size. The same sessions go
+through the real agent against servers that cut a prompt under a window stated too large,
+under-report their usage, or refuse past a 4,096-token window with pastes
+(`fidelity_servers`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from fidelity_code import CodeFact, CodeRounds, error_line, header, printed, visible
+from fidelity_servers import SERVER_PATHS, Served, run_agent
 
 from nbagent import CompactionController, History, Settings
 from nbagent.compaction import SECTIONS, with_notebook_state
@@ -475,7 +479,8 @@ def run_controller(session: Session, summarize: Callable[[list[Message]], Any], 
     server's overflow error (the window unknown, so 200,000 is assumed, until a request
     over `window` is refused: L4, then the stated limit); or caught from a server that
     cuts an over-long prompt at the front and answers (its usage reports half its
-    context, as Ollama's does: the window learned from it, then the usual compaction)."""
+    context, as Ollama's older runner does: the window learned is what it showed it holds,
+    the most it read at once, then the usual compaction)."""
     if path != "told":
         return _run_unknown(session, summarize, window, path)
     settings = Settings(max_context_tokens=window)
@@ -546,17 +551,20 @@ def _run_unknown(session: Session, summarize: Callable[[list[Message]], Any], wi
     history, run = History([SYSTEM]), Run(trigger=0)
     check = _checker(run, history, session.rounds[0].messages[0]["content"])
 
+    held = {"read": 0}  # the most the server read at once (a request it read whole)
+
     def request(latest: str) -> None:
         size = controller.count(history)
         if size <= window:
+            held["read"] = max(held["read"], size)
             return
         run.refused += 1
         if path == "learned":  # the server's overflow body states its limit: L4, learned
             answers.learned = window
             check(controller.handle_ptl_error(history, (size, window)), latest)
         else:  # 200 OK on a cut prompt: learned from its usage, compacted, asked again
-            cut = Truncation(size, window // 2 + 2)
-            answers.learned = cut.window_bound(answers.learned, again=run.refused > 1)
+            cut = Truncation(size, window // 2 + 2, held["read"])
+            answers.learned = cut.window_bound(answers.learned)
             check(controller.maybe_compact(history), latest)
 
     _drive(session, history, run, check, controller.maybe_compact, controller.on_tool_result,
@@ -565,6 +573,56 @@ def _run_unknown(session: Session, summarize: Callable[[list[Message]], Any], wi
     run.trigger = controller.thresholds().auto_compact
     run.tokens_after, run.final = controller.count(history), history.messages
     return run
+
+
+def run_server(session: Session, summarize: Callable[[list[Message]], Any], path: str,
+               window: int = WINDOW) -> tuple[Run, Served]:
+    """The session through the real agent against a misbehaving server (`SERVER_PATHS`:
+    bench/fidelity_servers.py), checked as `run_controller`'s runs are."""
+    run = Run()
+    served = run_agent(session, summarize, window=window, path=path, run=run,
+                       checker=_checker, system=SYSTEM)
+    return run, served
+
+
+def evaluate_servers(summarizers: dict[str, Callable[[list[Message]], Any]],
+                     seeds: Sequence[int], rounds: int, path: str) -> dict[str, dict[str, Any]]:
+    sessions = [make_session(seed, rounds, True) for seed in seeds]
+    results = {}
+    for label, summarize in summarizers.items():
+        scores, served = [], []
+        for session in sessions:
+            run, seen = run_server(session, summarize, path)
+            scores.append(score(session, run))
+            served.append(seen)
+        results[label] = {
+            **mean_score(scores),
+            "turns": sum(s.turns for s in served),
+            "turns_sent": sum(s.turns_sent for s in served),
+            "cut": sum(len(s.cut) for s in served),
+            "cut_after": sum(sum(1 for r in s.cut if s.found_at is not None and r > s.found_at)
+                             for s in served),
+            "server_refused": sum(s.refused for s in served),
+            "windows": sorted({s.window for s in served}),
+        }
+    return results
+
+
+def servers_table(by_path: dict[str, dict[str, dict[str, Any]]]) -> str:
+    lines = ["| path | summarizer | turns sent | requests cut (after found out) | refused | "
+             "window at the end | first / latest ask | decisions | user messages | "
+             "identifiers | probes | code outputs | compactions (failed) |",
+             "|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|---:|"]
+    for path, results in by_path.items():
+        for label, r in results.items():
+            lines.append(
+                f"| {SERVER_PATHS[path]} | {label.split(' (')[0]} | {r['turns_sent']} of "
+                f"{r['turns']} | {r['cut']} ({r['cut_after']}) | {r['server_refused']} | "
+                f"{', '.join(r['windows'])} | {_pct(r['first_ask'])} / "
+                f"{_pct(r['latest_ask'])} | {_pct(r['decisions'])} | "
+                f"{_pct(r['user_messages'])} | {_pct(r['identifiers'])} | "
+                f"{_pct(r['probes'])} | {_code(r)} | {r['compactions']} ({r['failed']}) |")
+    return "\n".join(lines)
 
 
 def visible_text(messages: Sequence[Message]) -> str:
@@ -713,7 +771,8 @@ def table(results: dict[str, dict[str, Any]]) -> str:
 
 def write_doc(results: dict[str, dict[str, Any]], with_state: dict[str, dict[str, Any]],
               long: dict[str, dict[str, Any]], seeds: Sequence[int], rounds: int,
-              notes: Sequence[str], by_path: dict[str, dict[str, dict[str, Any]]]) -> None:
+              notes: Sequence[str], by_path: dict[str, dict[str, dict[str, Any]]],
+              by_server: dict[str, dict[str, dict[str, Any]]]) -> None:
     trigger = next(iter(results.values()))["trigger"]
     missing = sorted({m for r in results.values() for m in r["missing"]})
     DOC.write_text(f"""# Memory fidelity
@@ -805,6 +864,37 @@ sessions:
 
 {paths_table(by_path)}
 
+A window can also be wrong the other way: stated too large (by the user, a model table, a
+proxy serving a smaller model under a known name), or read from a server whose usage counts
+only part of the prompt. The same sessions at {LONG_ROUNDS} rounds through the real agent
+(its loop, token tracker, window learning, tool sizing and L4 room; `fidelity_servers`)
+against a stand-in server that replies from the session's script and reports usage from its
+own count of each request, a tokenizer 10% leaner than nbagent's estimate; the server holds
+{WINDOW:,} tokens (4,096 on the pastes path). "requests cut" counts the requests the server
+cut, summed over the sessions, and in brackets those cut after the session had found the
+window out:
+
+{servers_table(by_server)}
+
+At 4,096 tokens every message is sent, but the floor's share of that window (a quarter of
+the trigger, 855 tokens) cannot hold what 150 rounds of pastes decided: two decisions in
+five and a third of the user messages' openings are still visible at the end (at 8,192, all
+of the decisions; the rest stay in the archive, where recall finds them). That share is the
+limit, not how the window was found.
+
+Issue 42 measured these paths before: told 32,768 against a server that cuts at 16,384, 27
+of 39 requests were cut in 40 turns, and in 300 turns the cut was noticed once, at turn 58
+after 44 silent cuts, then kept within 26,990 tokens — still over the server's window (252
+requests cut) — because the usage of each cut prompt calibrated the count down (the ratio
+fell from 0.97 to 0.43); a server reporting 500 of ~1,300 tokens left a 1,000-token window
+and every later chat ended blocked with the breaker open; at 4,096 a session's third message
+was refused after its memory folded two messages (the tool schemas alone took 1,233 tokens).
+Now the first cut may pass unseen and the second is caught by its plateau (the server reads
+no more though more was sent), no cut prompt's usage calibrates anything, the window learned
+is what the server showed it holds, a server whose usage contradicts what it read before
+teaches nothing, and a message is refused only when the system prompt, the tools and it
+cannot fit together.
+
 Before the first request led the floor of the block L4 writes (it stayed in the history
 behind that block, where the next memory pass shortened it as a later message), the learned
 path kept it whole after 68% (garbage) and 70% (raising) of compactions on these sessions;
@@ -854,14 +944,16 @@ def main(argv: Sequence[str] | None = None) -> None:
                            or "garbage" in k}, seeds, args.rounds, state=True)
     long = evaluate(scripted, seeds, LONG_ROUNDS)
     by_path = {path: evaluate(scripted, seeds, LONG_ROUNDS, path=path) for path in PATHS}
+    by_server = {path: evaluate_servers(scripted, seeds, LONG_ROUNDS, path)
+                 for path in SERVER_PATHS}
     if args.json:
         json.dump({"results": results, "with_state": with_state, "long": long,
-                   "paths": by_path}, sys.stdout, indent=2)
+                   "paths": by_path, "servers": by_server}, sys.stdout, indent=2)
         return
     for figures in (results, with_state, long):
         sys.stdout.write(table(figures) + "\n\n")
-    sys.stdout.write(paths_table(by_path) + "\n")
-    write_doc(results, with_state, long, seeds, args.rounds, notes, by_path)
+    sys.stdout.write(paths_table(by_path) + "\n\n" + servers_table(by_server) + "\n")
+    write_doc(results, with_state, long, seeds, args.rounds, notes, by_path, by_server)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -110,3 +111,29 @@ def controller(summarize: Any = None, **settings: Any) -> tuple[CompactionContro
 def statuses(seen: list[Any]) -> list[str]:
     """The status lines among `seen` events, in order."""
     return [e.text for e in seen if isinstance(e, Status)]
+
+
+COLUMNS = ["region", "units", "unit_price", "revenue", "churned", "tenure_months", "store"]
+
+
+def paste(rng: random.Random, size: int) -> str:
+    """What a data scientist pastes: a DataFrame's head, a describe() table, a traceback."""
+    kind = rng.choice(["frame", "describe", "traceback"])
+    columns = rng.sample(COLUMNS, 4)
+    lines = ["Traceback (most recent call last):", '  File "analysis.py", line 42, in <module>',
+             "    df = clean(raw)", "KeyError: 'revenue_eur'"] if kind == "traceback" else []
+    lines.append("      " + "  ".join(f"{c:>13}" for c in columns))
+    while sum(len(line) + 1 for line in lines) < size:
+        label = (rng.choice(["count", "mean", "std", "min", "50%", "max"]) if kind == "describe"
+                 else str(len(lines)))
+        lines.append(f"{label:<6}" + "  ".join(
+            f"{rng.uniform(0, 9_999):>13.2f}" if i else f"{rng.choice(['north', 'south']):>13}"
+            for i, _ in enumerate(columns)))
+    return "\n".join(lines)
+
+
+def pasted_asks(turns: int, seed: int = 7) -> list[str]:
+    """A data-science session's asks, each with a 1–3 KB paste (seeded)."""
+    rng = random.Random(seed)
+    return [f"Turn {t}: here is what I got, what stands out?\n"
+            f"{paste(rng, rng.randint(1_000, 3_000))}" for t in range(turns)]

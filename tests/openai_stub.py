@@ -4,7 +4,10 @@ response shapes (JSON and server-sent events), tool calls, usage, and the real
 
 Rules: a prompt over `context` tokens (chars / 4) gets the 400; a user message
 as the last message gets a call to the first offered tool; anything else gets a
-text answer quoting the last tool result.
+text answer quoting the last tool result. Two servers that misbehave as real ones do:
+`CuttingServer` answers an over-long prompt cut at its front (Ollama, llama.cpp), and
+`UnderReportingServer` reports only part of each prompt in its usage (Ollama's uncached
+tokens).
 
 `info` adds the endpoints local servers describe themselves with (llama.cpp's
 `/props`, vLLM's `/v1/models`, LM Studio's `/api/v0/models`, Ollama's `/api/ps` and
@@ -192,3 +195,80 @@ class StubServer:
         if (body.get("stream_options") or {}).get("include_usage"):
             out.append({**base, "choices": [], "usage": payload["usage"]})
         return out
+
+
+def prompt_size(body: dict[str, Any]) -> int:
+    """The stub's count of a request: characters of its messages and tools over four."""
+    return (sum(len(json.dumps(m)) for m in body["messages"])
+            + sum(len(json.dumps(t)) for t in body.get("tools", []))) // 4
+
+
+class CuttingServer(StubServer):
+    """A server that answers an over-long prompt instead of refusing it, as Ollama does past
+    its context (`num_ctx`): the front of the prompt (the tools, the system prompt, the
+    oldest messages) is dropped and the reply is 200 OK. `keep="half"` keeps half the
+    context and reports `num_ctx // 2 + 2` read (Ollama's older runner); `keep="fit"` keeps
+    as much as fits and reports exactly `num_ctx` read (its newer runner, llama.cpp).
+    `cut` records, per request, whether it was cut; `sizes` what each request was."""
+
+    def __init__(self, context: int, keep: str = "half", info: Info | None = None,
+                 mark: str = "") -> None:
+        super().__init__(context=10**9, info=info)  # the base class never refuses
+        self.num_ctx, self.keep, self.mark = context, keep, mark
+        self.cut: list[bool] = []
+        self.sizes: list[int] = []
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        read = prompt_size(body)
+        cut = read > self.num_ctx
+        self.cut.append(cut)
+        self.sizes.append(read)
+        if cut:
+            kept = self.num_ctx // 2 if self.keep == "half" else self.num_ctx
+            body = {**body, "tools": []}
+            messages = list(body["messages"])
+            while len(messages) > 1 and prompt_size({"messages": messages}) > kept:
+                messages.pop(0)
+            body["messages"] = messages
+            read = self.num_ctx // 2 + 2 if self.keep == "half" else self.num_ctx
+        status, payload = super().answer(body)
+        message = payload["choices"][0]["message"]
+        if self.mark and message.get("content"):
+            saw = any(self.mark in str(m.get("content")) for m in body["messages"])
+            message["content"] = f"[system prompt {'seen' if saw else 'lost'}] " \
+                                 f"{message['content']}"
+        payload["usage"] = {"prompt_tokens": read, "completion_tokens": 10,
+                            "total_tokens": read + 10}
+        return status, payload
+
+
+class UnderReportingServer(StubServer):
+    """A server that reads every prompt whole (refusing one over `context`) but reports
+    only part of it, as some Ollama versions do: the tokens not already in its cache (what
+    the request shares with the one before counts as cached and is left out), or, with
+    `share`, that share of the prompt."""
+
+    def __init__(self, context: int = 10**9, share: float | None = None) -> None:
+        super().__init__(context=context)
+        self.share = share
+        self.previous: list[str] = []
+        self.reported: list[int] = []
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        status, payload = super().answer(body)
+        if status != 200:
+            return status, payload
+        parts = [json.dumps(m) for m in body["messages"]]
+        shared = 0
+        for old, new in zip(self.previous, parts, strict=False):
+            if old != new:
+                break
+            shared += 1
+        self.previous = parts
+        whole = prompt_size(body)
+        read = round(whole * self.share) if self.share is not None else max(
+            1, whole - sum(len(p) for p in parts[:shared]) // 4)
+        self.reported.append(read)
+        payload["usage"] = {"prompt_tokens": read, "completion_tokens": 10,
+                            "total_tokens": read + 10}
+        return status, payload

@@ -65,3 +65,21 @@ def test_a_code_fact_out_of_view_counts_as_lost(session: fidelity.Session) -> No
     lost = fidelity.score(session, fidelity.Run(final=elsewhere))
     assert lost.code_outputs == pytest.approx(2 / 3)
     assert not fidelity_code.visible(value, f"{value.needs[0]}\n{value.needs[1]}")  # one line
+
+
+@pytest.mark.parametrize("path", list(fidelity.SERVER_PATHS))
+def test_the_real_agent_sends_every_turn_against_each_misbehaving_server(
+        session: fidelity.Session, path: str) -> None:
+    """The bench's paths through the real agent (bench/fidelity_servers.py): a window told
+    twice the server's is found out within two requests and never exceeded again; a server
+    whose usage counts only its uncached tokens teaches no window; at 4,096 with pastes every
+    turn is sent; what the session must keep is kept through every compaction."""
+    run, served = fidelity.run_server(session, fidelity.garbage, path)
+    score = fidelity.score(session, run)
+    assert served.turns_sent == served.turns == len(session.rounds)
+    assert len(served.cut) <= 2 and served.refused <= 2
+    assert all(served.found_at is not None and r <= served.found_at + 1 for r in served.cut)
+    assert score.first_ask == 1 and score.latest_ask == 1 and score.decisions == 1
+    assert score.code_kept == 1 and score.results == 1 and score.compactions >= 2
+    learned = served.window.endswith("(learned)")
+    assert learned is (path == "told-above")

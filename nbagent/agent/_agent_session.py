@@ -5,6 +5,8 @@ and what was billed. `Agent` in `_agent` holds the configuration and starts sess
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..engine._breakdown import Breakdown, context_breakdown
 from ..engine._controller import CompactionController
 from ..engine._decision import Decision
@@ -17,6 +19,7 @@ from ._billing import Billing
 from ._branch_events import Branch
 from ._model_side import AgentModel
 from ._session import Session
+from ._tool_sizes import SizedTools
 from ._toolbox import Toolbox
 
 
@@ -26,6 +29,8 @@ class AgentSessionMixin:
     session: Session
     toolbox: Toolbox
     _answers: AgentModel
+    if TYPE_CHECKING:
+        def sized_tools(self) -> SizedTools: ...  # the tools mixin's (`_agent_tools`)
 
     @property
     def history(self) -> History:
@@ -58,9 +63,10 @@ class AgentSessionMixin:
 
     def breakdown(self) -> Breakdown:
         """What fills the window now, by kind (the figures behind the notebook's table)."""
-        schemas, count_text = self.toolbox.schemas(), self.session.tracker.count_text
-        return context_breakdown(self.history, schemas, self.context_state(), count_text,
-                                 tools_tokens=self._answers.tools_tokens(schemas, count_text))
+        sized = self.sized_tools()
+        return context_breakdown(self.history, sized.schemas, self.context_state(),
+                                 self.session.tracker.count_text, tools_tokens=sized.tokens,
+                                 tools_note=sized.words())
 
     def pin(self, text: str | None = None, *, message: int | None = None) -> list[str]:
         """Keep a fact verbatim through every compaction: `text`, or the content of the

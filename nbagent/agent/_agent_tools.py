@@ -15,6 +15,7 @@ from ._configuration import Configuration
 from ._model_side import AgentModel
 from ._session import Session
 from ._settings import Settings
+from ._tool_sizes import TOOLS_SHARE, SizedTools, sized_tools
 from ._toolbox import Toolbox
 from .archive._redact import redact
 from .models._call import RetryPolicy
@@ -34,13 +35,14 @@ class AgentToolsMixin:
     builtin_tools: bool | frozenset[str]
     toolbox: Toolbox
     session: Session
+    model: ChatModel
     _configuration: Configuration
     # what a delegated task reads of the agent (`_branch.Delegating`)
-    model: ChatModel
     retry: RetryPolicy
     delegate_model: str | ChatModel | None
     _answers: AgentModel
     settings: Callable[[], Settings]
+    _sized: tuple[list[dict[str, Any]], tuple[Any, ...], SizedTools] | None = None
 
     @property
     def tools(self) -> dict[str, Tool]:
@@ -52,7 +54,25 @@ class AgentToolsMixin:
         return self.toolbox.add(candidate)
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        return self.toolbox.schemas()
+        """The tool schemas each request offers: every tool's, shortened at a small window
+        (`sized_tools`)."""
+        return self.sized_tools().schemas
+
+    def sized_tools(self) -> SizedTools:
+        """The tool schemas sized to the session's window (at most `TOOLS_SHARE` of the
+        effective window: lean, leaner, then some built-ins left out) and what they cost;
+        sized again when the tools, the window, the model or its counter change."""
+        full = self.toolbox.schemas()
+        budget = round(TOOLS_SHARE * self.session.controller.thresholds().effective_window)
+        count_text = self.session.tracker.count_text
+        key = (budget, id(self.model), count_text)
+        cached = self._sized
+        if cached is not None and cached[0] is full and cached[1] == key:
+            return cached[2]
+        sized = sized_tools(full, budget,
+                            lambda schemas: self._answers.tools_tokens(schemas, count_text))
+        self._sized = (full, key, sized)
+        return sized
 
     @property
     def approval(self) -> Approval:

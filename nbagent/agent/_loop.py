@@ -236,7 +236,8 @@ class _Turn:
                                                may_cut=may_cut_silently(self.agent.model))
         session.bill(completion)
         if cut is not None:
-            notices, ask_again = front_cut(session, cut, asked_again=self.asked_again)
+            notices, ask_again = front_cut(session, cut, asked_again=self.asked_again,
+                                           tools=self.agent.tool_schemas())
             self.notices += notices
             if ask_again:
                 self.asked_again = True

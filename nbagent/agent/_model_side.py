@@ -52,11 +52,20 @@ class Configured(Protocol):
 
 def may_cut_silently(model: ChatModel) -> bool:
     """Whether `model`'s server may answer an over-long prompt by cutting its front (Ollama
-    past its context length: 200 OK) rather than refusing it: a local runtime, or a model
-    litellm does not know (a server of one's own). A provider litellm knows refuses with an
-    error instead, so a usage far below our count there is our estimate's error (numbers
-    and tables count differently), never a reason to drop a paid-for reply and ask again."""
-    return names_runtime(model.name) or model_info(model.name) is None
+    past its context length: 200 OK) rather than refusing it: a local runtime, a model
+    litellm does not know (a server of one's own), or any model at a loopback or private
+    address (a proxy that serves a smaller model under a known name), whatever window was
+    stated for it. A provider litellm knows, at its own endpoint, refuses with an error
+    instead, so a usage far below our count there is our estimate's error (numbers and
+    tables count differently), never a reason to drop a paid-for reply and ask again. A
+    model that says (`cuts_prompts`, e.g. the embedded model: its server refuses an
+    over-long prompt, and shows its tools only at a turn's first request) is believed."""
+    declared = getattr(model, "cuts_prompts", None)
+    if isinstance(declared, bool):
+        return declared
+    base = getattr(model, "api_base", None)
+    return names_runtime(model.name) or model_info(model.name) is None or (
+        isinstance(base, str) and bool(base) and is_local_address(base))
 
 
 def sees_images(model: ChatModel) -> bool:

@@ -24,7 +24,7 @@ from ..engine._events import (
 )
 from ..engine._exceptions import BusyError
 from ..engine._history import History
-from ..engine._thresholds import ContextState
+from ..engine._thresholds import ContextState, thresholds
 from ..engine._tracker import TokenTracker
 from ..engine._window import WindowInfo
 from ..engine.compaction import with_pins
@@ -68,7 +68,10 @@ class Session(SessionArchiveMixin):
         self.id = session_id or _archive.new_session_id()
         self.events = EventStream()
         self.tracker = TokenTracker(model.count_text())
-        self.learned_window: int | None = None  # a limit the provider stated in an error
+        self.learned_window: int | None = None  # a limit the server showed (`learn_window`)
+        self._limits: dict[str, int] = {}  # what learned it: "stated" (an error), "cut"
+        self.usage_partial = False  # its usage counted part of a prompt: no window from it
+        self.said: set[str] = set()  # the notices said once a session (a window found out)
         # the model questions, answered with this session's state (read at each call)
         self.answers = SessionAnswers(model, learned=lambda: self.learned_window,
                                       tracker=self.tracker)
@@ -205,7 +208,9 @@ class Session(SessionArchiveMixin):
     def model_changed(self) -> None:
         """The agent switched models: forget the old one's stated limit and count with the
         new one's tokenizer from now on (every message once)."""
-        self.learned_window = None
+        self.learned_window, self._limits, self.usage_partial = None, {}, False
+        self.said.clear()  # another server: what was found out of the last one is not said
+        self.tracker.forget_server()
         count_text = self.answers.count_text()
         if count_text is not self.tracker.count_text:
             self.tracker.use_counter(count_text)
@@ -232,10 +237,45 @@ class Session(SessionArchiveMixin):
         the request after it can tell which of them still hold."""
         self.cache_marks = marks
 
-    def learn_window(self, limit: int | None) -> None:
-        """The provider stated its real limit: use it from now on (source "learned")."""
-        if limit is not None and limit > 0 and limit != self.learned_window:
-            self.learned_window = limit
+    def learn_window(self, limit: int | None, *, needs: int | None = None,
+                     cut: bool = False) -> bool:
+        """The server showed its real limit — stated in an overflow error, or (`cut`) the
+        most it read of a prompt it cut (`_window_stops.front_cut`): keep within it from now
+        on (source "learned"). This is the one place a window is learned. With `needs`
+        (what every request needs now: the system prompt, pins, tools and the latest
+        round, as counted for a window of `limit`), a limit whose blocking threshold
+        cannot hold that is not believed; nor is a cut once the server's usage was shown
+        to count only part of a prompt (`distrust_usage`). Returns whether it was learned."""
+        if limit is None or limit <= 0 or (cut and self.usage_partial):
+            return False
+        if needs is not None and needs >= self.blocking_at(limit):
+            return False
+        self._limits["cut" if cut else "stated"] = limit
+        self.learned_window = min(self._limits.values())
+        return True
+
+    def distrust_usage(self) -> bool:
+        """The server's usage was shown to count only part of a prompt (a reading far under
+        what it read at once before): no window is learned from its usage from now on, its
+        usage no longer calibrates our count, and a window learned from it is taken back
+        (True when there was one). A limit it stated in an error stays."""
+        self.usage_partial = True
+        self.tracker.ignore_usage(self.answers.name())  # nor is our count calibrated by it
+        taken = self._limits.pop("cut", None) is not None
+        self.learned_window = min(self._limits.values(), default=None)
+        return taken
+
+    def blocking_at(self, limit: int) -> int:
+        """The blocking threshold a window of `limit` tokens would give this session."""
+        info = self.answers.model.resolve_window(limit)
+        return thresholds(info, settings=self.answers.settings()).blocking
+
+    def say_once(self, key: str, text: str) -> list[str]:
+        """`[text]` the first time `key` is said in this session, else `[]`."""
+        if key in self.said:
+            return []
+        self.said.add(key)
+        return [text]
 
     def context_state(self) -> ContextState:
         return self.controller.state(self.history)

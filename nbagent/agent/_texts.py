@@ -36,14 +36,29 @@ RAN_OUT = ("The reply was cut: the context window ran out. The oldest rounds wer
            "to continue.")
 FRONT_CUT = ("The server read only {read:,} of the {sent:,} tokens sent and answered anyway: it "
              "dropped the front of the prompt (the system prompt, the tools, the first "
-             "request) without an error, as Ollama does past its context length. This session "
-             "now keeps within {window:,} tokens (compacting, then asking again). For more room, "
-             "raise the server's context length (Ollama: OLLAMA_CONTEXT_LENGTH=16384 ollama "
-             "serve, or PARAMETER num_ctx in a Modelfile; its OpenAI-compatible endpoint "
-             "ignores a per-request num_ctx), then start a new session (agent.new_session()).")
+             "request) without an error, as Ollama and llama.cpp do past their context length. "
+             "This session now keeps within {window:,} tokens, the most the server has read "
+             "at once (compacting, then asking again). For more room, raise the server's "
+             "context length ({settings}), then start a new session (agent.new_session()).")
 FRONT_CUT_AGAIN = ("The server dropped the front of the prompt again (it read {read:,} of "
                    "{sent:,} tokens): this answer was written without the start of the "
                    "conversation. Ask again; the session now keeps within {window:,} tokens.")
+USAGE_PARTIAL = ("The server reported reading {read:,} tokens of a {sent:,}-token request, "
+                 "though it read {held:,} at once before: its usage counts only part of the "
+                 "prompt (some Ollama versions count only the tokens not already in their "
+                 "cache), so it is not taken for a cut, and the session keeps its window "
+                 "({window:,}, from {source}). If the server's window is smaller than that, "
+                 "say so: agent.configure(max_context_tokens=N), or raise it ({settings}).")
+TAKEN_BACK = (" The window learned earlier from its usage is taken back: what it read was "
+              "not the whole prompt.")
+CUT_TOO_SMALL = ("The server reported reading only {read:,} of the {sent:,} tokens sent. A "
+                 "window of {bound:,} tokens cannot hold what every request needs now (the "
+                 "system prompt, the tools and the latest message: about {needs:,}), so it is "
+                 "not taken for the server's window and the session keeps its own "
+                 "({window:,}, from {source}). Either the server's usage counts only part of "
+                 "the prompt (some Ollama versions count only uncached tokens), or its window "
+                 "really is that small: then raise it ({settings}), or tell nbagent its real "
+                 "window: agent.configure(max_context_tokens=N).")
 FRONT_CUT_RETRY = "the server dropped the front of the prompt; compacting and asking again"
 MAX_ROUNDS = "Stopped after {rounds} rounds of tool calls (NBAGENT_MAX_TOOL_ROUNDS)."
 TIMEOUT = "Stopped after {seconds:g} s (NBAGENT_MAX_CHAT_SECONDS)."
@@ -136,6 +151,18 @@ def blocked_by_fixed(parts: Sequence[Part], fixed: int, blocking: int, window: i
     return (f"Not sent: {subject} alone take about {fixed:,} tokens ({named}), more than "
             f"the {blocking:,} this model's window ({window:,}, from {source}) leaves for a "
             f"conversation. Use {fixes}, or {WINDOW_FIX}.")
+
+
+def blocked_by_message(needed: int, message: int, blocking: int, window: int, source: str,
+                       *, with_results: bool = False) -> str:
+    """Stopped before sending: the system prompt, the tools and the latest message (with
+    its tool results so far) cannot fit together, whatever compaction folds."""
+    what = "this message and its tool results" if with_results else "this message"
+    return (f"Not sent: the system prompt, the tools and {what} take about {needed:,} "
+            f"tokens together ({what} ≈{message:,}), more than the {blocking:,} this model's "
+            f"window ({window:,}, from {source}) leaves for a request; everything older was "
+            f"folded already. Send a shorter message (or put the data in a variable and ask "
+            f"about it by name), or {WINDOW_FIX}.")
 
 
 def largest_message(messages: Sequence[dict[str, Any]], start: int,

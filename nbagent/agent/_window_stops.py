@@ -12,11 +12,14 @@ from typing import Any
 
 from ..engine._decision import Decision
 from ..engine._events import Retrying
-from ..engine._tokens import count_tools_tokens, estimate_tokens
+from ..engine._thresholds import thresholds
+from ..engine._tokens import REPLY_PRIMING, count_tools_tokens, estimate_tokens
 from ..engine._tracker import Truncation
 from . import _texts as texts
 from ._session import Session
+from ._tool_sizes import TOOLS_SHARE
 from .models._llm import Completion
+from .models._local_runtimes import context_settings
 from .providers._errors import is_stop_reason_overflow
 
 NO_LIMITS: tuple[None, None] = (None, None)  # an overflow that states no numbers
@@ -25,8 +28,10 @@ NO_LIMITS: tuple[None, None] = (None, None)  # an overflow that states no number
 def blocked_message(session: Session,
                     tool_schemas: Callable[[], list[dict[str, Any]]]) -> str | None:
     """At the blocking limit with nothing left to shrink: why the turn stops before
-    sending, naming what fills the window (a pin, the system prompt, the tools, a tool
-    output). None below the limit."""
+    sending, naming what fills the window (a pin, the system prompt, the tools, the latest
+    message, a tool output). None below the limit. Compaction makes room down to the latest
+    round (the last resort, L4 room), so past the fixed parts it is that round that does
+    not fit beside them."""
     state = session.context_state()
     if state.level != "blocking":
         return None
@@ -40,6 +45,17 @@ def blocked_message(session: Session,
                                   count or estimate_tokens, history.message_tokens)
         return texts.blocked_by_fixed(parts, fixed, limits.blocking, limits.window.raw_window,
                                       state.window_source)
+    rounds = history.rounds()
+    if rounds:  # what must go with this request whatever compaction does: the latest round
+        latest = rounds[-1]
+        own = sum(history.message_tokens(i) for i in range(latest.start, latest.stop))
+        # our counts as the request is counted (the tracker's calibration)
+        scale = state.tokens / max(1, history.estimated_tokens + tools)
+        if (fixed + own) * scale >= limits.blocking:
+            return texts.blocked_by_message(
+                round((fixed + own) * scale), round(own * scale), limits.blocking,
+                limits.window.raw_window, state.window_source,
+                with_results=latest.stop - latest.start > 1)
     largest = texts.largest_message(history.messages, preamble, history.message_tokens)
     return texts.blocked_conversation(state.tokens, limits.effective_window, largest,
                                       history.messages, automatic=limits.auto_compact_enabled)
@@ -64,18 +80,38 @@ def drop_after_cut(session: Session) -> Decision:
     return session.controller.handle_ptl_error(session.history, NO_LIMITS)
 
 
-def front_cut(session: Session, cut: Truncation, *, asked_again: bool) -> tuple[list[str], bool]:
-    """The server answered a prompt it cut at the front (Ollama past its context length:
-    200 OK, the usage the only sign). Keep within what it can read from now on (the
-    session's learned window), say so once a session, and ask again once, after the
-    compaction at the top of the loop; a reply to a prompt cut again is kept, marked.
-    Returns the notices to say with the turn's result and whether to ask again."""
-    session.learn_window(cut.window_bound(session.learned_window,
-                                          again=session.tracker.truncations > 1))
+def front_cut(session: Session, cut: Truncation, *, asked_again: bool,
+              tools: list[dict[str, Any]]) -> tuple[list[str], bool]:
+    """The server answered a prompt it did not read whole (Ollama past its context length:
+    200 OK, the usage the only sign). A reading believed is a cut: keep within what the
+    server has shown it holds from now on (the session's learned window), say so once a
+    session, and ask again once, after the compaction at the top of the loop; a reply to
+    a prompt cut again is kept, marked. A reading not believed — far under what the
+    server read at once before (its usage counts part of the prompt: from then on no
+    window is learned from it, and one learned so is taken back), or a window that
+    cannot hold the system prompt, the tools (`tools`, as offered) and the latest
+    message — learns nothing: the reply stands and the session says once what the
+    server reported and what to set. Returns the notices to say with the turn's result
+    and whether to ask again."""
+    if session.usage_partial:  # its usage counts part of a prompt: no cut is read from it
+        return [], False
+    settings = context_settings(_larger_window(session, cut.bound))
+    if cut.contradicts:
+        taken = session.distrust_usage()
+        now = session.window()
+        return session.say_once("usage", texts.USAGE_PARTIAL.format(
+            read=cut.read, sent=cut.sent, held=cut.held, window=now.raw_window,
+            source=now.source, settings=settings) + (texts.TAKEN_BACK if taken else "")), False
+    before = session.window()
+    bound = cut.window_bound(session.learned_window)
+    needs = _needs(session, tools, bound)
+    if not session.learn_window(bound, needs=needs, cut=True):
+        return session.say_once("small", texts.CUT_TOO_SMALL.format(
+            read=cut.read, sent=cut.sent, bound=bound, needs=needs,
+            window=before.raw_window, source=before.source, settings=settings)), False
     window = session.window().raw_window
-    notices = []
-    if session.tracker.truncations == 1:
-        notices.append(texts.FRONT_CUT.format(read=cut.read, sent=cut.sent, window=window))
+    notices = session.say_once("cut", texts.FRONT_CUT.format(
+        read=cut.read, sent=cut.sent, window=window, settings=settings))
     if asked_again:
         notices.append(texts.FRONT_CUT_AGAIN.format(read=cut.read, sent=cut.sent,
                                                     window=window))
@@ -83,3 +119,26 @@ def front_cut(session: Session, cut: Truncation, *, asked_again: bool) -> tuple[
     # the same event as a retried stream: a display clears what streamed so far
     session.events.emit(Retrying(1, 0.0, texts.FRONT_CUT_RETRY))
     return notices, True
+
+
+def _needs(session: Session, tools: list[dict[str, Any]], window: int) -> int:
+    """What every request needs whatever compaction does — the preamble (system prompt,
+    pins), the tools and the latest round — counted as a request is, with the tools as
+    a window of `window` tokens would offer them (at most `TOOLS_SHARE` of it)."""
+    history, tracker = session.history, session.tracker
+    rounds = history.rounds()
+    start = rounds[-1].start if rounds else len(history)
+    own = sum(history.message_tokens(i) for i in range(history.preamble.stop)) + sum(
+        history.message_tokens(i) for i in range(start, len(history)))
+    offered = session.answers.model.tools_tokens(tools, tracker.count_text)
+    effective = thresholds(session.answers.model.resolve_window(window),
+                           settings=session.answers.settings()).effective_window
+    shown = min(offered, round(TOOLS_SHARE * effective))
+    return round(tracker.ratio(session.answers.name()) * (own + shown)) + REPLY_PRIMING
+
+
+def _larger_window(session: Session, bound: int) -> int:
+    """The window to suggest setting on the server: the one nbagent was told or assumed,
+    when it is larger than what the server holds, else twice that (a multiple of 1,024)."""
+    told = session.answers.model.resolve_window(None).raw_window
+    return told if told > bound else -(-2 * bound // 1024) * 1024

@@ -37,6 +37,7 @@ class Attempt:
     summary: str | None = None
     degraded: bool = False
     holds_breaker: bool = False  # the floor stood in for an open breaker
+    exhausted: bool = False  # a last resort folded all it may (`LevelResult.exhausted`)
     started: float = field(default_factory=time.perf_counter)
     recorded: dict[str, Any] = field(default_factory=dict)
 

@@ -35,6 +35,7 @@ class Breakdown:
     conversation: int  # user and assistant messages, tool calls
     free: int  # left before the base `percent_left` is measured against
     state: ContextState
+    tools_note: str = ""  # how the tool schemas were sized to the window ("": in full)
 
     @property
     def base(self) -> int:
@@ -65,10 +66,12 @@ def context_breakdown(
     count_text: TextCounter | None = None,
     *,
     tools_tokens: int | None = None,
+    tools_note: str = "",
 ) -> Breakdown:
     """Split `state.tokens` over the kinds of content in `history` and `tools`;
     `tools_tokens`: what the tools cost as the model is shown them, where that is not
-    their JSON schemas (the embedded model's lean tool list)."""
+    their JSON schemas (the embedded model's lean tool list); `tools_note`: how they were
+    sized to the window."""
     counter = count_text or estimate_tokens
     system = sum(count_message_tokens(m, count_text=counter) for m in history
                  if m["role"] == "system")
@@ -92,7 +95,8 @@ def context_breakdown(
     shares = {kind: value * rest / total for kind, value in raw.items()}
     scaled = _rounded(shares, rest)
     return Breakdown(system, schemas, scaled["memory"], scaled["tool_results"],
-                     scaled["conversation"], max(0, state.base - state.tokens), state)
+                     scaled["conversation"], max(0, state.base - state.tokens), state,
+                     tools_note)
 
 
 def _rounded(shares: dict[str, float], total: int) -> dict[str, int]:

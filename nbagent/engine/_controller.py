@@ -162,7 +162,8 @@ class CompactionController:
         held = self._hold("auto", tokens, limits.auto_compact, limits)
         if held is not None:
             return held
-        return self._apply("auto", history, limits, tokens, None, self._levels("auto", limits))
+        return self._apply("auto", history, limits, tokens, None, self._levels(
+            "auto", limits, room_tokens=self._room(history, tokens, limits.auto_compact)))
 
     def compact_now(self, history: History, *, focus: str | None = None) -> Decision:
         """Compact on request (`agent.compact()`): runs with the breaker open; success closes it.
@@ -219,6 +220,18 @@ class CompactionController:
                           summarize=summarize, summarizer_window=summarizer_window,
                           breaker_open=self.breaker_open, ladder=self.ladder, **options)
 
+    def _room(self, history: History, tokens: int, trigger: int) -> int:
+        """What the history's messages may take, in its own counts, for a request to fit
+        under `trigger`: what every request carries besides them (the tool schemas, the
+        reply's priming: the count of the preamble alone, less its messages) comes off,
+        and the rest is scaled from our count of the request to the history's counts."""
+        head = history.copy_with(history.messages[:history.preamble.stop])
+        fixed = self.count(head)  # the preamble, the tools, the priming
+        body = history.estimated_tokens - head.estimated_tokens
+        counted = tokens - fixed
+        scale = body / counted if body > 0 and counted > 0 else 1.0
+        return head.estimated_tokens + max(0, int((trigger - 1 - fixed) * scale))
+
     def _standin(self, focus: str | None) -> Callable[[], Level]:
         """The floor, bound when a summarizer fails (rarely: not before)."""
         return lambda: standin(LadderContext(self.settings(), self.thresholds(), focus=focus),
@@ -268,6 +281,9 @@ class CompactionController:
             attempt.reasons.append(f"{type(error).__name__}: {error_text(error)}")
             return self._finish(attempt, "failed", before)
         if not attempt.levels:  # a no-op is never a success; at the turn boundary it fails
+            if attempt.exhausted:  # nothing is left to fold but the latest round: no failure
+                attempt.reasons.append(texts.LATEST_OVER)
+                return self._finish(attempt, "none", before)
             if self.breaker_open and trigger in ("auto", "midloop"):
                 # no model level ran, so nothing failed: L1 alone had nothing to clear
                 attempt.reasons.append(texts.BREAKER_SKIP.format(failures=self._failures))
@@ -286,7 +302,10 @@ class CompactionController:
         elif trigger != "overflow" and after >= limits.auto_compact:
             attempt.reasons.append(texts.STILL_OVER.format(tokens=after,
                                                            trigger=limits.auto_compact))
-            action = "failed"
+            if attempt.exhausted:  # all but the latest round is folded: as far as it goes
+                attempt.reasons.append(texts.LATEST_OVER)
+            else:
+                action = "failed"
         decision = self._finish(attempt, action, after, swapped=True)
         self._undo = (*undo, decision)
         return decision

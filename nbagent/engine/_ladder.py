@@ -5,7 +5,9 @@
     auto      L1 snip → L2 memory → L3 summary (only if L2 could not run); L2 is
               skipped once the history is at or under the compact target
               (`compact_target_ratio` of the trigger), the fallbacks once it is under
-              the trigger: a snip that lands just under the trigger does not end it
+              the trigger: a snip that lands just under the trigger does not end it;
+              still over the trigger after them all, L4 room makes room (the floor of all
+              but the latest round) before a message is ever refused
     manual    the same, always past L1
               (with no summarizer, or the breaker open for auto: L1 → floor)
     midloop   L1 snip to the mid-loop target (or the auto ladder, if configured)
@@ -35,6 +37,7 @@ from ._plans import (
     plan_floor,
     plan_memory,
     plan_overflow,
+    plan_room,
     plan_snip,
     plan_summary,
 )
@@ -52,6 +55,7 @@ from .compaction import (
 )
 from .compaction._floor_only import floor_only
 from .compaction._ptl import TokenLimits
+from .compaction._room import make_room
 from .compaction._summary import sections_in_words
 
 Message = dict[str, Any]
@@ -117,6 +121,10 @@ def _overflow(c: LadderContext) -> dict[str, Any]:
     return {"limits": c.overflow, "floor_tokens_budget": c.floor_tokens}
 
 
+def _room(c: LadderContext) -> dict[str, Any]:
+    return {"room": c.room_tokens, "focus": c.focus, "floor_tokens_budget": c.floor_tokens}
+
+
 @dataclass(frozen=True)
 class Rung:
     """One row of the ladder.
@@ -130,7 +138,10 @@ class Rung:
     ("target": a model fold costs a call and a cache rewrite, worth it only when the cheaper
     levels left the history near the trigger). `terminal`: the ladder stops after it.
     `stands_in`: the level that replaces a summarizer that failed (and a model level in a
-    preview). `plan` says in one line what it is about to do, or None when nothing.
+    preview). `last_resort`: it runs on an automatic ladder only, after every other level
+    (a terminal one too), and acts only while the history is still over the trigger (a
+    message is never refused while room can be made). `plan` says in one line what it is
+    about to do, or None when nothing.
     `folds`: for a model level, the tokens its summary would replace (what a call is
     weighed by: `Level.not_called`).
     """
@@ -147,6 +158,7 @@ class Rung:
     terminal: bool = False
     stands_in: bool = False
     folds: Folds | None = None
+    last_resort: bool = False
 
     @property
     def calls_model(self) -> bool:
@@ -161,6 +173,7 @@ class Rung:
                      calls_model=self.calls_model, fallback=self.fallback,
                      holds_breaker=self.runs == "without_model" and context.summarize is not None,
                      needed_over=self.needed_over, terminal=self.terminal,
+                     last_resort=self.last_resort,
                      plan=partial(_planned, self.plan, context=context), weigh=weigh,
                      max_calls=cost.max_calls if self.calls_model else None)
 
@@ -173,7 +186,8 @@ class Level:
     `fallback`: it runs only when no model level before it changed the history.
     `holds_breaker`: it stands in for the summarizer while the breaker is open, so its
     success is no evidence the summarizer works: the breaker stays as it is.
-    `needed_over`: its stop rule (see `Rung`). `terminal`: nothing runs after it.
+    `needed_over`: its stop rule (see `Rung`). `terminal`: nothing runs after it but a
+    `last_resort` level (see `Rung`).
     `weigh` says why its call would not be worth it (None: it is); `max_calls`: the
     summarizer calls one compaction may make (see `not_called`).
     """
@@ -185,6 +199,7 @@ class Level:
     holds_breaker: bool = False
     needed_over: NeededOver = "trigger"
     terminal: bool = False
+    last_resort: bool = False
     plan: Callable[[Sequence[Message], Sequence[int]], str | None] | None = field(
         default=None, compare=False, repr=False)
     weigh: Callable[[Sequence[Message], Sequence[int]], str | None] | None = field(
@@ -238,6 +253,10 @@ LADDER: tuple[Rung, ...] = (
     Rung("L4 overflow", ptl_fallback, _overflow,
          "after \"prompt too long\": drop the oldest whole rounds to fit the stated limit",
          plan_overflow, ladders=("overflow",)),
+    Rung("L4 room", make_room, _room,
+         "still over the trigger after the rest: all but the latest round → the floor, then "
+         "one block of it sized to the room left (never a message refused that could fit)",
+         plan_room, last_resort=True),
 )
 
 
@@ -267,6 +286,7 @@ def levels_for(
     breaker_open: bool = False,
     target_tokens: int | None = None,
     overflow: TokenLimits | None = None,
+    room_tokens: int | None = None,
     ladder: Sequence[Rung] = LADDER,
 ) -> list[Level]:
     """The levels to run, in order, for `trigger` (see the module docstring)."""
@@ -275,9 +295,12 @@ def levels_for(
     # the summarizer again (and its success closes the breaker).
     models_allowed = summarize is not None and (trigger == "manual" or not breaker_open)
     context = LadderContext(settings, limits, summarize, summarizer_window, focus,
-                            target_tokens if which == "micro" else None, overflow)
+                            target_tokens if which == "micro" else None, overflow,
+                            room_tokens)
     wanted: set[Runs] = {"always", "with_model" if models_allowed else "without_model"}
-    return [r.bind(context) for r in ladder if which in r.ladders and r.runs in wanted]
+    # what the user asked for runs as asked: a last resort is for automatic ladders only
+    return [r.bind(context) for r in ladder if which in r.ladders and r.runs in wanted
+            and not (r.last_resort and trigger == "manual")]
 
 
 def describe_ladder(ladder: Sequence[Rung] = LADDER) -> str:
@@ -287,7 +310,7 @@ def describe_ladder(ladder: Sequence[Rung] = LADDER) -> str:
     for r in ladder:
         flags = [r.runs.replace("_", " ")]
         flags += ["fallback"] * r.fallback + ["terminal"] * r.terminal
-        flags += ["stands in"] * r.stands_in
+        flags += ["stands in"] * r.stands_in + ["last resort"] * r.last_resort
         function = getattr(r.function, "__name__", repr(r.function))
         stop = "the trigger" if r.needed_over == "trigger" else "the compact target"
         rows.append(f"| {r.name} | `{function}` | {', '.join(r.ladders)} "

@@ -1,6 +1,6 @@
 """`LadderContext`: what the ladder's rows read their options from for one compaction —
 the settings, the thresholds, the summarizer and its window, the focus, a target, the
-limits the provider stated."""
+limits the provider stated, the room an automatic compaction must fit in."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ class LadderContext:
     focus: str | None = None
     target_tokens: int | None = None
     overflow: TokenLimits | None = None  # (actual, limit) from the provider's error
+    room_tokens: int | None = None  # what the messages may take to fit under the trigger
 
     @property
     def floor_tokens(self) -> int:

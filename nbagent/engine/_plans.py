@@ -14,6 +14,7 @@ from ._texts import (
     DROPPING,
     FLOORING,
     FOLDING,
+    MAKING_ROOM,
     SNIPPING,
     SUMMARIZING,
     plural,
@@ -95,3 +96,10 @@ def plan_floor(messages: Sequence[Message], counts: Sequence[int], c: LadderCont
 
 def plan_overflow(messages: Sequence[Message], counts: Sequence[int], c: LadderContext) -> str:
     return DROPPING.format(tokens=sum(counts))
+
+
+def plan_room(messages: Sequence[Message], counts: Sequence[int], c: LadderContext
+              ) -> str | None:
+    if c.room_tokens is None or sum(counts) <= c.room_tokens:
+        return None
+    return MAKING_ROOM.format(tokens=sum(counts) - c.room_tokens)

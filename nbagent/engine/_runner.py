@@ -37,6 +37,8 @@ def run_ladder(trigger: Trigger, history: History, levels: list[Level], attempt:
     ladder skips a level whose bound the history now fits — `fits_under` (the trigger) or
     `target` (the compact target) — and goes on to the next, so a level added anywhere
     cannot end the ladder for the levels after it. A manual compaction runs every level.
+    A last resort (only ever on an automatic ladder) runs after every other level, a
+    terminal one too, and decides by the room it is given whether to act.
     A model level whose call would not be worth it (`Level.not_called`: too little freed
     for what its model states a call costs, or the compaction's calls spent) is not
     called: the stand-in runs in its place, under its own name, in a preview too.
@@ -45,15 +47,21 @@ def run_ladder(trigger: Trigger, history: History, levels: list[Level], attempt:
     """
     work, current = history.messages, history
     bounds = {"trigger": fits_under - 1, "target": target}
-    model_changed = False
+    model_changed = stopped = False
     for level in levels:
-        if level.fallback and model_changed:
+        if level.last_resort:
+            pass  # it checks the room it is given itself (never on a manual ladder)
+        elif stopped:
+            continue  # after a terminal level only a last resort runs
+        elif level.fallback and model_changed:
             continue  # a fallback replaces a model level that could not run, never adds to one
-        # Scaled from the counts the history already has: no re-count per level.
-        projected = round(attempt.before * current.estimated_tokens
-                          / max(1, history.estimated_tokens))
-        if trigger != "manual" and attempt.levels and projected <= bounds[level.needed_over]:
-            continue  # a cheaper level already made it fit: this one is not needed
+        else:
+            # Scaled from the counts the history already has: no re-count per level.
+            projected = round(attempt.before * current.estimated_tokens
+                              / max(1, history.estimated_tokens))
+            if trigger != "manual" and attempt.levels and \
+                    projected <= bounds[level.needed_over]:
+                continue  # a cheaper level already made it fit: this one is not needed
         ran, counts = level, current.token_counts()
         skipped = level.not_called(work, counts, attempt.calls)
         if skipped is not None:
@@ -68,6 +76,7 @@ def run_ladder(trigger: Trigger, history: History, levels: list[Level], attempt:
             ran, result = _run(level, work, counts, attempt, status, standin, left)
         attempt.spent(result.summary_calls, result.cost)
         attempt.reasons.append(f"{ran.name}: {result.reason}")
+        attempt.exhausted |= result.exhausted
         if result.changed:
             # a floor standing in for a call not made says nothing of the summarizer: the
             # breaker stays as it is
@@ -78,8 +87,9 @@ def run_ladder(trigger: Trigger, history: History, levels: list[Level], attempt:
             work = list(result)
             current = history.copy_with(work)
             model_changed |= level.calls_model
-        if ran.terminal:  # the floor folded all that is old: a later level would fold it again
-            break
+        # the floor folded all that is old: a later level would fold it again (but a last
+        # resort, which acts only if the history is still over the trigger)
+        stopped |= ran.terminal
     return work
 
 

@@ -24,6 +24,8 @@ AUTO_IS_OFF = "automatic compaction is off"
 UNDER = "under the {trigger} trigger"
 NO_REDUCTION = "no reduction"
 STILL_OVER = "still {tokens:,} tokens, over the {trigger:,} trigger"
+LATEST_OVER = ("all but the latest round is folded: what is left is what every request "
+               "carries and the latest round")
 LOST_PENDING = "the result lost a pending tool call"
 CHANGED_SYSTEM = "the result changed the system prompt"
 # why the floor stood in for a summarizer call (the model's stated SummaryCost said no)
@@ -40,6 +42,8 @@ FOLDING = "summarizing {turns} ({tokens:,} tokens) into the session memory…"
 SUMMARIZING = "summarizing {turns} ({tokens:,} tokens) into one summary…"
 FLOORING = "keeping what code can of {turns} ({tokens:,} tokens; no model call)…"
 DROPPING = "dropping the oldest rounds to fit the model's limit ({tokens:,} tokens now)…"
+MAKING_ROOM = ("still ~{tokens:,} tokens over: folding all but the latest round to make room "
+               "(no model call)…")
 RUNNING = "running {level}…"
 
 # a preview of the compaction `agent.compact()` would run now

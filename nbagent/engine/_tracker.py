@@ -28,26 +28,55 @@ from ._usage import Usage
 _MIN_CALIBRATION_TOKENS = 50  # smaller requests are too noisy to learn a ratio from
 _RATIO_BOUNDS = (0.4, 3.0)  # a usage further off than this from our count is not believed
 # A server that read less than this share of what we sent (and at least this many tokens
-# less) cut the prompt: Ollama keeps half its context of an over-long prompt and says
-# nothing, so what it reads is under half of what was sent. Tokenizers differ from our
-# count by far less than this; a cached prefix is counted in the usage (`Usage`).
-TRUNCATED_SHARE = 0.6
+# less) cut the prompt: Ollama's older runner keeps half its context of an over-long prompt
+# and says nothing, so what it reads is under half of what was sent. Tokenizers differ from
+# our count by less than this (a first request, before any usage calibrated it, included);
+# a cached prefix is counted in the usage (`Usage`). A cut just past the window reads about
+# half: if this misses it, the plateau below catches the next request.
+TRUNCATED_SHARE = 0.5
 TRUNCATED_MIN_TOKENS = 256
+# A server that cuts to fit its context (Ollama's newer runner, llama.cpp) reads the same
+# count again however much more is sent: between two requests of one history, what it read
+# grew by less than this share of what we appended (and by at least this many tokens less).
+# A tokenizer counts a text well under our estimate (numbers: about half), never a quarter.
+PLATEAU_SHARE = 0.25
+PLATEAU_MIN_TOKENS = 16
+# A server that cuts keeps at least about half of what it holds (Ollama's older runner keeps
+# half, a cut to fit keeps all): a reading under this share of the most it read before is no
+# cut but a usage that counts only part of the prompt (Ollama reporting only the tokens not
+# in its cache, a proxy's own count).
+KEEPS_AT_LEAST = 0.45
 
 
 @dataclass(frozen=True)
 class Truncation:
-    """A response whose usage says the server read only part of the prompt."""
+    """A response whose usage says the server read only part of the prompt.
+
+    `how`: "share" (it read well under what was sent) or "plateau" (it read no more than
+    the request before, though more was sent)."""
 
     sent: int  # our (calibrated) count of the request
     read: int  # the prompt tokens the server reported
+    held: int = 0  # the most it reported reading at once before this request
+    how: str = "share"
 
-    def window_bound(self, learned: int | None, *, again: bool) -> int:
-        """The window to keep within from now on: under what was sent and any window
-        already learned; twice what was read the first time (Ollama keeps half its context
-        when it cuts), what was read when a server cuts again (its window holds that)."""
-        bound = min(self.sent - 1, self.read if again else 2 * self.read)
-        return bound if learned is None else min(bound, learned)
+    @property
+    def bound(self) -> int:
+        """What the server has shown it holds: the most it read at once, this time or
+        before. Never a count of ours, which is what may have drifted."""
+        return max(self.read, self.held)
+
+    @property
+    def contradicts(self) -> bool:
+        """Whether this reading contradicts what the server read before: far under the
+        most it read at once, it is no cut (a cutting server keeps at least about half of
+        what it holds) but a usage that counts only part of the prompt."""
+        return self.held > 0 and self.read < KEEPS_AT_LEAST * self.held
+
+    def window_bound(self, learned: int | None) -> int:
+        """The window to keep within from now on: what the server has shown it holds
+        (`bound`), never above a window already learned."""
+        return self.bound if learned is None else min(self.bound, learned)
 
 
 @dataclass(frozen=True)
@@ -58,6 +87,7 @@ class _Anchor:
     covered: int  # messages the usage covered
     estimate: int  # our raw count of that request (history part + tools)
     real: int  # what the provider said it occupied
+    ratio_before: float | None  # the model's ratio before this usage calibrated it
 
 
 @dataclass
@@ -95,6 +125,8 @@ class TokenTracker:
             count_message_tokens, count_text=count_text or estimate_tokens
         )
         self._ratios: dict[str, float] = {}
+        self._held: dict[str, int] = {}  # the most each model's server read at once
+        self._ignored: set[str] = set()  # models whose usage counts part of a prompt
         self._anchor: _Anchor | None = None
         self.truncations = 0  # responses whose usage said the server cut the prompt
         self._tools_key: tuple[int, ...] = ()
@@ -110,6 +142,28 @@ class TokenTracker:
     def ratio(self, model: str) -> float:
         """Real tokens per counted token for `model`, learnt from usage (1.0 until then)."""
         return self._ratios.get(model, 1.0)
+
+    def ignore_usage(self, model: str) -> None:
+        """`model`'s server reports usage that counts only part of a prompt (the tokens not
+        in its cache): what it taught is forgotten and its usage is not read any more —
+        our count alone (the estimator, or the model's tokenizer) says what a request is."""
+        self._ignored.add(model)
+        self._ratios.pop(model, None)
+        if self._anchor is not None and self._anchor.model == model:
+            self._anchor = None
+        self.version += 1
+
+    def forget_server(self) -> None:
+        """Another server now (the model changed): what the last one read at once, and
+        whether its usage was read, no longer apply. Ratios stay: they are per model."""
+        self._held.clear()
+        self._ignored.clear()
+        self.version += 1
+
+    def held(self, model: str) -> int:
+        """The most prompt tokens `model`'s server reported reading at once (0: none yet):
+        a floor of its window, whatever it did with the rest of a prompt."""
+        return self._held.get(model, 0)
 
     def message_tokens(self, history: History, index: int) -> int:
         """The count of message `index` of `history` (cached; uncalibrated)."""
@@ -187,33 +241,69 @@ class TokenTracker:
         provider reported, never a client-side estimate. A usage that disagrees with
         our own count by more than a factor of 2.5 either way is not believed.
 
-        Returns a `Truncation` when the server read well under what was sent
-        (`TRUNCATED_SHARE`): that usage says nothing of our count and is not learnt from.
-        `may_cut=False` for a server that refuses an over-long prompt instead of cutting
-        it: there a low usage is our estimate's error, never a cut.
+        Returns a `Truncation` when the usage says the server did not read the whole
+        prompt: it read well under what was sent (`TRUNCATED_SHARE`), or, since the last
+        usage of this history, no more though more was appended (`PLATEAU_SHARE`: a cut to
+        fit). Such a usage says nothing of our count and is never learnt from; a plateau
+        also takes back what the usage before it taught (it was likely cut as well), and a
+        cut of a request we counted under what the server has read at once proves our
+        count low, so the ratio rises to that. `may_cut=False` for a server that refuses
+        an over-long prompt instead of cutting it: there a low usage is our estimate's
+        error, never a cut.
         """
         covered = len(history) if covered is None else covered
         self.version += 1  # the anchor or a ratio may change below
         counted = self._history_count(history, covered) + self._tools_count(tools) + REPLY_PRIMING
         real = usage.context_tokens
-        if real <= 0:
+        if real <= 0 or model in self._ignored:
             return None
-        sent = round(self.ratio(model) * counted)
-        least = min(sent, counted)  # a ratio learnt on other text may be too high for this
-        if may_cut and counted >= _MIN_CALIBRATION_TOKENS and real < TRUNCATED_SHARE * least and (
-                least - real >= TRUNCATED_MIN_TOKENS):
+        held = self.held(model)
+        self._held[model] = max(held, real)  # whatever else it did, it read this much at once
+        cut = self._cut(history, model, covered, counted, real, held) if may_cut else None
+        if cut is not None:
             self.truncations += 1
-            return Truncation(sent, real)
+            self._anchor = None  # our count falls back to the ratio, never to a cut reading
+            if not cut.contradicts and cut.sent < cut.bound and cut.sent > 0:
+                # the server read `bound` tokens at once yet cut this request: it was larger
+                self._ratios[model] = self.ratio(model) * cut.bound / cut.sent
+            return cut
         observed = real / counted
+        before = self._ratios.get(model)
         if counted >= _MIN_CALIBRATION_TOKENS:
             if not _RATIO_BOUNDS[0] <= observed <= _RATIO_BOUNDS[1]:
                 return None
-            previous = self._ratios.get(model)
-            self._ratios[model] = observed if previous is None else (previous + observed) / 2
+            self._ratios[model] = observed if before is None else (before + observed) / 2
         self._anchor = _Anchor(
-            weakref.ref(history), model, history.generation, covered, counted, real
+            weakref.ref(history), model, history.generation, covered, counted, real, before
         )
         return None
+
+    def _cut(self, history: History, model: str, covered: int, counted: int, real: int,
+             held: int) -> Truncation | None:
+        """The cut a usage shows, if any (see `record_usage`)."""
+        if counted < _MIN_CALIBRATION_TOKENS:
+            return None
+        ratio = self.ratio(model)
+        sent = round(ratio * counted)
+        least = min(sent, counted)  # a ratio learnt on other text may be too high for this
+        if real < TRUNCATED_SHARE * least and least - real >= TRUNCATED_MIN_TOKENS:
+            return Truncation(sent, real, held, "share")
+        anchor = self._anchor
+        if anchor is None or anchor.history() is not history or anchor.model != model or \
+                anchor.generation != history.generation or anchor.covered > covered:
+            return None
+        expected = ratio * (counted - anchor.estimate)  # what the appended part should add
+        grew = real - anchor.real
+        if expected < PLATEAU_MIN_TOKENS or grew >= PLATEAU_SHARE * expected or \
+                expected - grew < PLATEAU_MIN_TOKENS:
+            return None
+        # the usage before this one read as much: it was likely cut too, so what it taught
+        # goes (and this request is counted with the ratio learnt before it)
+        if anchor.ratio_before is None:
+            self._ratios.pop(model, None)
+        else:
+            self._ratios[model] = anchor.ratio_before
+        return Truncation(round(self.ratio(model) * counted), real, held, "plateau")
 
     def count(
         self,

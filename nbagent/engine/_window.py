@@ -1,12 +1,12 @@
 """Which context window a model has, and where that number came from.
 
-Order: `NBAGENT_MAX_CONTEXT_TOKENS` → a `[1m]` suffix → a limit the provider stated
-in an overflow error ("learned") → what the model object or its server reports
-("server") → a conservative window for a local server that reports none ("assumed")
-→ a model-info lookup (the agent passes litellm's) → the built-in table below (longest
-match wins) → 200,000. A limit the provider stated also caps a larger configured window:
-the provider's word is the truth. This module is engine: it never reaches litellm itself.
-Thresholds derived from the window live in `_thresholds`.
+Order: `NBAGENT_MAX_CONTEXT_TOKENS` → a `[1m]` suffix → a limit the server showed (stated
+in an overflow error, or the most it read of a prompt it cut: "learned") → what the model
+object or its server reports ("server") → a conservative window for a local server that
+reports none ("assumed") → a model-info lookup (the agent passes litellm's) → the
+built-in table below (longest match wins) → 200,000. A limit the server showed also caps a
+larger configured window: what the server does is the truth. This module is engine: it
+never reaches litellm itself. Thresholds derived from the window live in `_thresholds`.
 """
 
 from __future__ import annotations
@@ -159,8 +159,9 @@ def resolve_window(
         settings: defaults to `EngineSettings.from_env()` (read now, not at import).
         model_info: a model-info lookup (the agent passes litellm's); `None` skips it.
         reported: (window, max output) the model object knows of itself, if any.
-        learned: a limit the provider stated in an overflow error this session; it also
-            caps a larger configured window (`env`, `suffix`).
+        learned: a limit the server showed this session (stated in an overflow error, or
+            the most it read of a prompt it cut); it also caps a larger configured window
+            (`env`, `suffix`).
         reported_source: where the reported window came from (e.g. the server endpoint).
         assumed: (window, why) for a local server that reports none: used before litellm
             and the table, whose numbers are trained lengths, not the served window.
@@ -185,7 +186,7 @@ def resolve_window(
         # overflow again, every few turns. The source says what was capped.
         configured = ("NBAGENT_MAX_CONTEXT_TOKENS" if source == "env" else "the [1m] suffix")
         window, source = int(learned or 0), named_source(
-            "learned", f"the provider's stated limit, below {configured} ({window:,})")
+            "learned", f"the limit the server showed, below {configured} ({window:,})")
     max_output, output_source = _first(
         (settings.model_limit, "env"),
         (reported[1], "server"),

@@ -220,9 +220,9 @@ def test_a_stated_limit_caps_a_larger_configured_window_and_is_never_overflowed_
         assert stub.overflows == 1
         state = agent.context_state()
         assert state.thresholds.window.raw_window == 3_000
-        assert state.window_source == ("learned: the provider's stated limit, below "
+        assert state.window_source == ("learned: the limit the server showed, below "
                                        "NBAGENT_MAX_CONTEXT_TOKENS (200,000)")
-        assert "window 3,000 from learned: the provider's stated limit" in agent.describe()
+        assert "window 3,000 from learned: the limit the server showed" in agent.describe()
         for turn in range(6):  # the configured 200,000 would overflow again at once
             agent.chat(f"Turn {turn}: " + "more data " * 250)
     assert stub.overflows == 1

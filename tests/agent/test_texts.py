@@ -28,7 +28,8 @@ def test_a_blocked_chat_names_its_largest_part_with_the_right_article() -> None:
 
 def test_a_blocked_chat_says_why_compaction_did_not_help() -> None:
     """With automatic compaction off, the message says so instead of claiming it failed;
-    with it on, a latest ask too large to shrink (it is always kept whole) is what failed."""
+    with it on, a latest ask too large to fit beside the system prompt and the tools (it is
+    always kept whole, everything before it folded) is what the message names."""
     stops = {}
     for off, ask in ((True, "again"), (False, "again and " * 1_200)):
         model = ScriptedModel([reply("alpha beta gamma " * 600), reply("never sent")])
@@ -40,4 +41,4 @@ def test_a_blocked_chat_says_why_compaction_did_not_help() -> None:
         stops[off] = result.stop_message or ""
     assert "automatic compaction is off (NBAGENT_DISABLE_COMPACT)" in stops[True]
     assert "could not shrink" not in stops[True]
-    assert "automatic compaction could not shrink it" in stops[False]
+    assert stops[False].startswith("Not sent: the system prompt, the tools and this message")

@@ -18,11 +18,30 @@ def test_the_blocking_limit_stops_before_sending_with_what_to_do() -> None:
     model = ScriptedModel([reply("never sent")])
     agent, _ = make_agent(model, settings=Settings(max_context_tokens=2_048,
                                                    disable_compact=True))
-    result = agent.chat("x " * 3_000)
+    agent.history.extend([{"role": "user", "content": "x " * 2_000},
+                          {"role": "assistant", "content": "noted"}])
+    result = agent.chat("and now?")
     assert result.stop_reason == "blocked" and model.requests == []
     stop = result.stop_message or ""
     assert "agent.compact()" in stop and "bigger window" in stop and "%" not in stop
     assert "agent.undo_compaction()" in stop and "agent.configure(max_context_tokens=N)" in stop
+
+
+def test_a_message_that_cannot_fit_beside_the_system_prompt_and_tools_says_exactly_that(
+        ) -> None:
+    """Issue 42: "not sent" only when the system prompt, the tools and that message cannot
+    fit together — whatever came before it is folded first."""
+    model = ScriptedModel([reply("never sent")])
+    agent, _ = make_agent(model, window=2_048, tools=[add])
+    for t in range(6):
+        agent.history.extend([{"role": "user", "content": f"old {t} " * 200},
+                              {"role": "assistant", "content": "noted " * 50}])
+    result = agent.chat("x " * 3_000)
+    assert result.stop_reason == "blocked" and model.requests == []
+    stop = result.stop_message or ""
+    assert stop.startswith("Not sent: the system prompt, the tools and this message take")
+    assert "everything older was folded already" in stop and "bigger window" in stop
+    assert "old 0" not in str(agent.history.messages[1:-1])  # made room first, then refused
 
 
 

@@ -39,17 +39,17 @@ def names(trigger: Any, *, summarize: Any = "scripted", **options: Any) -> list[
 @pytest.mark.parametrize(
     ("trigger", "options", "expected"),
     [
-        ("auto", {}, ["L1 snip", "L2 memory", "L3 summary"]),
-        ("auto", {"breaker_open": True}, ["L1 snip", "L3 floor"]),
-        ("auto", {"summarize": None}, ["L1 snip", "L3 floor"]),
+        ("auto", {}, ["L1 snip", "L2 memory", "L3 summary", "L4 room"]),
+        ("auto", {"breaker_open": True}, ["L1 snip", "L3 floor", "L4 room"]),
+        ("auto", {"summarize": None}, ["L1 snip", "L3 floor", "L4 room"]),
         ("manual", {}, ["L1 snip", "L2 memory", "L3 summary"]),
         ("manual", {"breaker_open": True}, ["L1 snip", "L2 memory", "L3 summary"]),
         ("manual", {"summarize": None}, ["L1 snip", "L3 floor"]),
         ("midloop", {}, ["L1 snip"]),
         ("midloop", {"settings": Settings(midloop_full_compact=True)},
-         ["L1 snip", "L2 memory", "L3 summary"]),
+         ["L1 snip", "L2 memory", "L3 summary", "L4 room"]),
         ("midloop", {"settings": Settings(midloop_full_compact=True), "breaker_open": True},
-         ["L1 snip", "L3 floor"]),
+         ["L1 snip", "L3 floor", "L4 room"]),
         ("overflow", {}, ["L4 overflow"]),
         ("overflow", {"breaker_open": True, "summarize": None}, ["L4 overflow"]),
     ],
@@ -66,7 +66,7 @@ def test_each_trigger_has_its_documented_ladder(
 def test_only_the_summary_levels_call_a_model_and_l3_is_l2s_fallback() -> None:
     levels = levels_for("auto", settings=Settings(), limits=LIMITS, summarize=ScriptedSummarizer())
     assert [(level.calls_model, level.fallback) for level in levels] == [
-        (False, False), (True, False), (True, True)]
+        (False, False), (True, False), (True, True), (False, False)]
     manual = levels_for("manual", settings=Settings(), limits=LIMITS, summarize=None)
     assert not any(level.calls_model for level in manual)
 

@@ -121,7 +121,7 @@ def test_a_limit_the_provider_stated_caps_a_larger_configured_window(
         monkeypatch.setenv("NBAGENT_MAX_CONTEXT_TOKENS", configured)
     info = resolve_window(model, model_info=no_litellm, learned=90_000)
     assert info.raw_window == 90_000 and info.kind == "learned"
-    assert info.source == f"learned: the provider's stated limit, below {named}"
+    assert info.source == f"learned: the limit the server showed, below {named}"
 
 
 def test_a_server_names_where_its_window_came_from_and_an_assumed_window_says_so() -> None:

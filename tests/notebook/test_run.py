@@ -96,6 +96,26 @@ def test_context_shows_the_breakdown(ip: InteractiveShell) -> None:
         assert expected in text
 
 
+def test_context_says_what_the_tool_schemas_cost_when_sized_to_a_small_window(
+        ip: InteractiveShell) -> None:
+    """Issue 42: at 4,096 the built-ins' schemas took a third of the window; sized, they
+    take at most 15% of it, and `%context` says so with what they would cost in full."""
+    from nbagent import Settings
+
+    agent = session(ScriptedModel(default=reply("ok")),
+                    settings=Settings(max_context_tokens=4_096))
+    with capture_output():
+        ip.run_line_magic("chat", "hello")
+    with capture_output() as captured:
+        ip.run_line_magic("context", "")
+    sized = agent.sized_tools()
+    row = next(line for line in str(captured.outputs[-1].data["text/plain"]).splitlines()
+               if line.startswith("tool schemas"))
+    assert f"{sized.tokens:,}" in row and f"({sized.full_tokens:,} in full)" in row
+    assert "form to fit 15% of the window" in row
+    assert sized.tokens <= 0.15 * agent.context_state().thresholds.effective_window
+
+
 def test_an_unrecoverable_error_is_one_readable_message(ip: InteractiveShell) -> None:
     session(ScriptedModel([provider_error(
         401, "Incorrect API key provided: sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD")],

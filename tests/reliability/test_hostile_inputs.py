@@ -104,7 +104,8 @@ def test_odd_text_in_a_user_message_is_kept_exactly(name: str) -> None:
     result = agent.chat(text)
     assert agent.history[1] == {"role": "user", "content": text}
     if result.stop_reason == "blocked":  # the 1 MB line: not sent, and said so
-        assert (result.stop_message or "").startswith("Not sent: the conversation fills")
+        assert (result.stop_message or "").startswith(
+            "Not sent: the system prompt, the tools and this message take")
         assert agent.chat("then just say hello").text == "fine"  # it compacts and goes on
     else:
         assert result.text == "fine"

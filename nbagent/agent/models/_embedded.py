@@ -52,6 +52,7 @@ class EmbeddedModel:
         self.path = path  # a GGUF of the user's (NBAGENT_LOCAL_MODEL_PATH), else SmolLM2
         self.context_window: int | None = n_ctx
         self.max_output: int | None = max_tokens
+        self.cuts_prompts = False  # its server refuses an over-long prompt (`LocalModel`)
         self._listeners: list[Callable[[], Callable[[str], None] | None]] = (
             [_held(on_status)] if on_status else [])
         self._model: ChatModel | None = None

@@ -9,7 +9,7 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from ...engine._exceptions import LocalModelError
 from ...engine._questions import SummaryCost
@@ -57,6 +57,9 @@ class LocalModel(LiteLLMModel):
     request) and restarts it if it died, saying so through `on_status`.
     """
 
+    # its server refuses a prompt over its window (never cuts it silently), and its prompt
+    # shows the tools only at a turn's first request: a usage that shrinks is no cut
+    cuts_prompts: ClassVar[bool] = False
     counter: PromptCounter | None = field(default=None, repr=False, compare=False)
     tool_rounds: int = TOOL_ROUNDS
     skips: frozenset[str] = frozenset()  # tools never offered to this model (by name)

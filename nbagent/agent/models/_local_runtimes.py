@@ -1,11 +1,11 @@
-"""The local runtimes as one table (`RUNTIMES`: name, default port, discovery probe,
-window reader), and the probes for the servers a user may already run, on each runtime's
-default loopback port (docs/models.md's table is generated from the rows). Each probe
-asks the server's own listing endpoints and answers the models it offers, with their
-window (and where it came from) and tool support when the server says. All probes run at
-once, each within its own total budget (`SERVER_BUDGET_S`), so the whole look is bounded
-whatever listens on those ports. Only loopback addresses are ever asked, and no redirect
-is followed (`_probe_http`)."""
+"""The local runtimes as one table (`RUNTIMES`: name, default port, discovery probe, window
+reader, how it is given a larger window), and the probes for the servers a user may
+already run, on each runtime's default loopback port (docs/models.md's table is generated
+from the rows). Each probe asks the server's own listing endpoints and answers the models
+it offers, with their window (and where it came from) and tool support when the server
+says. All probes run at once, each within its own total budget (`SERVER_BUDGET_S`), so
+the whole look is bounded whatever listens on those ports. Only loopback addresses are
+ever asked, and no redirect is followed (`_probe_http`)."""
 
 from __future__ import annotations
 
@@ -166,33 +166,48 @@ class Runtime:
     port: int | None  # where it listens by default (None: found on another row's port)
     probe: Probe | None  # discovery's look at that port (None: another row's probe names it)
     window: WindowReader  # the window it serves a model with, from its own endpoints
+    context_setting: str = ""  # how a user gives it a larger window ({n}: the tokens)
 
 
 # The order is the window probe's: the most certain answer first (llama.cpp's /props is the
 # served n_ctx; llama-cpp-python's row only assumes its default, so it comes last).
 RUNTIMES: tuple[Runtime, ...] = (
-    Runtime("llama.cpp server", 8080, openai_compatible("llama.cpp server"), llama_cpp_window),
-    Runtime("vLLM", 8000, openai_compatible("vLLM"), vllm_window),
-    Runtime("LM Studio", 1234, probe_lm_studio, lm_studio_served_window),
-    Runtime("Ollama", 11434, probe_ollama, ollama_window),
+    Runtime("llama.cpp server", 8080, openai_compatible("llama.cpp server"), llama_cpp_window,
+            "llama-server -c {n}"),
+    Runtime("vLLM", 8000, openai_compatible("vLLM"), vllm_window,
+            "vllm serve … --max-model-len {n}"),
+    Runtime("LM Studio", 1234, probe_lm_studio, lm_studio_served_window,
+            "the context length in the model's load settings ({n})"),
+    Runtime("Ollama", 11434, probe_ollama, ollama_window,
+            "OLLAMA_CONTEXT_LENGTH={n} ollama serve, or PARAMETER num_ctx {n} in a Modelfile "
+            "(its OpenAI-compatible endpoint ignores a per-request num_ctx)"),
     # its default port is vLLM's: the OpenAI-compatible probe names it by its listing
-    Runtime("llama-cpp-python server", None, None, llama_cpp_python_window),
+    Runtime("llama-cpp-python server", None, None, llama_cpp_python_window,
+            "python -m llama_cpp.server --n_ctx {n}"),
 )
 DEFAULT_SERVERS = {  # runtime -> where it listens by default
     r.name: f"http://127.0.0.1:{r.port}" for r in RUNTIMES if r.port is not None}
 PROBES: dict[str, Probe] = {r.name: r.probe for r in RUNTIMES if r.probe is not None}
 
 
+def context_settings(tokens: int) -> str:
+    """How each runtime is given a window of `tokens`, in one line (what a notice about a
+    server's window says to set), from the table."""
+    return "; ".join(f"{r.name}: {r.context_setting.format(n=tokens)}" for r in RUNTIMES
+                     if r.context_setting)
+
+
 def describe_runtimes() -> str:
     """The table as docs/models.md shows it: each runtime, where it listens by default, and
     where its window comes from (its reader's docstring)."""
     rows = ["| runtime | default port | where the window comes from (the source the meter "
-            "names) |", "|---|---|---|"]
+            "names) | a larger window |", "|---|---|---|---|"]
     for runtime in RUNTIMES:
         port = str(runtime.port) if runtime.port else \
             "found on another runtime's port by its listing"
         doc = " ".join((runtime.window.__doc__ or "").split())
-        rows.append(f"| {runtime.name} | {port} | {doc} |")
+        setting = runtime.context_setting.format(n="N")
+        rows.append(f"| {runtime.name} | {port} | {doc} | {setting} |")
     return "\n".join(rows)
 
 

@@ -50,9 +50,13 @@ class LevelResult(list[Message]):
         cost: float | None = None,
         summary: str | None = None,
         degraded: bool = False,
+        exhausted: bool = False,
     ) -> None:
         super().__init__(messages)
         self.degraded = degraded  # it ran, but on a fallback (e.g. the deterministic floor)
+        # nothing more can be folded: what is left is what every request carries and the
+        # latest round (the last resort's word; over the trigger then is no failure)
+        self.exhausted = exhausted
         self.changed = changed
         self.reason = reason
         self.summary_calls = summary_calls

@@ -81,3 +81,12 @@ def test_a_failed_start_reaches_the_waiting_chat_and_the_next_one_tries_again() 
 
 def test_a_users_gguf_is_named_in_the_status() -> None:
     assert EmbeddedModel(2048, 64, path="/models/qwen2.5-7b-q4.gguf").label == "qwen2.5-7b-q4"
+
+
+def test_it_says_its_server_never_cuts_a_prompt_silently() -> None:
+    """Like the server's own model (`LocalModel`), before it has started: its server refuses
+    an over-long prompt, so a usage that shrinks mid-turn is never taken for a cut."""
+    from nbagent.agent import may_cut_silently
+
+    model = EmbeddedModel(2048, 64)
+    assert model.cuts_prompts is False and may_cut_silently(model) is False

@@ -44,3 +44,26 @@ def test_the_exact_count_needs_no_server() -> None:
     assert model.count_request(messages, TOOLS, "none") == without  # "none" hides the tools
     assert sum(model.message_tokens(m) for m in messages) == without - model.count_request([], [])
     assert counter.count_text("12345") == 5  # SmolLM2 spends a token per digit; o200k two
+
+
+def test_its_server_refuses_an_over_long_prompt_so_a_shrinking_usage_is_no_cut() -> None:
+    """Its prompt shows the tools only at a turn's first request, so the next request of
+    the turn reads fewer tokens though more was sent: taken for a cut to fit, that taught a
+    421-token window of a 2,048 one (the demo). Its server refuses an over-long prompt
+    instead, so it never cuts silently, and the model says so."""
+    from nbagent import Usage
+    from nbagent.agent import may_cut_silently
+    from nbagent.engine import History, TokenTracker
+
+    model = LocalModel("openai/smollm2", api_base="http://127.0.0.1:9")
+    assert model.cuts_prompts is False and may_cut_silently(model) is False
+    assert may_cut_silently(LocalModel("openai/smollm2", api_base="http://127.0.0.1:9",
+                                       context_window=WINDOW)) is False
+    history, tracker = History([{"role": "system", "content": SYSTEM},
+                                {"role": "user", "content": "rows?"}]), TokenTracker()
+    tracker.record_usage(history, Usage(input_tokens=400), model=model.name, tools=TOOLS,
+                         may_cut=may_cut_silently(model))
+    history.extend([{"role": "assistant", "content": None, "tool_calls": [CALL]},
+                    {"role": "tool", "tool_call_id": "c1", "content": "north " * 40}])
+    assert tracker.record_usage(history, Usage(input_tokens=380), model=model.name,
+                                tools=TOOLS, may_cut=may_cut_silently(model)) is None

@@ -61,7 +61,7 @@ def test_the_embedded_models_tool_row_is_the_lean_text_its_prompt_carries() -> N
     assert "the column's exact name" not in lean  # argument descriptions left out
     tools = agent.breakdown().tools
     assert tools == prompt_counter().count_text(lean)
-    full = count_tools_tokens(schemas, prompt_counter().count_text)
+    full = count_tools_tokens(agent.toolbox.schemas(), prompt_counter().count_text)
     assert tools < full / 2  # what %context showed before: every JSON schema
 
 
