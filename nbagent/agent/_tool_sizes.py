@@ -95,5 +95,4 @@ def sized_tools(schemas: Sequence[Schema], budget: int,
         left.append(name)
         offered = [s for s in offered if s.get("function", s)["name"] not in left]
         tokens = cost(offered)
-    return SizedTools(offered, form, tuple(n for n in names if n in left), tokens,
-                      full_tokens)
+    return SizedTools(offered, form, tuple(left), tokens, full_tokens)  # in the order left out
