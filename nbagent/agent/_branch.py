@@ -36,6 +36,7 @@ from ._loop import run_chat
 from ._model_side import AgentModel
 from ._session import Session
 from ._settings import Settings
+from ._tool_sizes import TOOLS_SHARE, sized_tools
 from ._toolbox import Toolbox
 from .models._call import RetryPolicy
 from .models._llm import ChatModel
@@ -80,9 +81,12 @@ class BranchAgent:
         self._schemas: list[dict[str, Any]] = []
         self._settings: tuple[Settings, Settings] | None = None
 
-    def offer(self, tools: dict[str, Tool]) -> None:
-        """Its tools (made once its session has the output store they write to)."""
-        self.tools, self._schemas = tools, [t.schema for t in tools.values()]
+    def offer(self, tools: dict[str, Tool], schemas: list[dict[str, Any]] | None = None
+              ) -> None:
+        """Its tools (made once its session has the output store they write to) and the
+        schemas sent for them (sized to the branch's window; by default in full)."""
+        self.tools = tools
+        self._schemas = [t.schema for t in tools.values()] if schemas is None else schemas
 
     def settings(self) -> Settings:
         base = self._agent.settings()
@@ -104,7 +108,7 @@ class BranchAgent:
     def reporting(self) -> BranchAgent:
         """The same branch, allowed one round: asked for its report after a stop."""
         reporting = BranchAgent(self._agent, self.model, rounds=1)
-        reporting.offer(self.tools)
+        reporting.offer(self.tools, self._schemas)
         return reporting
 
 
@@ -222,8 +226,13 @@ def run_branch(agent: Delegating, task: str, briefing: str) -> str:
     # about the branch's model; no archive of its own: its messages go to the session's
     branch = Session(agent._answers.for_agent(config), system=texts.BRANCH_SYSTEM,
                      archive=False)
-    config.offer(branch_tools(agent, branch.store))
     branch.answers.model.probe()
+    tools = branch_tools(agent, branch.store)
+    # sized to the branch's own window as the session's are (`_tool_sizes`): a branch on a
+    # small window would otherwise spend most of it on tool schemas
+    budget = round(TOOLS_SHARE * branch.controller.thresholds().effective_window)
+    config.offer(tools, sized_tools([t.schema for t in tools.values()], budget, lambda schemas:
+             branch.answers.model.tools_tokens(schemas, branch.tracker.count_text)).schemas)
     relay = _Relay(number, branch, parent.events)
     branch.events.subscribe(relay)
     branch.events.subscribe(code_runs(parent.events))  # a run its turn left stops too

@@ -366,3 +366,17 @@ def test_a_question_from_inside_a_branch_is_asked_where_the_interrupt_lands(
     assert namespace["b"] == 2
     assert asked_on == [threading.get_ident()]
     agent.close()
+
+
+def test_a_branch_sends_its_tool_schemas_sized_to_its_window(in_folder: Path) -> None:
+    """At a small window the branch's requests carry schemas within the same share of the
+    window as the session's (lean, then some built-ins left out), never the full set."""
+    from nbagent.engine import count_tools_tokens
+
+    model = ScriptedModel(delegated())
+    agent = agent_over(model, in_folder, settings={"max_context_tokens": 4_096})
+    agent.chat("how many errors?")
+    share = 0.15 * agent.context_state().thresholds.effective_window
+    assert len(model.tools_seen) == 6  # the main model's two requests, the branch's four
+    assert all(count_tools_tokens(schemas) <= share for schemas in model.tools_seen)
+    agent.close()
