@@ -10,34 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from IPython.display import display
-
-import nbagent
 from nbagent import Agent, NbagentError
 
-from . import _forms
 from ._cells import CellProposals, last_code_block
 from ._chat import ChatDisplay
-from ._meter import ContextMeter, MeterLine
+from ._meter import MeterLine
 from ._report import ProgressLine, show_breakdown, show_decision, show_error, show_text
-from ._texts import CELL_REQUEST, INTERRUPTED_RETRY, notebook_words
+from ._texts import CELL_REQUEST, INTERRUPTED_RETRY
 
 ERRORS: dict[int, str] = {}  # execution count → the error that cell raised (for Err[n])
-
-
-def nbagent_word(word: str) -> None:
-    if word.startswith("models"):
-        refresh = word.endswith("--refresh")
-        if (lines := shown(lambda: _forms.models(refresh=refresh))) is not None:
-            text(lines)
-        return
-    agent = shown(nbagent.reset if word == "reset" else nbagent.current)
-    if agent is None:
-        return
-    if word == "meter":
-        display(ContextMeter.follow(agent))  # the interactive widget, an extra
-    else:
-        text(notebook_words(agent.describe()))
 
 
 def chat(shell: Any, agent: Agent, typed: str, *, as_cell: bool, exchange: str | None) -> None:

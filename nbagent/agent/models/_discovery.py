@@ -24,7 +24,14 @@ from ...engine._window import named_source
 from ._gguf import gguf_path
 from ._gguf_files import WALK_S, GgufFile, cache_folders, find_gguf_files
 from ._llm import ChatModel, LiteLLMModel
-from ._local_runtimes import DEFAULT_SERVERS, PROBE_S, SERVER_BUDGET_S, Served, probe_servers
+from ._local_runtimes import (
+    DEFAULT_SERVERS,
+    PROBE_S,
+    RUNTIMES,
+    SERVER_BUDGET_S,
+    Served,
+    probe_servers,
+)
 
 LOCAL_KEY = "local"  # what a local server gets as its API key (they ignore it)
 GGUF_WINDOW = 8_192  # the window a found GGUF is served with by default (its RAM)
@@ -148,6 +155,13 @@ class LocalModels(list[FoundModel]):
         super().__init__(found)
         self.looked_at = looked_at  # time.time() of the look
         self.cached = cached
+
+    @property
+    def looked_for(self) -> str:
+        """Where the look looked, in words (for "nothing found"): the runtime table's
+        names, so a new runtime is named without a word changed here."""
+        runtimes = ", ".join(r.name for r in RUNTIMES)
+        return f"{runtimes} on their default ports; GGUF files in the usual caches"
 
 
 _found: list[FoundModel] | None = None
