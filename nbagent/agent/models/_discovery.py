@@ -1,5 +1,5 @@
-"""Local models the user already has: a running Ollama, LM Studio, llama.cpp server,
-vLLM or llama-cpp-python server on its default loopback port (`_local_runtimes`), and
+"""Local models the user already has: a running server of a runtime of the table
+(`_local_runtimes.RUNTIMES`) on its default loopback port, and
 GGUF files in the usual model caches (`_gguf_files`) — each with its window and where it
 came from (named as the meter names a session's), whether it supports tool calls, and the
 one Python call that chats with it. Looked for once per process unless asked again, and
@@ -46,8 +46,7 @@ class FoundModel:
     """A local model found on this machine, and how to use it."""
 
     name: str  # as its runtime calls it, or the GGUF's file name
-    runtime: str  # "Ollama", "LM Studio", "llama.cpp server", "vLLM",
-    #               "llama-cpp-python server" or "GGUF file"
+    runtime: str  # the name of a row of `RUNTIMES`, or "GGUF file"
     litellm_name: str | None  # e.g. "ollama_chat/qwen2.5:7b"; None for a GGUF file
     api_base: str | None
     context_window: int | None
