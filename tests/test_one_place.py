@@ -81,3 +81,40 @@ def test_a_hand_kept_list_is_found() -> None:
     assert lists_of(subcommand_words(), SUBCOMMAND_ITEM,
                     "Expected key=value, 'reset', 'meter', 'models', 'cells' or 'mcp …'")
     assert not lists_of(runtime_words(), RUNTIME_ITEM, "Ollama and LM Studio say which")
+
+
+# A figure written for the user by hand, beside `nbagent.text`'s one way of writing it:
+# dollars to some places, a percentage by a format spec (a CSS width like `{w:.1f}%;` is
+# no figure), "N tokens" with thousands separators, a call's arguments joined key=repr.
+FIGURES_BY_HAND = {
+    "money": re.compile(r"\$\{[^}]*:\.\d+f\}"),
+    "percent": re.compile(r":\.\d+%\}|:\.\d+f\}%(?![;\"'])"),
+    "tokens": re.compile(r":,\}[ -]tokens?\b"),
+    "tool call": re.compile(r"\{(\w+)\}=\{(\w+)!r\}\"\s+for\s+\1,\s*\2\s+in"),
+}
+FIGURES_HOME = ROOT / "nbagent/engine/_figures.py"
+
+
+def test_every_figure_shown_is_written_by_nbagent_text() -> None:
+    """Money, percentages, token counts and the one-line tool call are each written in one
+    place (`engine/_figures.py`, public as `nbagent.text`): a copy in any module of the
+    package or the notebook room is found, so the meter, `%context` and a chat cell never
+    write one figure two ways."""
+    found = []
+    for path in sorted([*(ROOT / "nbagent").rglob("*.py"), *(ROOT / "widgets").glob("*.py")]):
+        if path == FIGURES_HOME:
+            continue
+        text = path.read_text(encoding="utf-8")
+        found += [f"{path.relative_to(ROOT)} line {text[:m.start()].count(chr(10)) + 1}: "
+                  f"{kind} {m.group(0)!r}" for kind, pattern in FIGURES_BY_HAND.items()
+                  for m in pattern.finditer(text)]
+    assert found == [], f"figures written by hand (use nbagent.text): {found}"
+
+
+def test_a_figure_written_by_hand_is_found() -> None:
+    samples = {"money": 'f"this cell cost ${result.cost:.4f}"',
+               "percent": 'f"{state.percent_left:.0f}% left"',
+               "tokens": 'f"window {window:,} tokens"',
+               "tool call": '", ".join(f"{k}={v!r}" for k, v in parsed.items())'}
+    assert all(FIGURES_BY_HAND[kind].search(sample) for kind, sample in samples.items())
+    assert not FIGURES_BY_HAND["percent"].search("width:{left:.1f}%;background")

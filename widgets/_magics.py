@@ -13,6 +13,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 import nbagent
 from nbagent import NbagentError
+from nbagent.text import tokens
 
 from . import _cells_seen, _code_runs, _run, _subcommands
 from ._parse import parse_line
@@ -103,7 +104,7 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         elif args.flag("undo"):
             if _run.shown(agent.undo_compaction, done=True) is not None:
                 _run.text(f"nbagent: the last compaction was undone; "
-                      f"{agent.context_state().tokens:,} tokens now")
+                      f"{tokens(agent.context_state().tokens)} now")
                 _run.meter_line(agent)
         elif args.flag("preview"):
             previewed = _run.shown(lambda: agent.preview_compaction(focus))

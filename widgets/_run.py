@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nbagent import Agent, NbagentError
+from nbagent.text import count
 
 from ._cells import CellProposals, last_code_block
 from ._chat import ChatDisplay
@@ -124,5 +125,5 @@ def context(agent: Agent) -> None:
     mcp = agent.mcp_schema_tokens()
     if mcp:  # the MCP servers' share of the tool schemas row, by server
         text("of the tool schemas, MCP servers' tools: " + ", ".join(
-            f"{server} {tokens:,}" for server, tokens in mcp.items())
-            + f" tokens ({sum(mcp.values()):,} in all)")
+            f"{server} {count(size)}" for server, size in mcp.items())
+            + f" tokens ({count(sum(mcp.values()))} in all)")

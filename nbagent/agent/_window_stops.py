@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..engine import _figures as figures
 from ..engine._decision import Decision
 from ..engine._events import Retrying
 from ..engine._tokens import count_tools_tokens, estimate_tokens
@@ -75,10 +76,13 @@ def front_cut(session: Session, cut: Truncation, *, asked_again: bool) -> tuple[
     window = session.window().raw_window
     notices = []
     if session.tracker.truncations == 1:
-        notices.append(texts.FRONT_CUT.format(read=cut.read, sent=cut.sent, window=window))
+        notices.append(texts.FRONT_CUT.format(read=figures.count(cut.read),
+                                              sent=figures.tokens(cut.sent),
+                                              window=figures.tokens(window)))
     if asked_again:
-        notices.append(texts.FRONT_CUT_AGAIN.format(read=cut.read, sent=cut.sent,
-                                                    window=window))
+        notices.append(texts.FRONT_CUT_AGAIN.format(read=figures.count(cut.read),
+                                                    sent=figures.tokens(cut.sent),
+                                                    window=figures.tokens(window)))
         return notices, False
     # the same event as a retried stream: a display clears what streamed so far
     session.events.emit(Retrying(1, 0.0, texts.FRONT_CUT_RETRY))

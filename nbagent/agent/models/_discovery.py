@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...engine import _figures as figures
 from ...engine._window import named_source
 from ._gguf import gguf_path
 from ._gguf_files import WALK_S, GgufFile, cache_folders, find_gguf_files
@@ -88,8 +89,9 @@ class FoundModel:
         """"qwen2.5:7b on Ollama (window 32,768 tokens from server: Ollama /api/ps
         context_length (as loaded), tool calls)"."""
         where = f"on {self.runtime}" if self.running else f"({self.path})"
-        facts = [(f"window {self.context_window:,} tokens from {self.window_source}"
-                  if self.window_source else f"window {self.context_window:,} tokens")
+        window = figures.tokens(self.context_window or 0)
+        facts = [(f"window {window} from {self.window_source}" if self.window_source
+                  else f"window {window}")
                  if self.context_window else "window unknown"]
         if self.tools is not None:
             facts.append("tool calls" if self.tools else "no tool calls")
