@@ -118,3 +118,24 @@ def test_a_figure_written_by_hand_is_found() -> None:
                "tool call": '", ".join(f"{k}={v!r}" for k, v in parsed.items())'}
     assert all(FIGURES_BY_HAND[kind].search(sample) for kind, sample in samples.items())
     assert not FIGURES_BY_HAND["percent"].search("width:{left:.1f}%;background")
+
+
+def test_every_nbagent_form_prose_names_is_a_row_or_a_setting() -> None:
+    """A `%nbagent WORD` in the README, the docs or a message names a row of `SUBCOMMANDS`
+    (by its first word) or a setting (`WORD=`, a field of `nbagent.Settings` or an alias):
+    a subcommand renamed or removed in the table leaves no stale spelling behind."""
+    from nbagent import Settings
+    from nbagent.agent._configuration import ALIASES
+
+    rows = set(subcommand_words())
+    settings = {*Settings.model_fields, *ALIASES, "key"}  # `key=value`, the form's name
+    stale = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+                 *sorted((ROOT / "nbagent").rglob("*.py")), *sorted((ROOT / "widgets").glob("*.py"))]:
+        if path in HOMES:
+            continue
+        for m in re.finditer(r"(?<!%)%nbagent ([a-z_]+)(=?)", path.read_text(encoding="utf-8")):
+            word, setting = m.group(1), m.group(2)
+            if (word not in settings) if setting else (word not in rows):
+                stale.append(f"{path.relative_to(ROOT)}: {m.group(0)}")
+    assert stale == [], f"%nbagent forms no row or setting has: {stale}"
