@@ -146,6 +146,80 @@ def test_there_is_no_import_circle() -> None:
             visit(node)
 
 
+def names_imported(name: str, path: Path) -> Iterator[tuple[str, str, int]]:
+    """Each (module, name, line) that `name` imports a name from: `from m import x` gives
+    (m, x); `import m.n` gives (m, n) for each package on the way, so a door is seen."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] \
+                if node.level else []
+            module = ".".join([*base, node.module] if node.module else base)
+            for alias in node.names:
+                yield module, alias.name, node.lineno
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parts = alias.name.split(".")
+                for n in range(1, len(parts) + 1):
+                    yield ".".join(parts[: n - 1]), parts[n - 1], node.lineno
+
+
+PACKAGES = {name for name, path, _ in FILES if path.name == "__init__.py"}
+# The notebook room's source folder is its own room, shipped as `nbagent.widgets`: the root
+# `nbagent` above it is the public API it must use, not its door.
+NOT_A_DOOR = {"notebook": {"nbagent"}}
+
+
+@pytest.mark.parametrize("name", sorted(n for n, p, _ in FILES if p.name != "__init__.py"))
+def test_a_module_imports_its_siblings_never_its_own_door(name: str) -> None:
+    """A door (a package's `__init__`) re-exports its modules; a module inside that package
+    that imports a name through the door instead of from the module defining it hides the
+    real dependency and makes a circle through `__init__` (dodged by importing it lazily
+    inside a function, where a reader does not look)."""
+    path = next(p for n, p, _ in FILES if n == name)
+    through = sorted(f"line {line}: {module}.{imported}"
+                     for module, imported, line in names_imported(name, path)
+                     if module in PACKAGES and name.startswith(module + ".")
+                     and module not in NOT_A_DOOR.get(room(name), set())
+                     and f"{module}.{imported}" not in GRAPH)
+    assert through == [], f"{name} imports through its own door: {through}"
+
+
+def private_names_used(name: str, path: Path) -> Iterator[str]:
+    """Each `_private` name of another nbagent module that `name` imports or reads as an
+    attribute of a module it imported (a private module itself may be imported)."""
+    modules: dict[str, str] = {}  # local name -> our module it is bound to
+    for module, imported, line in names_imported(name, path):
+        full = f"{module}.{imported}" if module else imported
+        if full in GRAPH:
+            modules[imported] = full
+        elif module in GRAPH and module != name and imported.startswith("_") \
+                and not imported.startswith("__"):
+            yield f"line {line}: {module}.{imported}"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules.update({a.asname: a.name for a in node.names if a.asname})
+        elif isinstance(node, ast.ImportFrom):
+            modules.update({a.asname: modules.get(a.name, "") for a in node.names
+                            if a.asname and a.name in modules})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                node.value.id in modules and node.attr.startswith("_") and \
+                not node.attr.startswith("__") and \
+                f"{modules[node.value.id]}.{node.attr}" not in GRAPH:
+            yield f"line {node.lineno}: {modules[node.value.id]}.{node.attr}"
+
+
+@pytest.mark.parametrize("name", sorted(GRAPH))
+def test_no_module_uses_another_modules_private_name(name: str) -> None:
+    """A `_name` is its module's own: a helper two modules need moves to where both may
+    import it under a public name, so changing a private one never breaks another module."""
+    path = next(p for n, p, _ in FILES if n == name)
+    used = sorted(private_names_used(name, path))
+    assert used == [], f"{name} uses another module's private names: {used}"
+
+
 @pytest.mark.parametrize("name", sorted(m for m in GRAPH if room(m) == "engine"))
 def test_the_engine_imports_no_model_or_notebook_library(name: str) -> None:
     roots = {m.split(".")[0] for m in GRAPH[name]}

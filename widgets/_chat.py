@@ -31,6 +31,7 @@ from nbagent.events import (
     ToolFinished,
     ToolStarted,
 )
+from nbagent.text import money, tool_call
 
 from ._bundles import (
     Bundle,
@@ -42,7 +43,7 @@ from ._bundles import (
     status_bundle,
     terminal_text,
 )
-from ._chat_lines import BranchLine, reply_bundle, retry_words, short_arguments, tool_bundle
+from ._chat_lines import RUNNING_CHARS, BranchLine, reply_bundle, retry_words, tool_bundle
 from ._frontend import updates_in_place
 from ._report import decision_bundle, error_parts
 from ._texts import (
@@ -172,7 +173,7 @@ class ChatDisplay:
             self._calls[event.call_id] = (event.name, event.arguments)
             self._running = event.call_id
             self._block, self.text = None, ""  # text after a tool call starts a new block
-            self.status(f"running {event.name}({short_arguments(event.arguments, 40)})…")
+            self.status(f"running {tool_call(event.name, event.arguments, RUNNING_CHARS)}…")
         elif isinstance(event, ToolFinished):
             if event.call_id not in self._branch_calls:  # a branch's line is its call's
                 name, arguments = self._calls.get(event.call_id, (event.name, ""))
@@ -243,7 +244,7 @@ class ChatDisplay:
         if result.replaced:
             self._append(plain_line("nbagent-replaced", REPLACED))
         if result.cost:
-            self._append(plain_line("nbagent-cost", f"this cell cost ${result.cost:.4f}"))
+            self._append(plain_line("nbagent-cost", f"this cell cost {money(result.cost)}"))
         if cell_asked and not proposed:
             self.note(NO_CODE)
         if proposed:

@@ -20,25 +20,14 @@ from nbagent.events import (
     ToolStarted,
 )
 from nbagent.providers import retry_reason
+from nbagent.text import count, money, tokens, tool_call
 
 from ._bundles import Bundle, clean_cut, terminal_text
 from ._render import render_reply
 from ._texts import notebook_words
 
 MAX_BRANCH_STEPS = 40  # the steps a delegated task's line lists (the newest; the rest counted)
-
-
-def short_arguments(arguments: str, limit: int = 60) -> str:
-    try:
-        parsed = json.loads(arguments.strip() or "{}")
-        text = (
-            ", ".join(f"{k}={v!r}" for k, v in parsed.items())
-            if isinstance(parsed, dict)
-            else arguments
-        )
-    except json.JSONDecodeError:
-        text = arguments
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+RUNNING_CHARS = 40  # a running call's arguments on its status line, at most
 
 
 def copy_button(code: str) -> str:
@@ -101,7 +90,7 @@ def tool_head(event: ToolFinished, name: str, arguments: str) -> str:
     """A finished tool call in one line: the call, what the model got, whether it failed."""
     status = "" if event.ok else " ⚠ failed"
     cut = f" (cut from {event.full_chars:,})" if event.full_chars > event.chars else ""
-    return f"{name}({short_arguments(arguments)}) → {event.chars:,} chars{cut}{status}"
+    return f"{tool_call(name, arguments)} → {event.chars:,} chars{cut}{status}"
 
 
 def tool_bundle(event: ToolFinished, name: str, arguments: str) -> Bundle:
@@ -110,7 +99,7 @@ def tool_bundle(event: ToolFinished, name: str, arguments: str) -> Bundle:
     preview = event.preview
     if event.chars > len(preview):
         preview = clean_cut(preview)
-    call = f"{name}({short_arguments(arguments)})"
+    call = tool_call(name, arguments)
     head = tool_head(event, name, arguments)
     return {
         "text/plain": terminal_text(head),
@@ -154,7 +143,7 @@ class BranchLine:
             self.now = notebook_words(event.text)
         elif isinstance(event, ToolStarted):
             self._calls[event.call_id] = (event.name, event.arguments)
-            self.now = f"running {event.name}({short_arguments(event.arguments, 40)})…"
+            self.now = f"running {tool_call(event.name, event.arguments, RUNNING_CHARS)}…"
         elif isinstance(event, ToolFinished):
             name, arguments = self._calls.get(event.call_id, (event.name, ""))
             self.steps.append(tool_head(event, name, arguments))
@@ -171,10 +160,10 @@ class BranchLine:
         ended = self.ended
         if ended is None:
             return f"{head} — {self.now}"
-        cost = f", ${ended.cost:.4f}" if ended.cost else ""
+        cost = f", {money(ended.cost)}" if ended.cost else ""
         return (f"{head} → {ended.status}: {ended.rounds} round(s), {ended.tool_calls} tool "
-                f"call(s) with {self.model}; {ended.transcript_tokens:,} tokens in its own "
-                f"window, {ended.returned_tokens:,} returned{cost}")
+                f"call(s) with {self.model}; {tokens(ended.transcript_tokens)} in its own "
+                f"window, {count(ended.returned_tokens)} returned{cost}")
 
     def bundle(self) -> Bundle:
         head = self.head()

@@ -1,25 +1,26 @@
-"""The forms of `%nbagent` beyond key=value settings: what runs without asking (`allow
-code`, `revoke code | mcp NAME [TOOL] | all`), the MCP servers of the session
-(`mcp add NAME -- command args…`, `mcp add NAME URL`, `mcp list` — each server's live
-state, its tools and everything they tell the model, parameter descriptions included —,
-`mcp allow NAME [TOOL]`, `mcp remove NAME`) and the local models found on this machine
-(`models`). Each form is one call into nbagent's public API; a call this version of
-nbagent does not have is said in one line.
+"""What the longer `%nbagent` subcommands do (their rows are `_subcommands.SUBCOMMANDS`):
+what runs without asking (`allow code`, `revoke code | mcp NAME [TOOL] | all`), the MCP
+servers of the session (`mcp add NAME -- command args…`, `mcp add NAME URL`, `mcp list` —
+each server's live state, its tools and everything they tell the model, parameter
+descriptions included —, `mcp allow NAME [TOOL]`, `mcp remove NAME`) and the local models
+found on this machine (`models`). Each is one call into nbagent's public API and returns
+the lines to show; input it cannot take raises `Misuse`, which the dispatch answers with
+the row's own usage.
 """
 
 from __future__ import annotations
 
 import shlex
 import time
+from collections.abc import Callable
 from typing import Any
-
-from IPython.core.error import UsageError
 
 import nbagent
 from nbagent.events import Notice
 
-MCP_USAGE = ("%nbagent mcp add NAME -- command args… · %nbagent mcp add NAME URL · "
-             "%nbagent mcp list · %nbagent mcp allow NAME [TOOL] · %nbagent mcp remove NAME")
+
+class Misuse(Exception):  # noqa: N818  (a reason, not an error of ours)
+    """Words a subcommand cannot take: the reason; `_subcommands.run` adds the usage."""
 
 
 def mcp_spec(rest: str) -> tuple[str, dict[str, Any]]:
@@ -27,18 +28,17 @@ def mcp_spec(rest: str) -> tuple[str, dict[str, Any]]:
     name, _, after = rest.strip().partition(" ")
     after = after.strip()
     if not name or not after:
-        raise UsageError(f"Expected a server name and how to reach it: {MCP_USAGE}")
+        raise Misuse("expected a server name and how to reach it")
     if after == "--" or after.startswith("-- "):
         try:
             command = shlex.split(after[2:])
         except ValueError as error:
-            raise UsageError(f"%nbagent mcp add: {error}") from None
+            raise Misuse(str(error)) from None
         if not command:
-            raise UsageError(f"%nbagent mcp add {name} --: which command starts the server?")
+            raise Misuse(f"which command starts server {name}? (after --)")
         return name, {"command": command[0], "args": command[1:]}
     if " " in after or "://" not in after:
-        raise UsageError(f"%nbagent mcp add {name}: give a URL (http://…), or the command "
-                         f"after --: {MCP_USAGE}")
+        raise Misuse(f"give server {name} a URL (http://…), or the command after --")
     return name, {"url": after}
 
 
@@ -108,7 +108,7 @@ def server_lines(agent: Any) -> str:
     return "\n".join(lines)
 
 
-def mcp(agent: Any, rest: str) -> str:
+def mcp_form(agent: Any, form: Callable[[], str]) -> str:
     """Run one `%nbagent mcp …` form; returns the lines to show: what the servers said
     meanwhile (a tool left out, a change, a restart), then the answer. A server that could
     not start is said once, by its state in the listing."""
@@ -120,33 +120,44 @@ def mcp(agent: Any, rest: str) -> str:
 
     agent.events.subscribe(keep)
     try:
-        shown = _mcp(agent, rest)
+        shown = form()
     except (ValueError, KeyError) as error:  # a bad spec, an unknown name: the user's input
         message = error.args[0] if error.args else str(error)
-        raise UsageError(f"%nbagent mcp: {message}") from None
+        raise Misuse(str(message)) from None
     finally:
         agent.events.unsubscribe(keep)
     return "\n".join([*said, shown])
 
 
-def _mcp(agent: Any, rest: str) -> str:
-    verb, _, after = rest.strip().partition(" ")
-    if verb == "add":
-        name, spec = mcp_spec(after)
+def mcp_add(agent: Any, rest: str) -> str:
+    name, spec = mcp_spec(rest)
+
+    def add() -> str:
         agent.add_mcp_server(name, spec)
         return server_lines(agent)
-    if verb == "remove":
-        name = after.strip()
-        if not name or " " in name:
-            raise UsageError(f"Expected one server name: {MCP_USAGE}")
-        agent.remove_mcp_server(name)
-        return f"nbagent: MCP server {name} removed\n{server_lines(agent)}"
-    if verb == "list" and not after.strip() or not verb:
-        return server_lines(agent)
-    if verb == "allow":
-        words = after.split()
-        if not 1 <= len(words) <= 2:
-            raise UsageError(f"Expected a server name and maybe one tool: {MCP_USAGE}")
+    return mcp_form(agent, add)
+
+
+def mcp_list(agent: Any, rest: str) -> str:
+    return mcp_form(agent, lambda: server_lines(agent))
+
+
+def mcp_remove(agent: Any, rest: str) -> str:
+    if not rest or " " in rest:
+        raise Misuse("expected one server name")
+
+    def remove() -> str:
+        agent.remove_mcp_server(rest)
+        return f"nbagent: MCP server {rest} removed\n{server_lines(agent)}"
+    return mcp_form(agent, remove)
+
+
+def mcp_allow(agent: Any, rest: str) -> str:
+    words = rest.split()
+    if not 1 <= len(words) <= 2:
+        raise Misuse("expected a server name and maybe one tool")
+
+    def allow() -> str:
         if words[0] not in [server for server, _, _ in agent.mcp_servers()]:
             raise KeyError(f"no MCP server named {words[0]!r}")
         tool = agent.tools.get(words[-1]) if len(words) == 2 else None
@@ -155,35 +166,44 @@ def _mcp(agent: Any, rest: str) -> str:
         agent.approval.allow("mcp", *words)
         what = f"{words[1]} of {words[0]}" if len(words) == 2 else f"every tool of {words[0]}"
         return f"nbagent: {what} runs without asking for the rest of this session"
-    raise UsageError(f"Expected one of: {MCP_USAGE}")
+    return mcp_form(agent, allow)
 
 
-APPROVAL_USAGE = ("%nbagent allow code · %nbagent revoke code · %nbagent revoke mcp NAME "
-                  "[TOOL] · %nbagent revoke all")
-
-
-def approvals(agent: Any, verb: str, words: list[str]) -> str:
-    """`%nbagent allow code` (all code the model runs, this session: the `a` answer) and
-    `%nbagent revoke code | mcp NAME [TOOL] | all` (what was allowed asks again); returns
-    the line saying what runs without asking now."""
+def allow_code(agent: Any, rest: str) -> str:
+    """`%nbagent allow code`: all code the model runs, this session (the `a` answer)."""
     from nbagent.approval import CODE_SCOPE, scope_words
 
-    if verb == "allow":
-        if words != ["code"]:
-            raise UsageError(f"Expected: {APPROVAL_USAGE} (an MCP server: %nbagent mcp allow)")
-        agent.approval.allow(*CODE_SCOPE)
-        said = f"{scope_words(CODE_SCOPE)} runs without asking for the rest of this session"
-    else:
-        if words == ["all"]:
-            scope: tuple[str, ...] = ()
-        elif words == ["code"] or words[:1] == ["mcp"] and 2 <= len(words) <= 3:
-            scope = tuple(words)
-        else:
-            raise UsageError(f"Expected: {APPROVAL_USAGE}")
-        gone = agent.approval.revoke(*scope)
-        said = (f"taken back, asks again: {'; '.join(scope_words(s) for s in gone)}" if gone
-                else f"nothing allowed was under {' '.join(words)}")
-    if agent.settings().run_code == "auto":
+    agent.approval.allow(*CODE_SCOPE)
+    return _still_auto(agent, f"{scope_words(CODE_SCOPE)} runs without asking for the rest "
+                       "of this session")
+
+
+def revoke_code(agent: Any, rest: str) -> str:
+    return _revoke(agent, ("code",))
+
+
+def revoke_all(agent: Any, rest: str) -> str:
+    return _revoke(agent, ())
+
+
+def revoke_mcp(agent: Any, rest: str) -> str:
+    words = rest.split()
+    if not 1 <= len(words) <= 2:
+        raise Misuse("expected a server name and maybe one tool")
+    return _revoke(agent, ("mcp", *words))
+
+
+def _revoke(agent: Any, scope: tuple[str, ...]) -> str:
+    """What was allowed under `scope` (all of it for `()`) asks again; says what did."""
+    from nbagent.approval import scope_words
+
+    gone = agent.approval.revoke(*scope)
+    return _still_auto(agent, f"taken back, asks again: {'; '.join(map(scope_words, gone))}"
+                       if gone else f"nothing allowed was under {' '.join(scope) or 'all'}")
+
+
+def _still_auto(agent: Any, said: str) -> str:
+    if agent.settings().run_code == "auto":  # what was allowed does not matter then
         said += " (run_code=auto still runs all code without asking: %nbagent run_code=ask)"
     return f"nbagent: {said}"
 
@@ -194,23 +214,9 @@ def models(refresh: bool = False) -> str:
     an earlier look's."""
     found = nbagent.find_local_models(refresh=refresh)
     lines = [f"{model.describe()}\n  use it: {model.call}" for model in found] or [
-        "nbagent: no local model server or model file found (Ollama, LM Studio, llama.cpp, "
-        "vLLM, llama-cpp-python on their default ports; GGUF files in the usual caches)"]
+        f"nbagent: no local model server or model file found ({found.looked_for})"]
     if found.cached:
         minutes = max(0, round((time.time() - found.looked_at) / 60))
         lines.append(f"nbagent: as found {minutes} min ago (%nbagent models --refresh looks "
                      "again)")
     return "\n".join(lines)
-
-
-def settings_changes(words: list[str]) -> dict[str, str]:
-    changes: dict[str, str] = {}
-    for word in words:
-        key, sep, value = word.partition("=")
-        if not sep:
-            raise UsageError("Expected key=value (model=…, run_code=ask|auto|off, …), "
-                             "'reset', 'meter', 'models', 'cells', 'allow …', 'revoke …' or "
-                             "'mcp …'; "
-                             f"got {word!r}.")
-        changes[key] = value
-    return changes

@@ -6,7 +6,6 @@ whose own `{name}` expansion is the same in `%chat` and `%%chat`).
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -14,11 +13,12 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 
 import nbagent
 from nbagent import NbagentError
+from nbagent.text import tokens
 
-from . import _cells_seen, _code_runs, _forms, _run
+from . import _cells_seen, _code_runs, _run, _subcommands
 from ._parse import parse_line
 from ._run import ERRORS
-from ._texts import NOTHING_TO_SEND, notebook_words
+from ._texts import NOTHING_TO_SEND
 
 KEEP_ERRORS = 50
 
@@ -104,7 +104,7 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         elif args.flag("undo"):
             if _run.shown(agent.undo_compaction, done=True) is not None:
                 _run.text(f"nbagent: the last compaction was undone; "
-                      f"{agent.context_state().tokens:,} tokens now")
+                      f"{tokens(agent.context_state().tokens)} now")
                 _run.meter_line(agent)
         elif args.flag("preview"):
             previewed = _run.shown(lambda: agent.preview_compaction(focus))
@@ -158,59 +158,10 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
 
     @line_magic
     def nbagent(self, line: str) -> None:
-        """Show or change nbagent's configuration for this session.
+        _subcommands.run(self.shell, line)
 
-        %nbagent                       what differs from the defaults, and the session
-        %nbagent model=NAME window=8192 enable_python=true ...
-        %nbagent model=local           back to the embedded model
-        %nbagent reset                 start over with the defaults
-        %nbagent meter                 show the interactive context meter here
-        %nbagent models [--refresh]    local models found on this machine (--refresh: look again)
-        %nbagent run_code=ask|auto|off code the model runs: asks you first (default), runs
-                                       at once, or never runs
-        %nbagent see_cells=false       don't tell the model about the cells you ran
-        %nbagent cells                 the code the model ran, as a new cell below to keep
-        %nbagent allow code            all code the model runs, without asking (this session)
-        %nbagent revoke code|all       what was allowed asks again (also: revoke mcp NAME [TOOL])
-        %nbagent mcp add NAME -- command args…   an MCP server started by a command
-        %nbagent mcp add NAME URL                an MCP server over HTTP
-        %nbagent mcp list                        each server, its tools and what they say
-        %nbagent mcp allow NAME [TOOL]           run without asking (this session)
-        %nbagent mcp remove NAME
-
-        Settable: any NBAGENT_* setting by its lower-case name (model, compact_model,
-        window, auto_compact_window, disable_compact, enable_python, run_code, see_cells,
-        ...).
-        """
-        first, _, rest = line.strip().partition(" ")
-        if first == "mcp":
-            agent = _run.shown(nbagent.current)
-            if agent is not None and (lines := _run.shown(lambda: _forms.mcp(agent, rest))):
-                _run.text(lines)
-            return
-        words = shlex.split(line)
-        if words == ["cells"]:
-            agent = _run.shown(nbagent.current)
-            if agent is not None:
-                _run.text(_code_runs.offer_cells(self.shell, agent))
-            return
-        if words[:1] in (["allow"], ["revoke"]):
-            agent = _run.shown(nbagent.current)
-            if agent is not None:
-                _run.text(_forms.approvals(agent, words[0], words[1:]))
-            return
-        if words in (["meter"], ["reset"], ["models"], ["models", "--refresh"]):
-            _run.nbagent_word(" ".join(words))
-            return
-        changes = _forms.settings_changes(words)
-        agent = _run.shown(nbagent.current)
-        if agent is None:
-            return
-        try:
-            agent.configure(**changes)
-        except ValueError as error:
-            raise UsageError(str(error)) from None
-        _run.text(notebook_words(agent.describe()))
+    # its help, printed from the table of subcommands, so no subcommand is left out of it
+    nbagent.__doc__ = _subcommands.help_text()
 
 
 def _cell_id(shell: Any) -> str | None:

@@ -30,11 +30,9 @@ from ._reading import (
     billing_words,
     compaction_text,
     last_compaction,
-    percent,
 )
 
-__all__ = ["LEVELS", "WORDS", "ContextMeter", "MeterLine", "MeterReading", "billing_words",
-           "percent"]
+__all__ = ["LEVELS", "WORDS", "ContextMeter", "MeterLine", "MeterReading", "billing_words"]
 
 SPARK_POINTS = 120
 _Meter = TypeVar("_Meter", "ContextMeter", "MeterLine")

@@ -120,5 +120,5 @@ MAGIC_OPTIONS: dict[str, tuple[Option, ...]] = {
     "pin": (Option(("--list",)), Option(("--remove",), "required", integer=True),
             Option(("--help", "-h"))),
     "context": (Option(("--compactions",)), Option(("--help", "-h"))),
-    "nbagent": (),  # its words are settings and subcommands, read by `_forms`
+    "nbagent": (),  # its words are settings and subcommands: `_subcommands`' table
 }

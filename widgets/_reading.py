@@ -2,7 +2,7 @@
 of, the level in words, the tokens, the trigger, the effective window and the window, the
 last compaction (marked when undone), the cost and the cache share. Both meters (the
 widget and the plain line) and `%context` read the same `MeterReading` and round with the
-same `percent`, so their figures and their names agree.
+same `nbagent.text.percent`, so their figures and their names agree.
 
 The one story: "N% context left until auto-compact" is the room left before the
 auto-compact trigger, as a share of the trigger; with automatic compaction off (the
@@ -17,17 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from nbagent import METER_LEVELS, Billing, ContextState, Decision
+from nbagent.text import count, money, percent, tokens
 
 from ._meter_assets import MARK, level_colour
 from ._texts import notebook_words
 
 LEVELS = tuple(level.name for level in METER_LEVELS)  # the engine's, lowest first
 WORDS: dict[str, str] = {level.name: level.words for level in METER_LEVELS}
-
-
-def percent(value: float) -> str:
-    """A percentage as every figure of the notebook shows it (one rounding: half up)."""
-    return f"{int(max(0.0, value) + 0.5)}%"
 
 
 def billing_words(billing: Billing | None) -> str:
@@ -114,15 +110,15 @@ class MeterReading:
         """The figure the percentage is of, named: "auto-compact at 7,148", or the effective
         window when automatic compaction is off."""
         if self.armed:
-            return f"auto-compact at {self.threshold:,}"
-        return f"effective window {self.threshold:,}"
+            return f"auto-compact at {count(self.threshold)}"
+        return f"effective window {count(self.threshold)}"
 
     def _extras(self) -> list[str]:
         parts = []
         if self.last_compaction:
             parts.append(f"last compaction {self.last_compaction}")
         if self.cost:
-            parts.append(f"${self.cost:.4f}")
+            parts.append(money(self.cost))
         if self.cache:
             parts.append(self.cache)
         return parts
@@ -131,17 +127,17 @@ class MeterReading:
     def detail(self) -> str:
         """Every figure, each named once: tokens · auto-compact at · effective window ·
         window (where it came from) · last compaction · cost · cache share."""
-        parts = [f"{self.tokens:,} tokens", self.base_words]
+        parts = [tokens(self.tokens), self.base_words]
         if self.armed:
-            parts.append(f"effective window {self.effective_window:,}")
-        parts.append(f"window {self.window:,} ({self.window_source})")
+            parts.append(f"effective window {count(self.effective_window)}")
+        parts.append(f"window {count(self.window)} ({self.window_source})")
         return " · ".join(parts + self._extras())
 
     @property
     def short_detail(self) -> str:
         """What a chat cell's line shows beside the headline: the tokens and what the
         percentage is of (the rest is in its tooltip)."""
-        return " · ".join([f"{self.tokens:,} tokens", self.base_words, *self._extras()])
+        return " · ".join([tokens(self.tokens), self.base_words, *self._extras()])
 
     def text(self) -> str:
         return f"nbagent: {self.headline} ({self.status}) · {self.detail}"
@@ -162,7 +158,7 @@ class MeterReading:
             "</span></span>"
         )
         muted = "color:var(--jp-content-font-color2,#555555)"
-        tokens = (
+        short = (
             f'<span class="nbagent-meter-detail" style="{muted}">'
             f"{html.escape(self.short_detail)}</span>" if compact else ""
         )
@@ -172,7 +168,7 @@ class MeterReading:
             f'<b class="nbagent-meter-text">{html.escape(self.headline)}</b>'
             f'<span class="nbagent-meter-level"><span class="nbagent-meter-mark" '
             f'style="color:{colour}">{MARK}</span> <span class="nbagent-meter-status">'
-            f"{html.escape(self.status)}</span></span>{tokens}</div>"
+            f"{html.escape(self.status)}</span></span>{short}</div>"
         )
         detail = "" if compact else (
             f'<div class="nbagent-meter-detail" style="{muted}">{html.escape(self.detail)}</div>'

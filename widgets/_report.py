@@ -13,10 +13,11 @@ from IPython.display import display
 
 from nbagent import METER_LEVELS, Breakdown, ContextState, Decision
 from nbagent.events import CompactionStarted, Status
+from nbagent.text import count, money, percent, tokens
 
 from ._bundles import error_bundle, line, plain_line, status_bundle
 from ._frontend import updates_in_place
-from ._reading import MeterReading, billing_words, percent
+from ._reading import MeterReading, billing_words
 from ._texts import INTERRUPTED, first_line, notebook_words
 
 _RAW_TAIL = re.compile(r"\s*\((\w+(?:Error|Exception)\b[^()]*(?:\([^()]*\)[^()]*)*)\)\s*$")
@@ -122,9 +123,9 @@ def delegated_words(branches: list[Any]) -> str:
     returned = sum(b.returned_tokens for b in branches)
     kept = sum(b.kept_out for b in branches)
     cost = sum(b.cost for b in branches)
-    paid = f" · they cost ${cost:.4f} (in the session cost)" if cost else ""
-    return (f"delegated tasks: {len(branches)} — their own windows took in {taken:,} tokens, "
-            f"{returned:,} came back: {kept:,} kept out of this window{paid}")
+    paid = f" · they cost {money(cost)} (in the session cost)" if cost else ""
+    return (f"delegated tasks: {len(branches)} — their own windows took in {tokens(taken)}, "
+            f"{count(returned)} came back: {count(kept)} kept out of this window{paid}")
 
 
 def _share(value: float) -> str:
@@ -170,7 +171,7 @@ def show_breakdown(breakdown: Breakdown, *, cost: float, breaker: str | None = N
     rows += limit_rows(reading, state)
     of = "% of the trigger" if reading.armed else "% of the effective window"
     armed = "armed" if state.auto_compact_armed else "off"
-    costs = f"session cost ${cost:.4f}"
+    costs = f"session cost {money(cost)}"
     paid = billing_words(billing)
     facts = [
         "thresholds: " + " · ".join(
@@ -190,14 +191,14 @@ def show_breakdown(breakdown: Breakdown, *, cost: float, breaker: str | None = N
     headline = f"{reading.headline} · level {state.level}"
     plain = "\n".join(
         [headline, f"{'':<22}{'tokens':>8}  {of}",
-         *(f"{kind:<22}{tokens:>8,}  {share:>5}{'  ' + how if how else ''}"
-           for kind, tokens, share, how in rows),
+         *(f"{kind:<22}{count(size):>8}  {share:>5}{'  ' + how if how else ''}"
+           for kind, size, share, how in rows),
          *facts]
     )
     cells = "".join(
-        f"<tr><td>{html.escape(kind)}</td><td style='text-align:right'>{tokens:,}</td>"
+        f"<tr><td>{html.escape(kind)}</td><td style='text-align:right'>{count(size)}</td>"
         f"<td style='text-align:right'>{share}</td><td>{html.escape(how)}</td></tr>"
-        for kind, tokens, share, how in rows
+        for kind, size, share, how in rows
     )
     head = (f"<tr><th></th><th style='text-align:right'>tokens</th>"
             f"<th style='text-align:right'>{html.escape(of)}</th><th></th></tr>")

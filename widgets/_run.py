@@ -10,40 +10,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from IPython.display import display
-
-import nbagent
 from nbagent import Agent, NbagentError
+from nbagent.text import count
 
-from . import _forms
-from ._texts import CELL_REQUEST, INTERRUPTED_RETRY, notebook_words
+from ._cells import CellProposals, last_code_block
+from ._chat import ChatDisplay
+from ._meter import MeterLine
+from ._report import ProgressLine, show_breakdown, show_decision, show_error, show_text
+from ._texts import CELL_REQUEST, INTERRUPTED_RETRY
 
 ERRORS: dict[int, str] = {}  # execution count → the error that cell raised (for Err[n])
-
-
-def nbagent_word(word: str) -> None:
-    if word.startswith("models"):
-        refresh = word.endswith("--refresh")
-        if (lines := shown(lambda: _forms.models(refresh=refresh))) is not None:
-            text(lines)
-        return
-    agent = shown(nbagent.reset if word == "reset" else nbagent.current)
-    if agent is None:
-        return
-    if word == "meter":
-        from . import ContextMeter
-
-        display(ContextMeter.follow(agent))  # the interactive widget, an extra
-    else:
-        text(notebook_words(agent.describe()))
 
 
 def chat(shell: Any, agent: Agent, typed: str, *, as_cell: bool, exchange: str | None) -> None:
     """One chat in this cell: the meter from the first moment, the reply as it streams,
     proposed code into a new cell below, and what happened in one line each."""
-    from . import ChatDisplay
-    from ._cells import CellProposals, last_code_block
-
     meter = meter_line(agent)
     view = ChatDisplay()
     proposals = CellProposals(shell)
@@ -82,16 +63,12 @@ def shown(call: Any, *, done: bool = False) -> Any:
     try:
         result = call()
     except NbagentError as error:
-        from . import show_error
-
         show_error(str(error))
         return None
     return True if done and result is None else result
 
 
 def text(words: str) -> None:
-    from ._report import show_text
-
     show_text(words)
 
 
@@ -104,8 +81,6 @@ def notice(agent: Agent) -> None:
 def meter_line(agent: Agent) -> Any:
     """The session's meter line, shown in this cell: plain HTML and text updated in place
     by display id (every copy of it, in every cell), so a saved notebook shows it as is."""
-    from . import MeterLine
-
     meter = MeterLine.follow(agent)
     meter.show()
     return meter
@@ -119,8 +94,6 @@ def _refresh(meter: Any, agent: Agent) -> None:
 
 def compact(agent: Agent, focus: str | None) -> None:
     """Compact now, with the status lines of the compaction shown while it runs."""
-    from ._report import ProgressLine, show_decision
-
     progress = ProgressLine()
     agent.events.subscribe(progress)
     try:
@@ -139,8 +112,6 @@ def last_decision(agent: Agent) -> Any:
 
 
 def compactions(agent: Agent) -> None:
-    from . import show_decision
-
     past = [d for d in agent.controller.decisions if d.action != "none"]
     if not past:
         text("nbagent: no compaction yet in this session")
@@ -149,12 +120,10 @@ def compactions(agent: Agent) -> None:
 
 
 def context(agent: Agent) -> None:
-    from . import show_breakdown
-
     show_breakdown(agent.breakdown(), cost=agent.cost, billing=agent.billing(),
                    last=last_decision(agent), branches=agent.branches())
     mcp = agent.mcp_schema_tokens()
     if mcp:  # the MCP servers' share of the tool schemas row, by server
         text("of the tool schemas, MCP servers' tools: " + ", ".join(
-            f"{server} {tokens:,}" for server, tokens in mcp.items())
-            + f" tokens ({sum(mcp.values()):,} in all)")
+            f"{server} {count(size)}" for server, size in mcp.items())
+            + f" tokens ({count(sum(mcp.values()))} in all)")

@@ -13,6 +13,7 @@ from typing import Any
 
 import __main__
 
+from ..engine import _figures as figures
 from ..engine._events import Notice, Status
 from ..engine.compaction import Summarizer
 from ._agent_session import AgentSessionMixin
@@ -133,7 +134,8 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         lines.append(allowed_line(self.approval.allowed(), self.settings().run_code))
         window = self.session.window()
         lines.append(f"session {self.session.id}: model {self.model.name} (window "
-                     f"{window.raw_window:,} from {window.source}), {len(self.history)} "
+                     f"{figures.count(window.raw_window)} from {window.source}), "
+                     f"{len(self.history)} "
                      f"messages, tools {', '.join(self.tools) or 'none'}")
         return "\n".join(lines)
 

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from ..engine import _figures as figures
 from ..engine._events import (
     Compacted,
     EventStream,
@@ -280,5 +281,5 @@ def _answer(parent: Session, number: int, status: str, report: str, rounds: int,
         text = cap_output(text, bound) + texts.BRANCH_CUT
     head = texts.BRANCH_HEAD.format(number=number, status=status, rounds=rounds,
                                     calls=relay.tool_calls, model=model,
-                                    transcript=relay.transcript_tokens)
+                                    transcript=figures.tokens(relay.transcript_tokens))
     return f"{head}\n{text}"

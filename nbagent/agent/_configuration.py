@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..engine._settings import refused
 from ._settings import ENV_PREFIX, Settings
 
 ALIASES = {"window": "max_context_tokens"}  # short names configure() accepts
@@ -40,8 +41,9 @@ class Configuration:
                              f"{', '.join(sorted([*Settings.model_fields, *ALIASES]))}")
         try:
             Settings(**{**self.settings().model_dump(), **overrides})
-        except ValidationError as error:
-            raise ValueError(str(error).splitlines()[-1].strip()) from None
+        except ValidationError as error:  # named as typed: `window`, not max_context_tokens
+            spelled = {ALIASES.get(key, key): key for key in changes}
+            raise ValueError(refused(Settings, error, spelled)) from None
         self.overrides.update(overrides)
         return overrides
 

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from ..engine._decision import Decision
 from ..engine._events import Compacted, ToolFinished, ToolStarted
 from ..engine._exceptions import NbagentError
+from ..engine._figures import count, percent, tokens, tool_call
 from ..engine._thresholds import ContextState
 from ._agent import Agent
 from .models._resolve import EmbeddedModel
@@ -122,9 +123,10 @@ def describe(state: ContextState) -> str:
     limits = state.thresholds
     armed = "armed" if state.auto_compact_armed else "off"
     of = "until auto-compact" if state.auto_compact_armed else "in the effective window"
-    return (f"[context: {state.tokens:,} tokens · {state.percent_left:.0f}% left {of} · "
-            f"{state.level} · auto-compact at {limits.auto_compact:,} ({armed}) · effective "
-            f"window {limits.effective_window:,} · window {limits.context_window:,} from "
+    return (f"[context: {tokens(state.tokens)} · {percent(state.percent_left)} left {of} · "
+            f"{state.level} · auto-compact at {count(limits.auto_compact)} ({armed}) · "
+            f"effective window {count(limits.effective_window)} · window "
+            f"{count(limits.context_window)} from "
             f"{state.window_source}]")
 
 
@@ -159,14 +161,14 @@ def make_agent(window: int, offline: bool) -> Agent:
 def run(window: int = 2048, offline: bool = False, out: TextIO = sys.stdout) -> list[Decision]:
     """Run the scripted session; return every compaction decision made."""
     print(f"nbagent demo: {'a stand-in model' if offline else 'SmolLM2-135M on llama.cpp'}, "
-          f"window {window:,} tokens", file=out, flush=True)
+          f"window {tokens(window)}", file=out, flush=True)
     with progress(out, "starting the embedded model"):
         agent = make_agent(window, offline)
     decisions: list[Decision] = []
 
     def show(event: object) -> None:
         if isinstance(event, ToolStarted):
-            print(f"  → {event.name}({event.arguments})", file=out, flush=True)
+            print(f"  → {tool_call(event.name, event.arguments)}", file=out, flush=True)
         elif isinstance(event, ToolFinished):
             print(f"    {event.chars:,} chars back{'' if event.ok else ' (an error)'}", file=out)
         elif isinstance(event, Compacted) and event.decision.action in ("compacted", "failed"):
@@ -198,7 +200,8 @@ def run(window: int = 2048, offline: bool = False, out: TextIO = sys.stdout) -> 
 
     if not offline:  # a real overflow: the agent is told a bigger window than the server has
         print(f"\n(simulating a misconfigured window: NBAGENT_MAX_CONTEXT_TOKENS={4 * window} on "
-              f"a server whose window is {window:,} tokens, so nbagent will not compact in time)",
+              f"a server whose window is {tokens(window)}, so nbagent will not compact in "
+              "time)",
               file=out)
         agent.configure(window=4 * window)
         try:

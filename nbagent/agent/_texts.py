@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..engine import _figures as figures
 from ..engine._markers import is_block, is_pins
 from ..engine._window import WindowInfo
 from .archive._redact import redact
@@ -34,28 +35,29 @@ CUT_CALL = "Not run: the reply was cut when the context window ran out."
 RAN_OUT = ("The reply was cut: the context window ran out. The oldest rounds were dropped "
            "from what the model sees (they stay in the archive; recall finds them); ask it "
            "to continue.")
-FRONT_CUT = ("The server read only {read:,} of the {sent:,} tokens sent and answered anyway: it "
+# {read}, {sent}, {window}: figures written by `_figures` (`count`, `tokens`, `tokens`)
+FRONT_CUT = ("The server read only {read} of the {sent} sent and answered anyway: it "
              "dropped the front of the prompt (the system prompt, the tools, the first "
              "request) without an error, as Ollama and llama.cpp do past their context length. "
-             "This session now keeps within {window:,} tokens, the most the server has read "
+             "This session now keeps within {window}, the most the server has read "
              "at once (compacting, then asking again). For more room, raise the server's "
              "context length ({settings}), then start a new session (agent.new_session()).")
-FRONT_CUT_AGAIN = ("The server dropped the front of the prompt again (it read {read:,} of "
-                   "{sent:,} tokens): this answer was written without the start of the "
-                   "conversation. Ask again; the session now keeps within {window:,} tokens.")
-USAGE_PARTIAL = ("The server reported reading {read:,} tokens of a {sent:,}-token request, "
-                 "though it read {held:,} at once before: its usage counts only part of the "
+FRONT_CUT_AGAIN = ("The server dropped the front of the prompt again (it read {read} of "
+                   "{sent}): this answer was written without the start of the "
+                   "conversation. Ask again; the session now keeps within {window}.")
+USAGE_PARTIAL = ("The server reported reading {read} of a {sent}-token request, "
+                 "though it read {held} at once before: its usage counts only part of the "
                  "prompt (some Ollama versions count only the tokens not already in their "
                  "cache), so it is not taken for a cut, and the session keeps its window "
-                 "({window:,}, from {source}). If the server's window is smaller than that, "
+                 "({window}, from {source}). If the server's window is smaller than that, "
                  "say so: agent.configure(max_context_tokens=N), or raise it ({settings}).")
 TAKEN_BACK = (" The window learned earlier from its usage is taken back: what it read was "
               "not the whole prompt.")
-CUT_TOO_SMALL = ("The server reported reading only {read:,} of the {sent:,} tokens sent. A "
-                 "window of {bound:,} tokens cannot hold what every request needs now (the "
-                 "system prompt, the tools and the latest message: about {needs:,}), so it is "
+CUT_TOO_SMALL = ("The server reported reading only {read} of the {sent} sent. A "
+                 "window of {bound} cannot hold what every request needs now (the "
+                 "system prompt, the tools and the latest message: about {needs}), so it is "
                  "not taken for the server's window and the session keeps its own "
-                 "({window:,}, from {source}). Either the server's usage counts only part of "
+                 "({window}, from {source}). Either the server's usage counts only part of "
                  "the prompt (some Ollama versions count only uncached tokens), or its window "
                  "really is that small: then raise it ({settings}), or tell nbagent its real "
                  "window: agent.configure(max_context_tokens=N).")
@@ -91,7 +93,7 @@ BRANCH_REPORT_NOW = (
     "Stop here ({why}). Reply now with your report of what you found so far: the exact "
     "names and numbers, and what is still open.")
 BRANCH_HEAD = ("[delegated task {number} ({status}): {rounds} round(s), {calls} tool "
-               "call(s) with {model}; its own window took in {transcript:,} tokens, kept out "
+               "call(s) with {model}; its own window took in {transcript}, kept out "
                "of this one; every step is in the session archive (recall finds it)]")
 BRANCH_CUT = ("\n… (the report was cut at {shown:,} of {total:,} characters; recall finds "
               "the whole of it)")
@@ -146,10 +148,11 @@ def blocked_by_fixed(parts: Sequence[Part], fixed: int, blocking: int, window: i
     pinned = any(p.what.startswith("pin ") for p in parts)
     subject = ("the pins, the system prompt and the tool schemas" if pinned
                else "the system prompt and the tool schemas")
-    named = "; ".join(f"{p.what} ≈{p.tokens:,}" for p in parts[:3] if p.tokens)
+    named = "; ".join(f"{p.what} ≈{figures.count(p.tokens)}" for p in parts[:3] if p.tokens)
     fixes = " or ".join(dict.fromkeys(p.fix for p in parts[:2] if p.tokens))
-    return (f"Not sent: {subject} alone take about {fixed:,} tokens ({named}), more than "
-            f"the {blocking:,} this model's window ({window:,}, from {source}) leaves for a "
+    return (f"Not sent: {subject} alone take about {figures.tokens(fixed)} ({named}), more "
+            f"than the {figures.count(blocking)} this model's window ({figures.count(window)}, "
+            f"from {source}) leaves for a "
             f"conversation. Use {fixes}, or {WINDOW_FIX}.")
 
 
@@ -158,9 +161,10 @@ def blocked_by_message(needed: int, message: int, blocking: int, window: int, so
     """Stopped before sending: the system prompt, the tools and the latest message (with
     its tool results so far) cannot fit together, whatever compaction folds."""
     what = "this message and its tool results" if with_results else "this message"
-    return (f"Not sent: the system prompt, the tools and {what} take about {needed:,} "
-            f"tokens together ({what} ≈{message:,}), more than the {blocking:,} this model's "
-            f"window ({window:,}, from {source}) leaves for a request; everything older was "
+    return (f"Not sent: the system prompt, the tools and {what} take about "
+            f"{figures.tokens(needed)} together ({what} ≈{figures.count(message)}), more "
+            f"than the {figures.count(blocking)} this model's "
+            f"window ({window}, from {source}) leaves for a request; everything older was "
             f"folded already. Send a shorter message (or put the data in a variable and ask "
             f"about it by name), or {WINDOW_FIX}.")
 
@@ -191,8 +195,9 @@ def blocked_conversation(tokens: int, effective: int, largest: tuple[int, int] |
         index, size = largest
         role = messages[index].get("role")
         what = _PARTS.get(str(role), f"a {role} message")
-        cause = f" The largest part is {what} (message {index}, about {size:,} tokens)."
-    return (f"Not sent: the conversation fills {tokens:,} of the {effective:,} tokens this "
+        cause = f" The largest part is {what} (message {index}, about {figures.tokens(size)})."
+    return (f"Not sent: the conversation fills {figures.count(tokens)} of the "
+            f"{figures.tokens(effective)} this "
             f"model can take (its effective window), and {SHRINK[automatic]}.{cause} Run "
             f"agent.compact() (add what must be kept), {WINDOW_FIX}, or "
             "agent.undo_compaction() to take the last compaction back.")
@@ -205,8 +210,9 @@ def failure_message(name: str, kind: str, error: BaseException, window: WindowIn
     detail = f"{type(error).__name__}: {first}" if first else type(error).__name__
     if kind == "overflow":
         message = (
-            f"The conversation no longer fits {name}'s context window ({window.raw_window:,} "
-            f"tokens, from {window.source}), even after dropping the oldest rounds "
+            f"The conversation no longer fits {name}'s context window "
+            f"({figures.tokens(window.raw_window)}, from {window.source}), even after dropping "
+            "the oldest rounds "
             f"{recoveries} times. Run agent.compact() (add what must be kept) or "
             f"{WINDOW_FIX}. The dropped rounds are gone only from what the model sees: the "
             "archive keeps every message (recall finds them).")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..engine import _figures as figures
 from ..engine._decision import Decision
 from ..engine._events import Retrying
 from ..engine._thresholds import thresholds
@@ -100,21 +101,26 @@ def front_cut(session: Session, cut: Truncation, *, asked_again: bool,
         taken = session.distrust_usage()
         now = session.window()
         return session.say_once("usage", texts.USAGE_PARTIAL.format(
-            read=cut.read, sent=cut.sent, held=cut.held, window=now.raw_window,
+            read=figures.tokens(cut.read), sent=figures.count(cut.sent),
+            held=figures.count(cut.held), window=figures.count(now.raw_window),
             source=now.source, settings=settings) + (texts.TAKEN_BACK if taken else "")), False
     before = session.window()
     bound = cut.window_bound(session.learned_window)
     needs = _needs(session, tools, bound)
     if not session.learn_window(bound, needs=needs, cut=True):
         return session.say_once("small", texts.CUT_TOO_SMALL.format(
-            read=cut.read, sent=cut.sent, bound=bound, needs=needs,
-            window=before.raw_window, source=before.source, settings=settings)), False
+            read=figures.count(cut.read), sent=figures.tokens(cut.sent),
+            bound=figures.tokens(bound), needs=figures.count(needs),
+            window=figures.count(before.raw_window), source=before.source,
+            settings=settings)), False
     window = session.window().raw_window
     notices = session.say_once("cut", texts.FRONT_CUT.format(
-        read=cut.read, sent=cut.sent, window=window, settings=settings))
+        read=figures.count(cut.read), sent=figures.tokens(cut.sent),
+        window=figures.tokens(window), settings=settings))
     if asked_again:
-        notices.append(texts.FRONT_CUT_AGAIN.format(read=cut.read, sent=cut.sent,
-                                                    window=window))
+        notices.append(texts.FRONT_CUT_AGAIN.format(read=figures.count(cut.read),
+                                                    sent=figures.tokens(cut.sent),
+                                                    window=figures.tokens(window)))
         return notices, False
     # the same event as a retried stream: a display clears what streamed so far
     session.events.emit(Retrying(1, 0.0, texts.FRONT_CUT_RETRY))

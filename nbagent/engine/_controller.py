@@ -10,6 +10,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import _figures as figures
 from . import _texts as texts
 from ._attempt import Attempt
 from ._decision import MAX_FAILURES, Action, Decision, Trigger
@@ -300,8 +301,8 @@ class CompactionController:
             attempt.reasons.append(texts.NO_REDUCTION)
             action = "failed"
         elif trigger != "overflow" and after >= limits.auto_compact:
-            attempt.reasons.append(texts.STILL_OVER.format(tokens=after,
-                                                           trigger=limits.auto_compact))
+            attempt.reasons.append(texts.STILL_OVER.format(
+                tokens=figures.tokens(after), trigger=figures.count(limits.auto_compact)))
             if attempt.exhausted:  # all but the latest round is folded: as far as it goes
                 attempt.reasons.append(texts.LATEST_OVER)
             else:

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from . import _figures as figures
+
 Trigger = Literal["auto", "midloop", "manual", "overflow"]
 Action = Literal["none", "skipped", "compacted", "failed"]
 MAX_FAILURES = 3  # consecutive failed compactions that open the circuit breaker
@@ -56,20 +58,22 @@ class Decision(BaseModel):
         the meter's "L2 memory: 1,972 → 1,463" ("(undone)" once undone)."""
         levels = " → ".join(self.levels)
         if brief:
-            text = f"{levels}: {self.tokens_before:,} → {self.tokens_after:,}"
+            text = f"{levels}: {figures.count(self.tokens_before)} → " \
+                f"{figures.count(self.tokens_after)}"
             return f"{text} (undone)" if self.undone else text
         asked = f"{self.trigger} " if trigger else ""
         if self.action == "compacted":
             plural = "" if self.summary_calls == 1 else "s"
-            calls = f"{self.summary_calls:,} summarizer call{plural}"
+            calls = f"{figures.count(self.summary_calls)} summarizer call{plural}"
             undone = " — undone" if self.undone else ""
             return (f"{asked}{'compaction ' if trigger else ''}compacted ({levels}): "
-                    f"{self.tokens_before:,} → {self.tokens_after:,} tokens, {calls}{undone}")
+                    f"{figures.count(self.tokens_before)} → "
+                    f"{figures.tokens(self.tokens_after)}, {calls}{undone}")
         if self.action == "failed":
             return (f"{asked}compaction failed: {self.reason} — the history is unchanged "
-                    f"({self.tokens_before:,} tokens)")
+                    f"({figures.tokens(self.tokens_before)})")
         head = f"{asked}compaction: nothing compacted" if trigger else "nothing compacted"
-        return f"{head}: {self.reason} ({self.tokens_before:,} tokens)"
+        return f"{head}: {self.reason} ({figures.tokens(self.tokens_before)})"
 
     def left_view_words(self) -> str:
         """What left the model's view and how to bring it back ("" when nothing did, or

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
+from . import _figures as figures
 from ._decision import Trigger
 from ._level_context import LadderContext
 from ._plans import (
@@ -114,7 +115,8 @@ def _not_worth(folds: Folds, context: LadderContext, cost: SummaryCost,
     bar = round(cost.min_saving * context.limits.context_window)
     if frees >= bar and frees > 0:
         return None
-    return NOT_WORTH.format(tokens=max(0, frees), bar=bar, share=cost.min_saving)
+    return NOT_WORTH.format(tokens=figures.tokens(max(0, frees)), bar=figures.count(bar),
+                            share=figures.percent(100 * cost.min_saving))
 
 
 def _overflow(c: LadderContext) -> dict[str, Any]:

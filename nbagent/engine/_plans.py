@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from . import _figures as figures
 from ._level_context import LadderContext
 from ._markers import IMAGES_CLEARED, is_images, is_snipped
 from ._texts import (
@@ -48,7 +49,7 @@ def plan_snip(messages: Sequence[Message], counts: Sequence[int], c: LadderConte
     if not old:
         return None
     return SNIPPING.format(count=len(old), s=plural(len(old)),
-                           tokens=sum(counts[i] for i in old))
+                           tokens=figures.tokens(sum(counts[i] for i in old)))
 
 
 def folded(messages: Sequence[Message], counts: Sequence[int], c: LadderContext,
@@ -73,7 +74,7 @@ def plan_memory(messages: Sequence[Message], counts: Sequence[int], c: LadderCon
     turns, tokens = folded(messages, counts, c, c.summarizer_window)
     if not tokens:  # an empty span (a folded span may start mid-turn: no turn number)
         return None
-    return FOLDING.format(turns=turns_text(turns), tokens=tokens)
+    return FOLDING.format(turns=turns_text(turns), tokens=figures.tokens(tokens))
 
 
 def plan_summary(messages: Sequence[Message], counts: Sequence[int], c: LadderContext
@@ -81,7 +82,7 @@ def plan_summary(messages: Sequence[Message], counts: Sequence[int], c: LadderCo
     turns, tokens = everything(messages, counts)
     if not tokens:
         return None
-    return SUMMARIZING.format(turns=turns_text(turns), tokens=tokens)
+    return SUMMARIZING.format(turns=turns_text(turns), tokens=figures.tokens(tokens))
 
 
 def plan_floor(messages: Sequence[Message], counts: Sequence[int], c: LadderContext
@@ -91,15 +92,15 @@ def plan_floor(messages: Sequence[Message], counts: Sequence[int], c: LadderCont
         turns, tokens = everything(messages, counts)
     if not tokens:
         return None
-    return FLOORING.format(turns=turns_text(turns), tokens=tokens)
+    return FLOORING.format(turns=turns_text(turns), tokens=figures.tokens(tokens))
 
 
 def plan_overflow(messages: Sequence[Message], counts: Sequence[int], c: LadderContext) -> str:
-    return DROPPING.format(tokens=sum(counts))
+    return DROPPING.format(tokens=figures.tokens(sum(counts)))
 
 
 def plan_room(messages: Sequence[Message], counts: Sequence[int], c: LadderContext
               ) -> str | None:
     if c.room_tokens is None or sum(counts) <= c.room_tokens:
         return None
-    return MAKING_ROOM.format(tokens=sum(counts) - c.room_tokens)
+    return MAKING_ROOM.format(tokens=figures.tokens(sum(counts) - c.room_tokens))

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import _figures as figures
 from ._history import History
 from ._ladder import Level
 from ._texts import (
@@ -54,7 +55,7 @@ class Preview:
     def text(self) -> str:
         """A few lines for a person."""
         if not self.changes:
-            return PREVIEW_NOTHING.format(tokens=self.tokens_before)
+            return PREVIEW_NOTHING.format(tokens=figures.tokens(self.tokens_before))
         lines = [PREVIEW_LEVELS.format(
             levels=" → ".join(self.levels),
             model="calls the summarizer" if self.calls_model else "no model call")]
@@ -66,14 +67,15 @@ class Preview:
         if self.cleared_notes:
             lines.append(f"clears {self.cleared_notes} superseded notebook note"
                          f"{plural(self.cleared_notes)}")
-        lines[-1] += f" (~{self.tokens_removed:,} tokens leave the view)"
+        lines[-1] += f" (~{figures.tokens(self.tokens_removed)} leave the view)"
         names = ", ".join(self.keeps_names[:8]) + (" …" if len(self.keeps_names) > 8 else "")
         users, results, pins = self.keeps_user_messages, len(self.keeps_results), len(self.pins)
         lines.append(PREVIEW_KEEPS.format(users=users, users_s=plural(users),
                                           names=names or "no names", results=results,
                                           results_s=plural(results), pins=pins))
-        lines.append(PREVIEW_TOKENS.format(before=self.tokens_before, after=self.tokens_after,
-                                           rewrite=self.cache_rewrite))
+        lines.append(PREVIEW_TOKENS.format(before=figures.count(self.tokens_before),
+                                           after=figures.tokens(self.tokens_after),
+                                           rewrite=figures.tokens(self.cache_rewrite)))
         return "\n".join(lines)
 
 

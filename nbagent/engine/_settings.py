@@ -3,17 +3,19 @@ ladder's sizes), and the environment machinery every settings model shares. The 
 room adds its own fields to make the one `Settings` users see (`nbagent.Settings`).
 
 Environment variables are read at call time (`from_env()`), so a notebook can change
-them mid-session. A bad value is never fatal: it is reported once as a `ConfigWarning`
-naming the variable and the value, and the default is used instead.
-docs/configuration.md lists every variable.
+them mid-session. A bad value is never fatal: it is reported once per variable and value as
+a `ConfigWarning` naming the variable, the value and what is accepted (`accepted`, read from
+the field), and the default is used instead. docs/configuration.md lists every variable.
 """
 
 from __future__ import annotations
 
 import os
+import types
+import typing
 import warnings
 from collections.abc import Mapping
-from typing import Any, Self, cast
+from typing import Annotated, Any, Literal, Self, cast
 
 from pydantic import (
     BaseModel,
@@ -31,6 +33,11 @@ ENV_PREFIX = "NBAGENT_"
 _KEEP = 16  # settings built lately, by what they were built from (all dropped when full)
 _BUILT: dict[Any, EngineSettings] = {}
 _VARIABLES: dict[type, dict[str, str]] = {}  # per settings class: variable → field name
+# (variable, value) pairs already warned about. A setting is read from many places (the
+# window, the tools, the archive's folder...), each its own line to `warnings`' own once-per-
+# place filter, so one bad value used to warn five times; now it warns once per process,
+# and again only when the value changes.
+_WARNED: set[tuple[str, str]] = set()
 
 
 class EngineSettings(BaseModel):
@@ -127,24 +134,75 @@ class EngineSettings(BaseModel):
         built = _BUILT.get(key) if key is not None else None
         if built is not None:
             return cast(Self, built)
-        warned = False
         while True:
             try:
                 made = cls(**values)
-                if key is not None and not warned:  # a bad value warns again next time
+                # kept even when a value was ignored: it has warned once, which is enough
+                if key is not None:
                     if len(_BUILT) >= _KEEP:
                         _BUILT.clear()  # one call, safe while another thread reads it
                     _BUILT[key] = made
                 return made
             except ValidationError as error:
-                warned = True
-                for problem in error.errors():
-                    name = str(problem["loc"][0])
-                    warnings.warn(
-                        f"ignoring {ENV_PREFIX}{name.upper()}={values.pop(name)!r}: "
-                        f"{problem['msg']}",
-                        ConfigWarning,
-                        stacklevel=3,
-                    )
-                    break
+                # the first field refused is dropped and the rest built again (pydantic
+                # reports every field, but one dropped value can change no other's check)
+                name = str(error.errors()[0]["loc"][0])
+                _warn_once(cls, name, values.pop(name))
+
+
+def _warn_once(cls: type[BaseModel], name: str, value: Any) -> None:
+    variable = f"{ENV_PREFIX}{name.upper()}"
+    if (variable, repr(value)) in _WARNED:
+        return
+    _WARNED.add((variable, repr(value)))
+    default = cls.model_fields[name].default
+    warnings.warn(f"ignoring {variable}={value!r}: expected {accepted(cls, name)}; the "
+                  f"default ({default!r}) is used", ConfigWarning, stacklevel=4)
+
+
+def refused(cls: type[BaseModel], error: ValidationError, spelled: Mapping[str, str]) -> str:
+    """A refused setting in one line: the setting as the user spelled it (`spelled`: field →
+    name typed, e.g. `window` for max_context_tokens), the value, and what is accepted —
+    `run_code='maybe' is not accepted: expected 'ask', 'auto' or 'off'`."""
+    problem = error.errors()[0]
+    if not problem["loc"]:  # a rule across fields: pydantic's words are all there is
+        return str(problem["msg"])
+    name = str(problem["loc"][0])
+    return (f"{spelled.get(name, name)}={problem.get('input')!r} is not accepted: expected "
+            f"{accepted(cls, name)}")
+
+
+def accepted(cls: type[BaseModel], name: str) -> str:
+    """What field `name` of `cls` accepts, in a reader's words ("a whole number above 0",
+    "'ask', 'auto' or 'off'"), read from its type and constraints: a new field is described
+    without a word added here."""
+    field = cls.model_fields[name]
+    return _type_words(field.annotation, list(field.metadata))
+
+
+def _type_words(annotation: Any, constraints: list[Any]) -> str:
+    origin, arguments = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is Annotated:  # PositiveInt inside an Optional: its bounds ride along
+        return _type_words(arguments[0], [*arguments[1:], *constraints])
+    if origin in (typing.Union, types.UnionType):  # None is "not set": no word to type
+        return " or ".join(_type_words(a, constraints) for a in arguments
+                           if a is not type(None))
+    if origin is Literal:
+        choices = [repr(a) for a in arguments]
+        return " or ".join([", ".join(choices[:-1]), choices[-1]] if len(choices) > 1
+                           else choices)
+    if annotation is bool:
+        return "true or false"
+    kind = {int: "a whole number", float: "a number"}.get(annotation)
+    if kind is None:
+        return "text"
+    bounds = [words.format(getattr(constraint, attribute))
+              for constraint in constraints for attribute, words in _BOUND_WORDS
+              if getattr(constraint, attribute, None) is not None]
+    return " ".join([kind, " and ".join(bounds)]) if bounds else kind
+
+
+# annotated_types' bounds (`Gt(0)` of PositiveInt, `Field(gt=0, le=1)`) in words
+_BOUND_WORDS = (("gt", "above {}"), ("ge", "of {} or more"), ("lt", "below {}"),
+                ("le", "at most {}"))
 

@@ -15,7 +15,7 @@ def test_the_offline_demo_chats_and_compacts_on_request() -> None:
     decisions = run(window=2048, offline=True, out=out)
     text = out.getvalue()
     assert "a stand-in model, window 2,048 tokens" in text
-    assert text.count("\nyou: ") == 9 and "→ list_variables({})" in text
+    assert text.count("\nyou: ") == 9 and "→ list_variables()" in text
     assert f"/compact {FOCUS}" in text and "manual compaction compacted" in text
     assert decisions[-1].trigger == "manual" and decisions[-1].focus == FOCUS
     assert "% left until auto-compact · " in text and "window 2,048 from env" in text

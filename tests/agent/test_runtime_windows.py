@@ -1,7 +1,6 @@
 """Each local runtime's window comes from the runtime, and a session says where it came
 from: real chats through litellm's real request path to stub servers on 127.0.0.1 shaped
-like Ollama (its native /api/chat), LM Studio, vLLM, llama.cpp's llama-server and
-llama-cpp-python's server; a local server that says nothing gets a conservative window
+like each runtime of `RUNTIMES` (Ollama through its native /api/chat); a local server that says nothing gets a conservative window
 shown as assumed, never the cloud default. And a limit the provider stated caps a larger
 configured window, so its overflow is never repeated."""
 

@@ -108,6 +108,18 @@ def test_nbagent_shows_and_sets_configuration(
     assert nbagent.current().settings().max_context_tokens is None
 
 
+
+def test_a_refused_setting_is_answered_with_the_setting_the_value_and_what_it_takes(
+        ip: InteractiveShell) -> None:
+    from IPython.core.error import UsageError
+
+    session(ScriptedModel())
+    with pytest.raises(UsageError) as refused:
+        ip.run_line_magic("nbagent", "see_cells=false run_code=sometimes")
+    assert str(refused.value) == ("run_code='sometimes' is not accepted: expected 'ask', "
+                                  "'auto' or 'off'")
+    assert nbagent.current().settings().see_cells is True  # nothing changed, not even this
+
 def test_another_chat_magic_is_left_alone_with_one_warning() -> None:
     from nbagent import NbagentWarning, load_ipython_extension
 

@@ -1,5 +1,5 @@
-"""Local models the user already has: a running Ollama, LM Studio, llama.cpp server,
-vLLM or llama-cpp-python server on its default loopback port (`_local_runtimes`), and
+"""Local models the user already has: a running server of a runtime of the table
+(`_local_runtimes.RUNTIMES`) on its default loopback port, and
 GGUF files in the usual model caches (`_gguf_files`) — each with its window and where it
 came from (named as the meter names a session's), whether it supports tool calls, and the
 one Python call that chats with it. Looked for once per process unless asked again, and
@@ -20,11 +20,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...engine import _figures as figures
 from ...engine._window import named_source
 from ._gguf import gguf_path
 from ._gguf_files import WALK_S, GgufFile, cache_folders, find_gguf_files
 from ._llm import ChatModel, LiteLLMModel
-from ._local_runtimes import DEFAULT_SERVERS, PROBE_S, SERVER_BUDGET_S, Served, probe_servers
+from ._local_runtimes import (
+    DEFAULT_SERVERS,
+    PROBE_S,
+    RUNTIMES,
+    SERVER_BUDGET_S,
+    Served,
+    probe_servers,
+)
 
 LOCAL_KEY = "local"  # what a local server gets as its API key (they ignore it)
 GGUF_WINDOW = 8_192  # the window a found GGUF is served with by default (its RAM)
@@ -39,8 +47,7 @@ class FoundModel:
     """A local model found on this machine, and how to use it."""
 
     name: str  # as its runtime calls it, or the GGUF's file name
-    runtime: str  # "Ollama", "LM Studio", "llama.cpp server", "vLLM",
-    #               "llama-cpp-python server" or "GGUF file"
+    runtime: str  # the name of a row of `RUNTIMES`, or "GGUF file"
     litellm_name: str | None  # e.g. "ollama_chat/qwen2.5:7b"; None for a GGUF file
     api_base: str | None
     context_window: int | None
@@ -82,8 +89,9 @@ class FoundModel:
         """"qwen2.5:7b on Ollama (window 32,768 tokens from server: Ollama /api/ps
         context_length (as loaded), tool calls)"."""
         where = f"on {self.runtime}" if self.running else f"({self.path})"
-        facts = [(f"window {self.context_window:,} tokens from {self.window_source}"
-                  if self.window_source else f"window {self.context_window:,} tokens")
+        window = figures.tokens(self.context_window or 0)
+        facts = [(f"window {window} from {self.window_source}" if self.window_source
+                  else f"window {window}")
                  if self.context_window else "window unknown"]
         if self.tools is not None:
             facts.append("tool calls" if self.tools else "no tool calls")
@@ -148,6 +156,13 @@ class LocalModels(list[FoundModel]):
         super().__init__(found)
         self.looked_at = looked_at  # time.time() of the look
         self.cached = cached
+
+    @property
+    def looked_for(self) -> str:
+        """Where the look looked, in words (for "nothing found"): the runtime table's
+        names, so a new runtime is named without a word changed here."""
+        runtimes = ", ".join(r.name for r in RUNTIMES)
+        return f"{runtimes} on their default ports; GGUF files in the usual caches"
 
 
 _found: list[FoundModel] | None = None

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Protocol
 
+from ...engine import _figures as figures
 from ...engine._exceptions import LocalModelError
 from ...engine._questions import SummaryCost
 from ..providers._errors import classify_error
@@ -26,7 +27,7 @@ from ._tool_prompt import tools_text
 REPLY_TOKENS = 512  # Settings.local_max_tokens' default: room for a chat answer
 TOOL_ROUNDS_SMALL = 1  # a 135M model makes one useful call, then loops on made-up ones
 TOOL_ROUNDS = 4
-READING = "the local model is reading the prompt ({tokens:,} tokens)…"
+READING = "the local model is reading the prompt ({tokens})…"  # `_figures.tokens`
 STOPPED_MID_REPLY = ("the local model's server stopped while answering (exit code {code}) and "
                      "was restarted; ask again")
 StatusCallback = Callable[[str], None]
@@ -125,7 +126,7 @@ class LocalModel(LiteLLMModel):
         prompt = self._prompt_tokens(adapted, shown, choice)
         if prompt is not None and self.on_status is not None:
             # llama.cpp's server gives no sign while it reads a prompt: say how long it is
-            self.on_status(READING.format(tokens=prompt))
+            self.on_status(READING.format(tokens=figures.tokens(prompt)))
         window = self.context_window
         if on_text is not None and prompt is not None and window and prompt >= window:
             # The server checks the prompt's size only once a stream has begun: its error

@@ -17,12 +17,12 @@ from urllib.parse import urlsplit
 
 from ._probe_http import Deadline, client, gather_bounded, get_json, run_bounded
 from ._window_readers import (
-    LLAMA_CPP_PYTHON_DEFAULT,
+    Asked,
     ServerWindow,
+    ToolsReader,
     WindowReader,
-    is_llama_cpp_python,
-    llama_cpp_props,
     llama_cpp_python_window,
+    llama_cpp_tools,
     llama_cpp_window,
     lm_studio_served_window,
     lm_studio_window,
@@ -120,38 +120,39 @@ async def probe_lm_studio(http: httpx.AsyncClient, root: str,
 
 def openai_compatible(runtime: str) -> Probe:
     """A probe for a port where an OpenAI-compatible server usually listens (`runtime`):
-    the listing says which server it really is — llama.cpp's (`/props`), vLLM's
-    (`max_model_len`) or llama-cpp-python's (owned by "me", default n_ctx assumed)."""
+    each model its `/v1/models` lists is named by the first row behind such a listing (an
+    `owned_by`) whose window reader answers for it, in the table's order — the readers the
+    session's window probe asks, so no window is parsed twice —, else by the row its
+    `owned_by` names, else `runtime`, with no window."""
 
     async def probe(http: httpx.AsyncClient, root: str, deadline: Deadline) -> list[Served]:
-        listed = _entries(await _json(http, f"{root}/v1/models", deadline), "data")
+        listing = await _json(http, f"{root}/v1/models", deadline)
+        listed = _entries(listing, "data")
         if not listed:
             return []
-        props = await _json(http, f"{root}/props", deadline)
-        served = llama_cpp_props(props)
-        tools = None
-        if served is not None:
-            caps = props.get("chat_template_caps")
-            if isinstance(caps, Mapping) and isinstance(caps.get("supports_tools"), bool):
-                tools = bool(caps["supports_tools"])
+        asked = Asked(http, root, deadline, known={"/v1/models": listing})
+        listers = [row for row in RUNTIMES if row.owned_by is not None]
         found = []
         for entry in listed:
-            name, window = runtime, served
-            if served is not None:
-                name = "llama.cpp server"
-            elif positive_int(entry.get("max_model_len")) or entry.get("owned_by") == "vllm":
-                name = "vLLM"
-                length = positive_int(entry.get("max_model_len"))
-                window = ServerWindow(length, "vLLM /v1/models max_model_len") if length \
-                    else None
-            elif is_llama_cpp_python(entry):
-                name = "llama-cpp-python server"
-                window = LLAMA_CPP_PYTHON_DEFAULT
-            found.append(Served(name, entry["id"], f"openai/{entry['id']}", f"{root}/v1",
-                                window, tools))
+            names = (str(entry["id"]),)
+            row, window = await _first_answer(listers, asked, names)
+            row = row or next((r for r in listers if r.owned_by == entry.get("owned_by")),
+                              None)
+            tools = await row.tools(asked, names) if row and row.tools else None
+            found.append(Served(row.name if row else runtime, entry["id"],
+                                f"openai/{entry['id']}", f"{root}/v1", window, tools))
         return found
 
     return probe
+
+
+async def _first_answer(rows: list[Runtime], asked: Asked, names: tuple[str, ...]
+                        ) -> tuple[Runtime | None, ServerWindow | None]:
+    for row in rows:
+        window = await row.window(asked, names)
+        if window is not None:
+            return row, window
+    return None, None
 
 
 @dataclass(frozen=True)
@@ -167,15 +168,19 @@ class Runtime:
     probe: Probe | None  # discovery's look at that port (None: another row's probe names it)
     window: WindowReader  # the window it serves a model with, from its own endpoints
     context_setting: str = ""  # how a user gives it a larger window ({n}: the tokens)
+    # what its OpenAI-compatible `/v1/models` says owns a model: a row with one is found
+    # by `openai_compatible` probes, which ask its `window` reader of each model listed
+    owned_by: str | None = None
+    tools: ToolsReader | None = None  # whether a model takes tools, if its server says
 
 
 # The order is the window probe's: the most certain answer first (llama.cpp's /props is the
 # served n_ctx; llama-cpp-python's row only assumes its default, so it comes last).
 RUNTIMES: tuple[Runtime, ...] = (
     Runtime("llama.cpp server", 8080, openai_compatible("llama.cpp server"), llama_cpp_window,
-            "llama-server -c {n}"),
+            "llama-server -c {n}", owned_by="llamacpp", tools=llama_cpp_tools),
     Runtime("vLLM", 8000, openai_compatible("vLLM"), vllm_window,
-            "vllm serve … --max-model-len {n}"),
+            "vllm serve … --max-model-len {n}", owned_by="vllm"),
     Runtime("LM Studio", 1234, probe_lm_studio, lm_studio_served_window,
             "the context length in the model's load settings ({n})"),
     Runtime("Ollama", 11434, probe_ollama, ollama_window,
@@ -183,7 +188,7 @@ RUNTIMES: tuple[Runtime, ...] = (
             "(its OpenAI-compatible endpoint ignores a per-request num_ctx)"),
     # its default port is vLLM's: the OpenAI-compatible probe names it by its listing
     Runtime("llama-cpp-python server", None, None, llama_cpp_python_window,
-            "python -m llama_cpp.server --n_ctx {n}"),
+            "python -m llama_cpp.server --n_ctx {n}", owned_by="me"),
 )
 DEFAULT_SERVERS = {  # runtime -> where it listens by default
     r.name: f"http://127.0.0.1:{r.port}" for r in RUNTIMES if r.port is not None}

@@ -82,7 +82,7 @@ def runtime_base(model: str, api_base: str | None,
 
 
 def names_runtime(model: str) -> bool:
-    """True when `model`'s litellm prefix is a local runtime's (Ollama, LM Studio, vLLM…)."""
+    """True when `model`'s litellm prefix is a local runtime's (`RUNTIME_PREFIXES`)."""
     return model.partition("/")[0] in RUNTIME_PREFIXES
 
 

@@ -1,9 +1,10 @@
 """How each local runtime says the window it serves a model with: one reader per runtime
 (`llama_cpp_window`, `vllm_window`, `lm_studio_served_window`, `ollama_window`,
 `llama_cpp_python_window`), each asking that runtime's own endpoints through `Asked`, which
-asks each endpoint once per probe, and the parsers discovery shares (`llama_cpp_props`,
-`lm_studio_window`, `ollama_shown`). The rows of `_local_runtimes.RUNTIMES` name them;
-`_server_info.probe_window` asks them in the table's order. Nothing here raises but
+asks each endpoint once per probe, and the parsers discovery's own probes share
+(`lm_studio_window`, `ollama_shown`). The rows of `_local_runtimes.RUNTIMES` name them;
+`_server_info.probe_window` and discovery's OpenAI-compatible probe ask them in the table's
+order, so each runtime's window is read in this one place. Nothing here raises but
 `Unreachable` (a server that does not answer at all)."""
 
 from __future__ import annotations
@@ -64,9 +65,12 @@ class Asked:
     however many runtimes' readers read it (vLLM's and llama-cpp-python's both read
     /v1/models)."""
 
-    def __init__(self, http: httpx.AsyncClient, root: str, deadline: Deadline) -> None:
+    def __init__(self, http: httpx.AsyncClient, root: str, deadline: Deadline,
+                 known: Mapping[str, Any] | None = None) -> None:
         self.http, self.root, self.deadline = http, root, deadline
-        self._answers: dict[tuple[str, str], Any] = {}
+        # `known`: answers already read (discovery's listing), by path, not asked again
+        self._answers: dict[tuple[str, str], Any] = {
+            (path, repr(None)): answer for path, answer in (known or {}).items()}
 
     async def get(self, path: str, body: Mapping[str, Any] | None = None) -> Any:
         key = (path, repr(body))
@@ -77,6 +81,7 @@ class Asked:
 
 
 WindowReader = Callable[[Asked, tuple[str, ...]], Awaitable["ServerWindow | None"]]
+ToolsReader = Callable[[Asked, tuple[str, ...]], Awaitable["bool | None"]]
 
 
 async def llama_cpp_window(asked: Asked, names: tuple[str, ...]) -> ServerWindow | None:
@@ -105,13 +110,25 @@ async def llama_cpp_python_window(asked: Asked, names: tuple[str, ...]
     """No endpoint says `n_ctx`: recognised by its `/v1/models` listing (`owned_by: "me"`),
     its default 2,048 is assumed (`assumed: llama-cpp-python's default n_ctx (...)`)."""
     listed = _data(await asked.get("/v1/models"))
-    return LLAMA_CPP_PYTHON_DEFAULT if any(is_llama_cpp_python(e) for e in listed) else None
+    entry = _pick(listed, names, "id")  # the model asked about; else any model listed
+    found = is_llama_cpp_python(entry) if entry is not None else any(
+        is_llama_cpp_python(e) for e in listed)
+    return LLAMA_CPP_PYTHON_DEFAULT if found else None
 
 
 def is_llama_cpp_python(entry: Any) -> bool:
     """llama-cpp-python's `/v1/models` lists each model as owned by "me" with `permissions`."""
     return isinstance(entry, Mapping) and entry.get("owned_by") == "me" and \
         "permissions" in entry
+
+
+async def llama_cpp_tools(asked: Asked, names: tuple[str, ...]) -> bool | None:
+    """Whether llama.cpp's chat template takes tools: `/props` →
+    `chat_template_caps.supports_tools` (a server started with `--jinja` says)."""
+    props = await asked.get("/props")
+    caps = props.get("chat_template_caps") if isinstance(props, Mapping) else None
+    supports = caps.get("supports_tools") if isinstance(caps, Mapping) else None
+    return supports if isinstance(supports, bool) else None
 
 
 def llama_cpp_props(props: Any) -> ServerWindow | None:

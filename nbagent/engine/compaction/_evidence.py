@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ._identifiers import _W, window
+from ._identifiers import NAME_CHARS, window
 
 NOTES_ONLY_HEADING = "Names only the notes show:"  # not kept by code: not read back
 
 _FENCED = re.compile(r"^[ \t]*```[^\n]*\n(.*?)^[ \t]*```", re.MULTILINE | re.DOTALL)
-_WORDS = re.compile(rf"[{_W}./~%-]+")
+_WORDS = re.compile(rf"[{NAME_CHARS}./~%-]+")
 
 
 def fenced(text: str) -> tuple[str, str]:

@@ -29,7 +29,7 @@ from .._tokens import estimate_tokens
 from . import _identifiers as ids
 from ._error_lines import error_lines
 from ._evidence import NOTES_ONLY_HEADING, fenced, read_notes_only, words
-from ._render import _text
+from ._render import content_text
 from ._results import results_in
 from ._results_kept import Outputs, marked
 from ._results_kept import kept as kept_results
@@ -130,7 +130,7 @@ def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
                 found[name] = priority
 
     for message in messages:
-        text = _text(message.get("content"))
+        text = content_text(message.get("content"))
         role = message.get("role")
         if is_note(message):
             outputs.add(text)  # the outputs of cells the user ran

@@ -27,8 +27,10 @@ _EXTENSIONS = (
     "npz|npy|mat|sav|dta|sas7bdat|gz|bz2|xz|zst|zip|tar|7z|db|sqlite3?|duckdb|pt|pth|onnx|ckpt|"
     "safetensors|bin|sh|bat|dat"
 )
-# \udc80-\udcff: what an undecodable byte of a file name becomes (os.fsdecode)
-_W = r"\w\udc80-\udcff"
+# A word character of a name, for a character class: \udc80-\udcff is what an undecodable
+# byte of a file name becomes (os.fsdecode). Public: `_evidence` reads words the same way.
+NAME_CHARS = r"\w\udc80-\udcff"
+_W = NAME_CHARS  # short, for the patterns below
 _PATHS = re.compile(
     r"(?P<url>https?://[^\s\"'<>)\]`]+)"
     rf"|(?<![{_W}/.~-])(?P<file>(?:[{_W}.~-]+/)*[{_W}-][{_W}.-]*\.(?i:{_EXTENSIONS}))"

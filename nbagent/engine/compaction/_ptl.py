@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .. import _figures as figures
 from .._markers import MEMORY_HEADER, is_memory, is_notebook_state, is_summary
 from .._tokens import estimate_message_tokens
 from ._common import Layout, LevelResult, Message, counts_for, first_user_index, prefix_sums
@@ -69,16 +70,18 @@ def ptl_fallback(
         kept_first = counts[first] if first is not None and cut_from <= first < cut_to else 0
         return estimate - (sums[cut_to] - sums[cut_from]) + kept_first
 
-    if target is None:
+    if target is None or limit is None:  # (the one implies the other; typed apart)
         dropped = min(drop_turns, len(ends))
         how = f"no limit in the error: dropped the oldest {dropped} rounds"
     else:
         dropped = next((n for n in range(1, len(ends) + 1) if size(n) + reserve <= target),
                        len(ends))
         fits = size(dropped) + reserve <= target
-        how = (f"dropped the oldest {dropped} rounds to fit {headroom:.0%} of the {limit:,}-token "
-               "limit" if fits else
-               f"dropped every old round ({dropped}); still over {headroom:.0%} of {limit:,}")
+        share = figures.percent(100 * headroom)
+        how = (f"dropped the oldest {dropped} rounds to fit {share} of the "
+               f"{figures.count(limit)}-token limit" if fits else
+               f"dropped every old round ({dropped}); still over {share} of "
+               f"{figures.count(limit)}")
     cut_to = ends[dropped - 1]
     keep_first = first is not None and cut_from <= first < cut_to
     first_cost = counts[first] if keep_first and first is not None else 0

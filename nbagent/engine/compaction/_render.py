@@ -12,7 +12,9 @@ from .._markers import is_note
 RESULT_CHARS = 600  # head + tail kept of each tool result in a summarizer's input
 
 
-def _text(content: Any) -> str:
+def content_text(content: Any) -> str:
+    """A message's content as the transcript reads it: text parts joined, any other part
+    named by its type (`[image_url]`); shared with the floor, which reads the same text."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -34,7 +36,7 @@ def shorten(text: str, limit: int) -> str:
 
 def render_message(message: Mapping[str, Any], result_chars: int = RESULT_CHARS) -> str:
     role = message["role"]
-    text = _text(message.get("content"))
+    text = content_text(message.get("content"))
     if role == "tool":
         return f"[tool result {message.get('tool_call_id')}]\n{shorten(text, result_chars)}"
     lines = [f"[{role}]\n{text}"] if text else []

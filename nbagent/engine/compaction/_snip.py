@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .. import _figures as figures
 from .._markers import (
     IMAGES_CLEARED,
     NOTE_CLEARED,
@@ -57,7 +58,8 @@ def snip_old_tools(
     counts = counts_for(messages, counts)
     total = sum(counts)
     if target_tokens is not None and total <= target_tokens:
-        return LevelResult.unchanged(messages, f"already at or under {target_tokens:,} tokens")
+        return LevelResult.unchanged(
+            messages, f"already at or under {figures.tokens(target_tokens)}")
     latest_note = max((i for i, m in enumerate(messages) if is_note(m)), default=-1)
     result = list(messages)
     freed = 0
@@ -91,9 +93,10 @@ def snip_old_tools(
         return LevelResult.unchanged(messages, "no old tool result to clear")
     if freed < min_free_tokens:
         return LevelResult.unchanged(
-            messages, f"would free only {freed:,} tokens (batch minimum {min_free_tokens:,})"
+            messages, f"would free only {figures.tokens(freed)} (batch minimum "
+            f"{figures.count(min_free_tokens)})"
         )
     superseded = f" and {notes} superseded notebook notes" if notes else ""
-    figures = f" and {images} old rounds' figures" if images else ""
+    plots = f" and {images} old rounds' figures" if images else ""
     return LevelResult(result, changed=True, reason=f"cleared {snipped} old tool results"
-                       f"{superseded}{figures}, ~{freed:,} tokens")
+                       f"{superseded}{plots}, ~{figures.tokens(freed)}")

@@ -1,11 +1,12 @@
-"""Finding the local models a user already has: stub Ollama, LM Studio, llama.cpp and
-vLLM servers on 127.0.0.1 answering their real listing endpoints, GGUF files found on
+"""Finding the local models a user already has: a stub server of each runtime of
+`RUNTIMES` on 127.0.0.1 answering its real listing endpoints, GGUF files found on
 disk (their reading is `test_gguf_files`'s), and the notice that names the best one (never
 a switch)."""
 
 from __future__ import annotations
 
 import socket
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +14,13 @@ import pytest
 
 import nbagent
 from nbagent.agent.models import (
+    RUNTIMES,
     EmbeddedModel,
     FoundModel,
+    Runtime,
+    ServerWindow,
     _discovery,
+    _local_runtimes,
     best,
     discover,
     find_local_models,
@@ -25,6 +30,8 @@ from nbagent.agent.models import (
 from nbagent.testing import ScriptedModel
 
 from ...openai_stub import StubServer
+
+PORTED = [row.name for row in RUNTIMES if row.port is not None]  # discovery's servers
 
 
 def root(stub: StubServer) -> str:
@@ -119,6 +126,30 @@ def test_llama_cpp_pythons_server_is_named_with_its_default_window_assumed() -> 
     assert (found.window_source or "").startswith("assumed: llama-cpp-python's default n_ctx")
 
 
+@pytest.mark.parametrize("row", [r for r in RUNTIMES if r.owned_by],
+                         ids=[r.name for r in RUNTIMES if r.owned_by])
+def test_a_listed_models_window_is_read_by_its_rows_reader_alone(
+        row: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each window is read in one place: the OpenAI-compatible probe asks the rows' readers
+    (those the session's window probe asks), so a reader that reads otherwise is what
+    discovery says too — a second parser in the probe would not follow it."""
+    said = ServerWindow(1_234, f"the {row.name} reader")
+
+    async def reader(asked: Any, names: tuple[str, ...]) -> ServerWindow:
+        return said
+
+    rows = tuple(replace(r, window=reader) if r is row else r for r in RUNTIMES)
+    monkeypatch.setattr(_local_runtimes, "RUNTIMES", rows)
+    # a listing that only this row's reader knows: no /props, no max_model_len
+    listing = {"/v1/models": {"data": [{"id": "m", "owned_by": row.owned_by,
+                                        "permissions": []}]}}
+    port = next(r.name for r in RUNTIMES if r.probe is not None and r.owned_by)
+    with StubServer(info=listing) as stub:
+        [found] = discover({port: root(stub)}, folders=[])
+    assert (found.runtime, found.context_window, found.window_source) == (
+        row.name, 1_234, f"server: the {row.name} reader")
+
+
 def test_only_loopback_servers_are_ever_probed() -> None:
     with pytest.raises(ValueError, match="only loopback"):
         probe_servers({"Ollama": "http://10.1.2.3:11434"})
@@ -126,12 +157,11 @@ def test_only_loopback_servers_are_ever_probed() -> None:
 
 def test_nothing_running_finds_nothing(tmp_path: Path) -> None:
     closed = []
-    for _ in range(4):
+    for _ in PORTED:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             closed.append(f"http://127.0.0.1:{sock.getsockname()[1]}")
-    kinds = ["Ollama", "LM Studio", "llama.cpp server", "vLLM"]
-    assert discover(dict(zip(kinds, closed, strict=True)), folders=[tmp_path]) == []
+    assert discover(dict(zip(PORTED, closed, strict=True)), folders=[tmp_path]) == []
 
 
 def test_discovery_runs_once_per_process_and_says_when_it_answers_from_its_cache(

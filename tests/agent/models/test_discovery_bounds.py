@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 import nbagent
+from nbagent.agent import models
 from nbagent.agent.models import (
     _discovery,
     discover,
@@ -30,7 +31,8 @@ from nbagent.testing import ScriptedModel
 
 from .helpers import gguf
 
-RUNTIMES = ["Ollama", "LM Studio", "llama.cpp server", "vLLM"]
+# every row discovery probes on a port of its own: a new one meets every hostile service
+RUNTIMES = [row.name for row in models.RUNTIMES if row.port is not None]
 DRIP_BYTES = 300  # at one byte per 100 ms: a service that would hold a reader for 30 s
 
 
@@ -99,7 +101,7 @@ def silent(conn: socket.socket, service: Service) -> None:
 def services() -> Iterator[Callable[..., list[Service]]]:
     made: list[Service] = []
 
-    def make(serve: Callable[[socket.socket, Service], None], count: int = 4,
+    def make(serve: Callable[[socket.socket, Service], None], count: int = len(RUNTIMES),
              host: str = "127.0.0.1") -> list[Service]:
         made.extend(Service(serve, host) for _ in range(count))
         return made[-count:]

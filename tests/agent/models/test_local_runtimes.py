@@ -44,6 +44,8 @@ SPEAKS: dict[str, tuple[str, Info]] = {
 def test_every_row_has_its_stub_and_every_port_row_a_probe() -> None:
     assert set(SPEAKS) == {r.name for r in RUNTIMES}
     assert all((r.port is None) == (r.probe is None) for r in RUNTIMES)
+    # a row without a port of its own is found by what an OpenAI-compatible listing says
+    assert all(r.probe is not None or r.owned_by for r in RUNTIMES)
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES, ids=[r.name for r in RUNTIMES])

@@ -1,5 +1,5 @@
 """`probe_window` against stub servers on 127.0.0.1 that answer in each local server's
-own format (llama.cpp, vLLM, LM Studio, Ollama), and against hosts it must not ask."""
+own format (a runtime of `RUNTIMES` each), and against hosts it must not ask."""
 
 from __future__ import annotations
 
