@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..engine import _figures as figures
 from .models._local_terms import SMALL_MODEL_SKIPS
 from .tools._builtin import BUILTIN_TOOLS
 
@@ -39,8 +40,8 @@ class SizedTools:
         """What `%context` says of them: "" when offered in full."""
         if self.form == "full":
             return ""
-        share = f"{TOOLS_SHARE:.0%}"
-        text = f"{self.form} form to fit {share} of the window ({self.full_tokens:,} in full)"
+        text = (f"{self.form} form to fit {figures.percent(100 * TOOLS_SHARE)} of the window "
+                f"({figures.count(self.full_tokens)} in full)")
         if self.left_out:
             text += f"; not offered: {', '.join(self.left_out)}"
         return text
