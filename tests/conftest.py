@@ -1,16 +1,72 @@
+"""How the suite runs, and what a test that starts something real should use.
+
+`python -m pytest` runs the tests on xdist workers (pyproject's addopts: `-n`, `--dist
+loadgroup`); `-n 0` runs them in this one process. Each worker is a process of its own:
+a session or module fixture is started once per worker, not per run, and a test that
+changes process-wide state (the environment, `nbagent.current()`, litellm's settings)
+changes it only on its worker — the autouse fixture below and monkeypatch still put it
+back for the next test there.
+
+Tests that share a real component run one after another on one worker (an xdist group),
+set here from what they use, so nothing needs marking by hand in the common cases:
+
+- **browser**: the run's one JupyterLab (`lab`, `jupyterlab_server`), one Notebook 7
+  (`notebook7`, `notebook7_server`) and one headless Chromium (`browser`). A browser test
+  asks for `browser` and `lab` (or `tests.real.lab.serving("lab", prepare)` to write its
+  notebooks into its module's folder first); see tests/real/lab.py.
+- **llama**: the embedded llama.cpp server. Its worker threads spin while they wait, so
+  two servers at once on 2 cores slow each other about 12×: every test that runs one runs
+  here. A test that can use the run's shared server (SmolLM2, 2,048-token window) asks
+  for `local_server`; a test that starts its own — another window, a kernel or a
+  subprocess that starts the embedded model, a server it kills — is marked
+  `@pytest.mark.llama`.
+- any other **real** test runs with the rest of its module, so a module fixture (a
+  built wheel, an MCP server) starts once.
+
+Every other test is spread over the workers one by one. A new kind of shared component
+gets a group the same way: a marker or a fixture here, one row in `_group`.
+The fast loop for a change is `python -m pytest -m "not real and not slow"`.
+"""
+
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from nbagent.engine import ENV_PREFIX
+from tests.real import lab as lab_helpers
 
 # Shared, noisy machines: never fail a property test on how long it took.
 settings.register_profile("nbagent", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("nbagent")
+
+# A fixture in a test's closure that puts it in a group (see the docstring).
+BROWSER_FIXTURES = {"browser", "jupyterlab_server", "notebook7_server"}
+
+
+def _group(item: pytest.Item) -> str | None:
+    """The xdist group `item` runs in, or None to be spread one by one."""
+    names = set(getattr(item, "fixturenames", ()))
+    if item.get_closest_marker("llama") or "local_server" in names:
+        return "llama"
+    if names & BROWSER_FIXTURES:
+        return "browser"
+    if item.get_closest_marker("real"):
+        return item.nodeid.split("::", 1)[0]  # its module
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            group = _group(item)
+            if group is not None:
+                item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True)
@@ -21,3 +77,43 @@ def _clean_nbagent_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         if name.startswith(ENV_PREFIX):
             monkeypatch.delenv(name)
     monkeypatch.setenv("NBAGENT_DATA_DIR", str(tmp_path / "nbagent-data"))
+
+
+@pytest.fixture(scope="session")
+def local_server() -> Iterator[Any]:
+    """The run's embedded model: SmolLM2-135M on llama.cpp's server with a 2,048-token
+    window, started at its first use and stopped at the end (a `nbagent.local.LocalServer`).
+    Its users share its prompt cache and nothing else; a test that needs another window,
+    or kills or restarts the server, starts its own (and is marked `llama`)."""
+    from nbagent.local import LocalServer
+
+    with LocalServer(2048) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """The run's headless Chromium (Debian's, under Playwright; installed with apt when
+    missing). Each test opens a context of its own (`tests.real.lab.open_notebook`)."""
+    with lab_helpers.launched(lab_helpers.installed_chromium()) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def jupyterlab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[lab_helpers.Lab]:
+    """The run's JupyterLab 4; a module takes a folder on it through `lab`."""
+    with lab_helpers.serve("lab", tmp_path_factory.mktemp("lab"), tmp_path_factory) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def notebook7_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[lab_helpers.Lab]:
+    """The run's Notebook 7 (the `notebook` package's own app); a module takes a folder on
+    it through `notebook7`."""
+    with lab_helpers.serve("notebook", tmp_path_factory.mktemp("notebook"),
+                           tmp_path_factory) as running:
+        yield running
+
+
+lab = lab_helpers.serving("lab")  # the module's own empty folder on the run's JupyterLab
+notebook7 = lab_helpers.serving("notebook")  # and on its Notebook 7

@@ -3,8 +3,8 @@ by Playwright): the meter line in the light and dark themes, live while a chat r
 unchanged after run → save → restart → reload (no widget error: JupyterLab saves no
 widget state by default), the interactive meter of `%nbagent meter`, a reply that
 streams, copy buttons, a proposed cell that lands below the chat cell and runs, re-run
-cells and interrupts. JupyterLab runs on 127.0.0.1 with a token; the tests start and
-stop it."""
+cells and interrupts. The run's JupyterLab (127.0.0.1, with a token) serves this module's
+notebooks from a folder of its own (tests/real/lab.py)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,6 @@ from tests.real.lab import (
     save,
 )
 
-chromium, browser = shared.chromium, shared.browser  # module fixtures, used by name
 pytestmark = pytest.mark.real
 ROOT = Path(__file__).parents[2]
 SCREENSHOT = ROOT / "docs" / "meter-in-jupyterlab.png"

@@ -15,10 +15,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from tests.real import lab as shared
 from tests.real.lab import WAIT_MS, Lab, idle, notebook, open_notebook, reload, run_cell, save
 
-chromium, browser, lab = shared.chromium, shared.browser, shared.serving("lab")
 pytestmark = pytest.mark.real
 SCREENSHOT = Path(__file__).parents[2] / "docs" / "code-runs-in-jupyterlab.png"
 ANALYSIS = textwrap.dedent("""\
