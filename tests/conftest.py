@@ -20,8 +20,8 @@ set here from what they use, so nothing needs marking by hand in the common case
   for `local_server`; a test that starts its own — another window, a kernel or a
   subprocess that starts the embedded model, a server it kills — is marked
   `@pytest.mark.llama`.
-- any other **real** test runs with the rest of its module, so a module fixture (a
-  built wheel, an MCP server) starts once.
+- **a module**: a test that uses a module-scoped fixture (a built wheel, an MCP server, a
+  loaded tokenizer) runs with the rest of its module, so the fixture starts once.
 
 Every other test is spread over the workers one by one. A new kind of shared component
 gets a group the same way: a marker or a fixture here, one row in `_group`.
@@ -56,9 +56,17 @@ def _group(item: pytest.Item) -> str | None:
         return "llama"
     if names & BROWSER_FIXTURES:
         return "browser"
-    if item.get_closest_marker("real"):
+    if _uses_a_module_fixture(item):
         return item.nodeid.split("::", 1)[0]  # its module
     return None
+
+
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    """True when a fixture `item` uses lives as long as its module (or its class or
+    package): the module's tests then share one, on one worker."""
+    info = getattr(item, "_fixtureinfo", None)  # pytest keeps no public way to ask
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    return any(chain[-1].scope in ("module", "class", "package") for chain in defs if chain)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

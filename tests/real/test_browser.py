@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 
 from tests.real import lab as shared
@@ -151,6 +150,7 @@ def text_contrasts(page: Any, scope: str) -> dict[str, float]:
 def test_the_meter_in_jupyterlab_light_and_dark_then_saved_restarted_and_reloaded(
         browser: Any, lab: Lab) -> None:
     page = open_notebook(browser, lab, "quickstart.ipynb", "meter")
+    import nbformat  # here, not at collection: its schema validator takes seconds to import
     source = nbformat.read(ROOT / "examples" / "quickstart.ipynb", as_version=4)
     compact_cell = next(i for i, c in enumerate(source.cells) if c.source.startswith("%compact"))
     cells = page.locator(".jp-Notebook .jp-Cell")

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 
 from tests.real.lab import CELL, LINE, WAIT_MS, Lab, idle, notebook, open_notebook, reload, save
@@ -128,6 +127,7 @@ def test_two_chats_tell_one_story_in_notebook7_and_keep_it_after_reload(
     page.screenshot(path=str(SHOTS / "notebook7-chat.png"))
 
     save_and_reload(page, path, len(CELLS), "describe_variable")
+    import nbformat  # here, not at collection: its schema validator takes seconds to import
     saved = nbformat.read(path, as_version=4)
     assert all(saved.cells[i].outputs for i in CHATS)
     assert {index: story(page, index) for index in CHATS} == at_turn_end
