@@ -1,7 +1,8 @@
 """How the suite runs, and what a test that starts something real should use.
 
-`python -m pytest` runs the tests on xdist workers (pyproject's addopts: `-n`, `--dist
-loadgroup`); `-n 0` runs them in this one process. Each worker is a process of its own:
+`python -m pytest` runs the tests on xdist workers (pyproject's addopts: `-n auto --dist
+loadgroup`; `-n auto` is a worker per core and at least three, see below); `-n 0` runs them
+in this one process. Each worker is a process of its own:
 a session or module fixture is started once per worker, not per run, and a test that
 changes process-wide state (the environment, `nbagent.current()`, litellm's settings)
 changes it only on its worker — the autouse fixture below and monkeypatch still put it
@@ -69,12 +70,36 @@ def _uses_a_module_fixture(item: pytest.Item) -> bool:
     return any(chain[-1].scope in ("module", "class", "package") for chain in defs if chain)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: a worker per core, and at least three — the browser and llama groups
+    each keep one worker busy for minutes, mostly waiting on their servers, and the
+    rest of the suite needs a worker of its own beside them."""
+    try:
+        import psutil  # xdist's own count: physical cores
+
+        cores = psutil.cpu_count(logical=False)
+    except ImportError:
+        cores = None
+    return max(3, cores or os.cpu_count() or 1)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             group = _group(item)
             if group is not None:
                 item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("dist", "no") == "loadgroup" and pytest.version_tuple >= (9, 2):
+        # pytest 9.2 keeps node ids where xdist 3.8 cannot add a group: every group would
+        # be lost without a word, and two llama.cpp servers would run at once
+        raise pytest.UsageError(
+            f"pytest {pytest.__version__} loses xdist's groups: install the dev extra's "
+            "versions (python -m pip install -e '.[dev]'), or run with -n 0")
 
 
 @pytest.fixture(autouse=True)
