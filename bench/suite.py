@@ -4,6 +4,8 @@ install is done, and the contributors' fast loop, each with the machine's load b
 
     python bench/suite.py            # both runs; updates docs/performance.md
     python bench/suite.py --fast     # the fast loop only (prints, writes nothing)
+
+Each run's output is kept in build/suite/.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 import report
 
 ROOT = Path(__file__).parents[1]
+LOGS = ROOT / "build" / "suite"
 README_COMMAND = ["python", "-m", "pytest"]
 FAST_LOOP = ["python", "-m", "pytest", "-m", "not real and not slow"]
 COUNTS = re.compile(r"(\d+) (passed|failed|errors?|skipped|deselected|xfailed|xpassed)")
@@ -61,6 +64,9 @@ def timed(command: list[str]) -> Run:
     out = subprocess.run([sys.executable, *command[1:]], cwd=ROOT, capture_output=True,
                          text=True)
     seconds = time.monotonic() - started
+    LOGS.mkdir(parents=True, exist_ok=True)  # what it printed, for a run that failed
+    (LOGS / f"{'-'.join(command[3:]) or 'all'}.log".replace(" ", "_")).write_text(
+        out.stdout + out.stderr, encoding="utf-8")
     done.set()
     sampler.join()
     closing = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
