@@ -24,8 +24,11 @@ set here from what they use, so nothing needs marking by hand in the common case
 - **a module**: a test that uses a module-scoped fixture (a built wheel, an MCP server, a
   loaded tokenizer) runs with the rest of its module, so the fixture starts once.
 
-Every other test is spread over the workers one by one. A new kind of shared component
-gets a group the same way: a marker or a fixture here, one row in `_group`.
+Every other test is spread over the workers one by one. A test that must not run beside
+another one names a group for both (`@pytest.mark.xdist_group("name")`, kept as given):
+they then run one after the other. A new kind of shared component gets a group the same
+way: a marker or a fixture here, one row in `_group`. A test whose failure text holds a
+lone surrogate is reported with it escaped (a worker sends UTF-8 only).
 The fast loop for a change is `python -m pytest -m "not real and not slow"`.
 """
 
