@@ -22,6 +22,7 @@ from nbagent.engine._markers import is_block, is_pins
 from nbagent.testing import ScriptedModel, ScriptedSummarizer, Step, calls, reply
 
 WINDOW = 16_384
+TEST_TURNS = 300  # tests/reliability/test_soak.py's length (its figures come from here)
 RELIABILITY = Path(__file__).parents[1] / "docs" / "reliability.md"
 
 
@@ -132,8 +133,8 @@ an answer) on a {WINDOW:,}-token window, with the session archive on disk.
 The history stays under the window while the archive grows. The Python heap grows by
 {growth:.2f} KiB a turn between turn {soak.turns // 4:,} and the end (each compaction's
 decision record keeps its summary in memory), against {soak.archive_kib / soak.turns:.1f} KiB
-a turn for the archive. `tests/reliability/test_soak.py` runs the same soak and asserts all
-of this.
+a turn for the archive. `tests/reliability/test_soak.py` runs the same soak for
+{TEST_TURNS} turns and asserts all of this.
 """)
     return 0
 

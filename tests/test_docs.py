@@ -58,6 +58,15 @@ def test_ci_runs_exactly_the_readmes_test_command() -> None:
     assert commands[1] in ci.splitlines()
 
 
+def test_the_readmes_test_run_is_the_figure_bench_suite_measured() -> None:
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    performance = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    measured = re.search(r"<!-- bench:suite -->.*?The README's figure: \*\*(\d+ min \d+ s)\*\* "
+                         r"for ([\d,]+) tests", performance, re.DOTALL)
+    assert measured, "docs/performance.md has no figure from `python bench/suite.py`"
+    assert f"{measured[1]} for {measured[2]} tests" in readme
+
+
 def test_the_readmes_main_job_is_the_demo_with_the_local_model() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     main_job = re.findall(r"```bash\n(.+?)\n```", readme)[0]

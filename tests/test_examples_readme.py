@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 from types import ModuleType
 
-import nbformat
 import pytest
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
@@ -42,6 +41,7 @@ def test_the_readme_lists_every_notebook_and_every_generator() -> None:
 
 @pytest.mark.parametrize("maker", sorted(p.name for p in EXAMPLES.glob("make_*.py")))
 def test_each_generator_writes_the_notebooks_the_readme_says(maker: str, tmp_path: Path) -> None:
+    import nbformat  # here, not at collection: its schema validator takes seconds to import
     module = generator(maker)
     module.main(tmp_path)
     written = sorted(p.name for p in tmp_path.glob("*.ipynb"))

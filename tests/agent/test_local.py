@@ -1,6 +1,6 @@
 """End to end against the real embedded model: SmolLM2-135M served by llama.cpp on
-127.0.0.1, reached through litellm's real HTTP path. The server is started here and
-always stopped, even when a test fails. (What needs no server is the modules' own:
+127.0.0.1, reached through litellm's real HTTP path: the run's server (`local_server`,
+tests/conftest.py, a 2,048-token window), always stopped, even when a test fails. (What needs no server is the modules' own:
 tests/agent/models/test_local_model.py, test_local_messages.py, test_chat_format.py.)"""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +25,10 @@ real = pytest.mark.real
 WINDOW = 2048
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[LocalServer]:
-    with LocalServer(WINDOW) as running:
-        yield running
+@pytest.fixture
+def server(local_server: LocalServer) -> LocalServer:
+    assert local_server.n_ctx == WINDOW
+    return local_server
 
 
 def agent_on(server: LocalServer, **options: Any) -> Agent:
@@ -100,6 +99,8 @@ def test_a_long_session_in_a_2048_window_never_overflows_and_compacts_again(
     # Until the second compaction, within 25 turns: when each lands depends on the model's
     # own replies, which differ between llama.cpp builds; a fixed 15 turns missed the second
     # by one turn on one (compacted at turn 10, then 1,792 of the 1,867 trigger at turn 14).
+    # (Questions padded with ~200 tokens of notes reach it in half the turns but cost more:
+    # 367 s in a suite run at load 6.5, against 185 s unpadded at load 10 or more.)
     for turn in range(25):
         tool = "column_stats" if turn % 2 else "show_rows"
         agent.chat(f"Turn {turn}: {questions[turn % len(questions)]}", tool_choice=tool)
@@ -131,6 +132,7 @@ def test_the_estimator_against_the_models_own_tokenizer(server: LocalServer) -> 
 
 
 @real
+@pytest.mark.llama  # a server of its own
 def test_a_gguf_by_path_runs_and_its_server_stops_even_when_the_code_using_it_fails(
         tmp_path: Path) -> None:
     mine = tmp_path / "my-model.gguf"  # any GGUF the user has (NBAGENT_LOCAL_MODEL_PATH)
@@ -234,6 +236,7 @@ def test_the_embedded_server_carries_its_window_itself(server: LocalServer) -> N
 
 
 @real
+@pytest.mark.llama  # the demo starts its own server
 def test_the_readmes_main_job_runs_with_the_real_model() -> None:
     import subprocess
 

@@ -1,8 +1,12 @@
-"""What the browser tests share: a Jupyter server — JupyterLab 4 or Notebook 7, on 127.0.0.1
-with a token, started and stopped once per test module (`serving(app)`) — Debian's
-Chromium driven by Playwright (the `chromium` and `browser` module fixtures), notebooks
-written to disk (`notebook`), and what a test does on a page: open a notebook, run a cell,
-wait for the kernel, use a menu, save (`save`) and reopen (`reload`)."""
+"""What the browser tests share: one Jupyter server per app — JupyterLab 4 or Notebook 7, on
+127.0.0.1 with a token — and one Debian Chromium driven by Playwright, each started once per
+test run (per xdist worker: every test that uses them runs on the one worker of the "browser"
+group, see tests/conftest.py) and stopped at its end. Each test module gets a folder of its
+own on the server (the `lab` and `notebook7` fixtures, or `serving(app, prepare)` to write
+files there first), with JupyterLab's settings back at their defaults and its kernels shut
+down when the module ends. Also here: notebooks written to disk (`notebook`), and what a test
+does on a page: open a notebook, run a cell, wait for the kernel, use a menu, save (`save`)
+and reopen (`reload`)."""
 
 from __future__ import annotations
 
@@ -19,8 +23,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
+
+from nbagent.engine import ENV_PREFIX
 
 CHROMIUM = "/usr/bin/chromium"
 WAIT_MS = 120_000
@@ -44,6 +49,8 @@ def free_port() -> int:
 
 def notebook(path: Path, *sources: str) -> None:
     """Write a notebook of these code cells, on the python3 kernel."""
+    import nbformat  # at use: its JSON-schema validator costs seconds to import
+
     cells = [nbformat.v4.new_code_cell(source) for source in sources]
     made = nbformat.v4.new_notebook(cells=cells)
     made.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
@@ -52,36 +59,76 @@ def notebook(path: Path, *sources: str) -> None:
 
 
 class Lab:
-    """A running Jupyter server: its address, token, root folder and app."""
+    """A running Jupyter server as one test module sees it: its address, token and app, and
+    the module's own folder on it (`root`, served at `folder`; the server's root when
+    `folder` is empty)."""
 
-    def __init__(self, base: str, token: str, root: Path, app: str = "lab") -> None:
+    def __init__(self, base: str, token: str, root: Path, app: str = "lab", *,
+                 folder: str = "", settings: Path | None = None) -> None:
         self.base, self.token, self.root, self.app = base, token, root, app
+        self.folder, self.settings = folder, settings
+
+    def path(self, name: str) -> str:
+        """`name`'s path on the server."""
+        return f"{self.folder}/{name}" if self.folder else name
 
     def url(self, name: str, workspace: str) -> str:
         """Where `name` opens: in JupyterLab, in a workspace of its own (reset, so no
-        layout carries over); Notebook 7 keeps no workspaces."""
+        layout carries over; named after the module's folder too, so no other module's
+        carries over); Notebook 7 keeps no workspaces."""
         if self.app == "notebook":
-            return f"{self.base}/notebooks/{name}?token={self.token}"
-        return f"{self.base}/lab/workspaces/{workspace}/tree/{name}?reset&token={self.token}"
+            return f"{self.base}/notebooks/{self.path(name)}?token={self.token}"
+        named = f"{self.folder}-{workspace}" if self.folder else workspace
+        return f"{self.base}/lab/workspaces/{named}/tree/{self.path(name)}?reset&token={self.token}"
+
+    def folder_for(self, name: str) -> Lab:
+        """A fresh folder `name` on this server, with the user settings back at what the
+        server started with (a module that switched the theme leaves it to no other)."""
+        (self.root / name).mkdir()
+        if self.settings is not None:
+            for changed in self.settings.rglob("*.jupyterlab-settings"):
+                if changed.relative_to(self.settings).as_posix() != NOTIFICATIONS:
+                    changed.unlink()
+        return Lab(self.base, self.token, self.root / name, self.app, folder=name,
+                   settings=self.settings)
+
+    def _api(self, method: str, path: str) -> Any:
+        request = urllib.request.Request(f"{self.base}/api/{path}", method=method,
+                                         headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            body = answer.read()
+        return json.loads(body) if body else None
+
+    def shut_down_kernels(self) -> None:
+        """Shut down the kernels of the notebooks in this folder (their sessions end)."""
+        for session in self._api("GET", "sessions"):
+            if session.get("path", "").startswith(f"{self.folder}/"):
+                self._api("DELETE", f"sessions/{session['id']}")
+
+
+NOTIFICATIONS = "@jupyterlab/apputils-extension/notification.jupyterlab-settings"
 
 
 @contextmanager
 def serve(app: str, root: Path, scratch: pytest.TempPathFactory) -> Iterator[Lab]:
     """Run `jupyter <app>` on `root` with settings of its own (no news, no update check)
-    until the block ends."""
+    until the block ends. Its kernels start from the defaults, as each test does: no
+    NBAGENT_ setting of the shell that runs the tests, and a data folder of their own."""
     title, app_class, options = APPS[app]
     settings = scratch.mktemp(f"{app}-settings")
-    plugin = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    plugin = settings / NOTIFICATIONS
     plugin.parent.mkdir(parents=True)
     plugin.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     port, token = free_port(), secrets.token_hex(16)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(ENV_PREFIX)}
+    env["NBAGENT_DATA_DIR"] = str(scratch.mktemp(f"{app}-nbagent-data"))
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyter", app, "--no-browser", "--ip=127.0.0.1",
          f"--port={port}", f"--IdentityProvider.token={token}",
          f"--ServerApp.root_dir={root}", "--allow-root",
          f"--{app_class}.user_settings_dir={settings}",
          f"--{app_class}.workspaces_dir={scratch.mktemp(f'{app}-workspaces')}", *options],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -93,7 +140,7 @@ def serve(app: str, root: Path, scratch: pytest.TempPathFactory) -> Iterator[Lab
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise RuntimeError(f"{title} did not start") from None
                 time.sleep(0.5)
-        yield Lab(base, token, root, app)
+        yield Lab(base, token, root, app, settings=settings)
     finally:
         server.terminate()
         try:
@@ -102,23 +149,35 @@ def serve(app: str, root: Path, scratch: pytest.TempPathFactory) -> Iterator[Lab
             server.kill()
 
 
+def module_folder(server: Lab, request: pytest.FixtureRequest,
+                  prepare: Callable[[Path], None] | None = None) -> Iterator[Lab]:
+    """The requesting module's own folder on `server`, which `prepare` fills first; its
+    kernels are shut down when the module ends."""
+    lab = server.folder_for(request.module.__name__.rsplit(".", 1)[-1])
+    if prepare is not None:
+        prepare(lab.root)
+    try:
+        yield lab
+    finally:
+        lab.shut_down_kernels()
+
+
 def serving(app: str, prepare: Callable[[Path], None] | None = None) -> Any:
-    """A module fixture: `app` ("lab" or "notebook") serving a fresh folder, which
-    `prepare` fills first."""
-
-    @pytest.fixture(scope="module")
-    def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-        root = tmp_path_factory.mktemp(app)
-        if prepare is not None:
-            prepare(root)
-        with serve(app, root, tmp_path_factory) as lab:
-            yield lab
-
+    """A module fixture: the run's `app` server ("lab" or "notebook") with a fresh folder
+    of the module's own, which `prepare` fills first. (The `lab` and `notebook7` fixtures
+    are this without `prepare`.)"""
+    if app == "lab":
+        @pytest.fixture(scope="module")
+        def running(jupyterlab_server: Lab, request: pytest.FixtureRequest) -> Iterator[Lab]:
+            yield from module_folder(jupyterlab_server, request, prepare)
+    else:
+        @pytest.fixture(scope="module")
+        def running(notebook7_server: Lab, request: pytest.FixtureRequest) -> Iterator[Lab]:
+            yield from module_folder(notebook7_server, request, prepare)
     return running
 
 
-@pytest.fixture(scope="module")
-def chromium() -> str:
+def installed_chromium() -> str:
     """Debian's Chromium (Playwright cannot download its own browser here): installed
     with apt when missing, as root or through sudo."""
     if not Path(CHROMIUM).exists():
@@ -138,20 +197,34 @@ def chromium() -> str:
     return CHROMIUM
 
 
-@pytest.fixture(scope="module")
-def browser(chromium: str) -> Iterator[Any]:
+@contextmanager
+def launched(chromium: str) -> Iterator[Any]:
+    """Headless Chromium under Playwright until the block ends."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
+        browser = playwright.chromium.launch(
             executable_path=chromium,
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--no-first-run"],
         )
         try:
-            yield launched
+            yield browser
         finally:
-            launched.close()
+            browser.close()
+
+
+# A module written before the run shared its browser imports these two by name
+# (`chromium, browser = shared.chromium, shared.browser`): `browser` hands on the run's own
+# (tests/conftest.py's fixture of that name), so no module starts a second Chromium.
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    return installed_chromium()
+
+
+@pytest.fixture(scope="module")
+def browser(browser: Any) -> Any:
+    return browser
 
 
 def open_notebook(browser: Any, lab: Lab, name: str, workspace: str) -> Any:

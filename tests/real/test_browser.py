@@ -3,8 +3,8 @@ by Playwright): the meter line in the light and dark themes, live while a chat r
 unchanged after run → save → restart → reload (no widget error: JupyterLab saves no
 widget state by default), the interactive meter of `%nbagent meter`, a reply that
 streams, copy buttons, a proposed cell that lands below the chat cell and runs, re-run
-cells and interrupts. JupyterLab runs on 127.0.0.1 with a token; the tests start and
-stop it."""
+cells and interrupts. The run's JupyterLab (127.0.0.1, with a token) serves this module's
+notebooks from a folder of its own (tests/real/lab.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 
 from tests.real import lab as shared
@@ -33,7 +32,6 @@ from tests.real.lab import (
     save,
 )
 
-chromium, browser = shared.chromium, shared.browser  # module fixtures, used by name
 pytestmark = pytest.mark.real
 ROOT = Path(__file__).parents[2]
 SCREENSHOT = ROOT / "docs" / "meter-in-jupyterlab.png"
@@ -152,6 +150,7 @@ def text_contrasts(page: Any, scope: str) -> dict[str, float]:
 def test_the_meter_in_jupyterlab_light_and_dark_then_saved_restarted_and_reloaded(
         browser: Any, lab: Lab) -> None:
     page = open_notebook(browser, lab, "quickstart.ipynb", "meter")
+    import nbformat  # here, not at collection: its schema validator takes seconds to import
     source = nbformat.read(ROOT / "examples" / "quickstart.ipynb", as_version=4)
     compact_cell = next(i for i, c in enumerate(source.cells) if c.source.startswith("%compact"))
     cells = page.locator(".jp-Notebook .jp-Cell")

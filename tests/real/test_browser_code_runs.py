@@ -12,13 +12,10 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 
-from tests.real import lab as shared
 from tests.real.lab import WAIT_MS, Lab, idle, notebook, open_notebook, reload, run_cell, save
 
-chromium, browser, lab = shared.chromium, shared.browser, shared.serving("lab")
 pytestmark = pytest.mark.real
 SCREENSHOT = Path(__file__).parents[2] / "docs" / "code-runs-in-jupyterlab.png"
 ANALYSIS = textwrap.dedent("""\
@@ -87,6 +84,7 @@ def test_the_models_code_and_its_outputs_show_in_the_chat_cell_and_survive_reloa
     cell.screenshot(path=str(SCREENSHOT))
 
     save(page, path, "image/png")  # the chat cell's figure, its last output
+    import nbformat  # here, not at collection: its schema validator takes seconds to import
     outputs = nbformat.read(path, as_version=4).cells[2].outputs
     assert any("image/png" in o.get("data", {}) for o in outputs)
     reload(page)

@@ -16,11 +16,8 @@ from typing import Any
 import pytest
 
 from tests.notebook.test_render import PAYLOADS
-from tests.real import lab as shared
 from tests.real.lab import WAIT_MS, Lab, idle, notebook, open_notebook, reload, run_cell, save
 
-# JupyterLab and Chromium as the other browser tests start them (module fixtures, by name).
-chromium, browser, lab = shared.chromium, shared.browser, shared.serving("lab")
 pytestmark = pytest.mark.real
 SHOTS = Path(__file__).parents[2] / "build" / "screenshots"
 

@@ -223,7 +223,9 @@ def test_across_compactions_the_real_path_is_billed_about_what_the_controller_is
     context on every request, a breakpoint that misses after a snip all did)."""
     from cache_real import run
 
-    result = run(provider, 200)  # ten compactions: where they fall moves the ratio a little
+    # 140 turns: six to eight compactions (200 made ten), enough for the ratio; where
+    # they fall moves it a little (0.99 and 1.01 measured at 130 turns)
+    result = run(provider, 140)
     assert result.real.compactions >= 5 and result.notes >= 10
     assert result.real.cache_read_share > 0.95
     assert result.real.billed_input <= 1.1 * result.replay.billed_input

@@ -13,7 +13,7 @@ from nbagent.engine import MEMORY_HEADER
 from nbagent.engine.compaction._floor import notes_end
 from nbagent.local import SUMMARY_TOKENS
 
-pytestmark = pytest.mark.real
+pytestmark = [pytest.mark.real, pytest.mark.llama]
 TURNS = [  # what a few earlier turns on the sales table left in the history
     ("Which region had the highest revenue in March?",
      "North had the highest revenue in March: 1,510.0 from 151 units in the region column."),

@@ -17,7 +17,7 @@ import pytest
 from nbagent.agent.models import server_threads
 from nbagent.local import LocalServer
 
-pytestmark = pytest.mark.real
+pytestmark = [pytest.mark.real, pytest.mark.llama]
 ASK = [{"role": "user", "content": "Tell me a long story about a data analyst."}]
 
 

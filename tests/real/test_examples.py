@@ -6,15 +6,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 pytestmark = pytest.mark.real
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
 def execute(name: str) -> list[list[dict[str, Any]]]:
+    import nbformat  # here, not at collection: its schema validator takes seconds to import
+    from nbclient import NotebookClient
+
     notebook = nbformat.read(EXAMPLES / name, as_version=4)
     NotebookClient(
         notebook,

@@ -19,7 +19,7 @@ from tests.notebook.helpers import execute, python_kernel
 from tests.notebook.helpers import printed as cell_text
 from tests.openai_stub import StubServer
 
-pytestmark = pytest.mark.real
+pytestmark = [pytest.mark.real, pytest.mark.llama]  # the first test starts the embedded server
 jupyter_client = pytest.importorskip("jupyter_client")
 
 WAIT_S = 180

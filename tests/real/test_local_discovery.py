@@ -17,7 +17,7 @@ from nbagent import testing
 from nbagent.agent.models import discover, first_run_notice
 from nbagent.local import LocalServer
 
-pytestmark = pytest.mark.real
+pytestmark = [pytest.mark.real, pytest.mark.llama]
 USERS_N_CTX = 1_024  # what the user started their server with (its default is 2,048)
 
 

@@ -7,9 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 pytestmark = pytest.mark.real
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -25,6 +23,9 @@ def text_of(outputs: list[dict[str, Any]]) -> str:
 
 
 def test_the_mcp_example_runs_and_the_agent_uses_the_servers_tools() -> None:
+    import nbformat  # here, not at collection: its schema validator takes seconds to import
+    from nbclient import NotebookClient
+
     notebook = nbformat.read(EXAMPLES / "mcp.ipynb", as_version=4)
     NotebookClient(notebook, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(EXAMPLES)}}).execute()

@@ -6,6 +6,7 @@ traceback, each is one line for the user, and a change needs the user's approval
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -24,6 +25,7 @@ from nbagent.testing import ScriptedModel, calls, reply
 from tests.agent.mcp.servers.launch import DEMO, stdio_spec
 
 pytestmark = pytest.mark.real
+SLOW_STEP = re.compile(r"Executing <.*> took \d+\.\d+ seconds")  # asyncio debug mode's
 HOSTILE = DEMO.with_name("hostile_server.py")
 
 
@@ -167,7 +169,10 @@ def test_a_server_that_never_answers_its_handshake_prints_nothing(tmp_path: Path
                           text=True, timeout=120)
     assert done.returncode == 0
     assert "MCP server 's' could not start: it did not start within 3 s" in done.stdout
-    assert done.stderr == ""  # no "Future exception was never retrieved", no traceback
+    # no "Future exception was never retrieved", no traceback; -X dev's notice of a step
+    # slower than 0.1 s is a busy machine's (the suite runs on every core), not an error
+    said = [line for line in done.stderr.splitlines() if not SLOW_STEP.fullmatch(line)]
+    assert said == []
 
 
 def test_we_introduce_ourselves_by_name_and_version(servers: McpServers) -> None:

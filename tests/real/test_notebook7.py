@@ -4,8 +4,9 @@ from Python between them, show one clear story — the reply as HTML, one tool l
 line, no waiting line left behind — the first chat cell's meter, moved by the chat from
 Python, goes back to its own turn's numbers when the second chat cell runs, and save →
 kernel shut down → reload shows the same. A hostile reply runs no script
-while it streams, once drawn and hovered, or after a reload. One Notebook 7 server serves the
-module; the server, Chromium and the cell helpers are the browser tests' (tests/real/lab.py)."""
+while it streams, once drawn and hovered, or after a reload. The run's Notebook 7 server
+(`notebook7`: a folder of this module's on it), Chromium and the cell helpers are the browser
+tests' (tests/conftest.py, tests/real/lab.py)."""
 
 from __future__ import annotations
 
@@ -15,16 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 
-from tests.real import lab as shared
 from tests.real.lab import CELL, LINE, WAIT_MS, Lab, idle, notebook, open_notebook, reload, save
 from tests.real.lab import run_cell as run
 from tests.real.test_browser_inert import CONTROL, FLAGS_JS, HOSTILE, INSPECT_JS, MODEL
 
-chromium, browser = shared.chromium, shared.browser  # module fixtures, used by name
-notebook7 = shared.serving("notebook")  # Notebook 7's own app, not JupyterLab
 pytestmark = pytest.mark.real
 SHOTS = Path(__file__).parents[2] / "build" / "screenshots"
 
@@ -130,6 +127,7 @@ def test_two_chats_tell_one_story_in_notebook7_and_keep_it_after_reload(
     page.screenshot(path=str(SHOTS / "notebook7-chat.png"))
 
     save_and_reload(page, path, len(CELLS), "describe_variable")
+    import nbformat  # here, not at collection: its schema validator takes seconds to import
     saved = nbformat.read(path, as_version=4)
     assert all(saved.cells[i].outputs for i in CHATS)
     assert {index: story(page, index) for index in CHATS} == at_turn_end

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from tests.real import lab as shared
 from tests.real.lab import (
     CELL,
     LINE,
@@ -26,7 +25,6 @@ from tests.real.lab import (
     save,
 )
 
-chromium, browser, lab = shared.chromium, shared.browser, shared.serving("lab")
 pytestmark = pytest.mark.real
 
 SESSION = '''\

@@ -27,7 +27,7 @@ from tests.notebook.helpers import started_kernel
 
 from .test_kernel_interrupt import STARTED_S, collect, run
 
-pytestmark = pytest.mark.real
+pytestmark = [pytest.mark.real, pytest.mark.llama]
 jupyter_client = pytest.importorskip("jupyter_client")
 WINDOW = 2048
 

@@ -1,4 +1,6 @@
-"""A 1,000-turn soak and a kill during compaction: nothing is lost."""
+"""A soak of a few hundred turns and a kill during compaction: nothing is lost. (The
+soak's figures come from `python bench/soak.py`, 1,000 turns; this runs the same soak,
+long enough for dozens of compactions and for a heap that grew with the history to show.)"""
 
 from __future__ import annotations
 
@@ -15,13 +17,15 @@ import soak  # noqa: E402
 from nbagent import Agent  # noqa: E402
 from nbagent.testing import ScriptedModel, read_records, session_path  # noqa: E402
 
+TURNS = soak.TEST_TURNS  # 300: ~125 compactions, the heap measured 225 turns after the quarter
+
 
 @pytest.mark.slow
-def test_a_thousand_turns_stay_in_the_window_with_flat_memory(tmp_path: Path) -> None:
-    result = soak.run(1_000, tmp_path)
+def test_hundreds_of_turns_stay_in_the_window_with_flat_memory(tmp_path: Path) -> None:
+    result = soak.run(TURNS, tmp_path)
     assert result.compactions >= 10
     assert result.max_context_tokens < soak.WINDOW
-    assert result.archived_messages >= 3_000  # the archive grows with the session...
+    assert result.archived_messages >= 3 * TURNS  # the archive grows with the session...
     assert result.traced_kib_at_end < 1.5 * result.traced_kib_at_quarter + 512  # ...RAM does not
     assert result.reversible
 

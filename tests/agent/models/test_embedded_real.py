@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,15 +15,14 @@ from nbagent import Agent
 from nbagent.demo import SYSTEM, sales_tools
 from nbagent.local import LocalServer, adapt_messages
 
-pytestmark = pytest.mark.real
+pytestmark = [pytest.mark.real, pytest.mark.llama]
 TRICKY = "Repeat exactly: it's \"5 < 6 & 7 > 3\" and 'x' <b>"
 ENTITY = re.compile(r"&(#\d+|#x[0-9a-f]+|[a-z]+);", re.IGNORECASE)
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[LocalServer]:
-    with LocalServer(2048) as running:
-        yield running
+@pytest.fixture
+def server(local_server: LocalServer) -> LocalServer:
+    return local_server  # the run's (tests/conftest.py): 2,048 tokens
 
 
 def test_the_server_reads_the_message_as_written_and_answers_without_entities(
