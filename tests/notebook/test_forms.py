@@ -99,8 +99,8 @@ def test_models_lists_what_was_found_with_window_tools_and_the_call(
     shown = plain(captured)[0]
     assert shown.startswith("qwen2.5-0.5b-instruct-q4_k_m.gguf (")
     assert "window 32,768 tokens from GGUF metadata (trained length), tool calls" in shown
-    assert f"use it: nbagent.current().use_model(nbagent.local.local_model(path={str(model)!r}" \
-        in shown
+    assert ("use it: nbagent.current().configure(model='local', local_model_path="
+            f"{str(model)!r}, local_n_ctx=8192)") in shown
     assert "as found" not in shown  # a fresh look
     model.unlink()
     with capture_output() as cached:
