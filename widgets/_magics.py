@@ -292,13 +292,26 @@ def load(shell: Any) -> None:
     from nbagent.code import use_code_runner
 
     use_code_runner(_code_runs.NotebookRunner(shell))  # the model's code shows in its cell
-    warm_start()
+    _warm_after_this_cell(shell)
+
+
+def _warm_after_this_cell(shell: Any) -> None:
+    """Warm the embedded model's server once the cell that loaded the extension has run:
+    a model chosen in that same cell (`%nbagent model=…` below `%load_ext`, the README's
+    pattern) is the one in use by then, and nothing is started for the embedded one."""
+
+    def once(*_: Any) -> None:
+        shell.events.unregister("post_run_cell", once)
+        warm_start()
+
+    shell.events.register("post_run_cell", once)
 
 
 def warm_start() -> None:
-    """When the embedded model answers by default, start its server now, in the
-    background, so the first chat does not wait for it. Never fails the load: a model
-    that cannot start says so at the first chat."""
+    """When the embedded model answers, start its server now, in the background, so the
+    first chat does not wait for it (joined at once when another kernel of this user runs
+    it). Never fails: a model that cannot start says so at the first chat; a model chosen
+    later lets the server go (`Agent.use_model`)."""
     try:
         nbagent.current().warm_up()  # the embedded model's server; other models: nothing
     except NbagentError:

@@ -158,9 +158,18 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         at a chat's start), so the meter shows the real one before the next chat.
         A command: it returns nothing, so a notebook cell ending with it shows no object
         repr (`agent.model` is the model in use)."""
-        if isinstance(self.model, EmbeddedModel):  # its lines are no longer this agent's
-            self.model.unlisten(self._status_line)
-        self.model = chat_model(model, self.settings(), on_status=self._status_line)
+        before = self.model
+        if isinstance(before, EmbeddedModel):  # its lines are no longer this agent's
+            before.unlisten(self._status_line)
+        chosen = chat_model(model, self.settings(), on_status=self._status_line)
+        if isinstance(before, EmbeddedModel) and isinstance(chosen, EmbeddedModel) and (
+                (before.path, before.context_window, before.max_output)
+                == (chosen.path, chosen.context_window, chosen.max_output)):
+            chosen = before  # the same embedded model: its server (or its start) is kept
+            chosen.listen(self._status_line)
+        self.model = chosen
+        if isinstance(before, EmbeddedModel) and before is not chosen:
+            before.release()  # its server (or the warm start under way) is not kept for it
         self._answers.model_changed()
         self._answers.probe(tentative=True)  # a server not up yet is asked again at the chat
         self.session.model_changed()

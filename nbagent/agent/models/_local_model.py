@@ -27,8 +27,14 @@ REPLY_TOKENS = 512  # Settings.local_max_tokens' default: room for a chat answer
 TOOL_ROUNDS_SMALL = 1  # a 135M model makes one useful call, then loops on made-up ones
 TOOL_ROUNDS = 4
 READING = "the local model is reading the prompt ({tokens:,} tokens)…"
-STOPPED_MID_REPLY = ("the local model's server stopped while answering (exit code {code}) and "
-                     "was restarted; ask again")
+STOPPED_MID_REPLY = ("the local model's server stopped while answering ({how}) and was "
+                     "restarted; ask again")
+ENDED_ELSEWHERE = -1000  # what `died` says of a server another process started: no exit code
+
+
+def exit_words(code: int) -> str:
+    """How a server ended, in words: its exit code, when this process could read one."""
+    return "started by another kernel" if code == ENDED_ELSEWHERE else f"exit code {code}"
 StatusCallback = Callable[[str], None]
 
 
@@ -167,7 +173,7 @@ class LocalModel(LiteLLMModel):
                 raise
             self._keep_alive(served)
             if streamed:
-                raise LocalModelError(STOPPED_MID_REPLY.format(code=code)) from None
+                raise LocalModelError(STOPPED_MID_REPLY.format(how=exit_words(code))) from None
         return super().complete(adapted, shown, on_text=on_text, tool_choice=tool_choice)
 
     def _keep_alive(self, served: KeptAlive) -> None:
