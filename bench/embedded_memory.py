@@ -145,11 +145,16 @@ def table(results: dict[str, dict[str, Any]]) -> str:
         f"conversation of its own ({tokens} tokens), one after another; the fifth chose "
         f"`openai/gpt-4o-mini` in its load cell and started nothing. Measured once all had "
         f"chatted (replies bounded at 64 tokens: the prompts are what fills the memory). "
-        f"The server's prompt cache is bounded at {CACHE_BYTES >> 20} MiB, all of "
-        f"each entry counted (llama-cpp-python counts only the model's state, not the scores "
-        f"beside it: one server grew from 383 MB to 1,351 MB over four different prompts "
-        f"before). Shared: the server is started by the first kernel that needs it, reused "
-        f"by the others and ends when the last one lets go.")
+        f"\"Before\" is each kernel with a data folder of its own, so a server of its own, "
+        f"as every kernel had before; both columns run today's server, whose prompt cache "
+        f"is bounded at {CACHE_BYTES >> 20} MiB with all of each entry counted "
+        f"(llama-cpp-python counted only the model's state, not the ~100 MB of scores beside "
+        f"it: a server grew from 383 MB to 1,351 MB over four different prompts, and the "
+        f"issue's notebooks held 2.16 GB after one chat). One server's working set for an "
+        f"8,192-token window is about 1.06 GB once it has read a long prompt (383 MB idle), "
+        f"with or without the prompt cache, and it no longer grows with each prompt. Shared, "
+        f"the server is started by the first kernel that needs it, reused by the others and "
+        f"ends when the last one lets go.")
 
 
 def main() -> None:

@@ -298,13 +298,24 @@ def load(shell: Any) -> None:
 def _warm_after_this_cell(shell: Any) -> None:
     """Warm the embedded model's server once the cell that loaded the extension has run:
     a model chosen in that same cell (`%nbagent model=…` below `%load_ext`, the README's
-    pattern) is the one in use by then, and nothing is started for the embedded one."""
+    pattern) is the one in use by then, and nothing is started for the embedded one. A
+    load from outside a cell (a configured extension, a script) warms nothing: the next
+    cell to start cancels it, and the first chat starts the server."""
 
-    def once(*_: Any) -> None:
-        shell.events.unregister("post_run_cell", once)
+    def done(*_: Any) -> None:
+        for event, callback in (("post_run_cell", warm), ("pre_run_cell", cancel)):
+            if callback in shell.events.callbacks[event]:
+                shell.events.unregister(event, callback)
+
+    def warm(*_: Any) -> None:  # the loading cell ended
+        done()
         warm_start()
 
-    shell.events.register("post_run_cell", once)
+    def cancel(*_: Any) -> None:  # another cell starts first: the load was outside one
+        done()
+
+    shell.events.register("post_run_cell", warm)
+    shell.events.register("pre_run_cell", cancel)
 
 
 def warm_start() -> None:

@@ -129,13 +129,17 @@ class StartableModel(ScriptedModel):
 ], ids=["embedded", "hosted"])
 def test_loading_the_extension_warms_the_embedded_model_only(model: ScriptedModel,
                                                             started: int) -> None:
-    """%load_ext starts the server of a session's model that has one; a hosted model's
-    session starts nothing."""
+    """%load_ext starts the server of a session's model that has one, once the loading
+    cell has run; a hosted model's session starts nothing, nor a load from outside a cell."""
     shell = InteractiveShell.instance()
     StartableModel.started = 0
     nbagent.set_current(Agent(model=model, namespace={}, archive=False))
     try:
-        nbagent.load_ipython_extension(shell)
+        nbagent.load_ipython_extension(shell)  # outside a cell: the next cell cancels it
+        shell.run_cell("x = 1", store_history=True)
+        assert StartableModel.started == 0
+        shell.run_cell("import nbagent; nbagent.load_ipython_extension(get_ipython())",
+                       store_history=True)  # as %load_ext runs it in a fresh kernel
     finally:
         nbagent.agent._current._current = None
     assert StartableModel.started == started

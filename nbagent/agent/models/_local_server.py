@@ -24,6 +24,7 @@ from ...engine._exceptions import LocalModelError
 from ._chat_format import chat_format_for
 from ._gguf import gguf_path
 from ._local_model import (
+    DECODING,
     ENDED_ELSEWHERE,
     REPLY_TOKENS,
     SMALL_MODEL_SKIPS,
@@ -302,7 +303,8 @@ class LocalServer:
         checks this server is alive and restarts it if it died."""
         return LocalModel(
             f"openai/{self.alias}", api_base=self.base_url, api_key="local-no-key",
-            options={"max_tokens": max_tokens, "timeout": 300, "temperature": 0.0, "seed": 7},
+            # the seed comes from the prompt (the chat handler): see DECODING
+            options={"max_tokens": max_tokens, "timeout": 300, **DECODING},
             context_window=self.n_ctx, max_output=max_tokens, counter=self.counter,
             tool_rounds=TOOL_ROUNDS_SMALL if self.bundled else TOOL_ROUNDS, server=self,
             on_status=on_status,
