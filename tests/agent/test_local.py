@@ -245,4 +245,4 @@ def test_the_readmes_main_job_runs_with_the_real_model() -> None:
     assert "SmolLM2-135M on llama.cpp, window 2,048 tokens" in text
     assert "compacted at the auto-compact trigger (" in text and "compacted on request (" in text
     assert 'compacted after the server\'s "prompt too long" (' in text  # a real one, recovered
-    assert "% left" in text and "→ show_rows(" in text
+    assert "% context left" in text and "→ show_rows(" in text
