@@ -97,10 +97,10 @@ def sessions() -> None:
         last = time.strftime("%Y-%m-%d %H:%M", time.localtime(past.last)).removeprefix(
             f"{day} ")
         asked = clean_cut(" ".join(past.first_request.split()), 60) if past.first_request \
-            else "(no request yet)"
+            else "no request yet"
         where = past.notebook.rsplit("/", 1)[-1] if past.notebook else "(no notebook)"
         mark = "  ← this kernel's session" if past.id == this else ""
-        lines.append(f"{number:>2}. {where} · started {started} · last {last} · {asked!r} · "
+        lines.append(f"{number:>2}. {where} · started {started} · last {last} · “{asked}” · "
                      f"{past.id}{mark}")
     if len(listed) > SESSIONS_SHOWN:
         lines.append(f"… {len(listed) - SESSIONS_SHOWN} older, numbered {SESSIONS_SHOWN + 1} "

@@ -189,9 +189,9 @@ def test_chat_sessions_lists_the_sessions_and_resume_takes_a_number_from_it(
     lines = "".join(o.data["text/plain"] for o in listed.outputs).splitlines()
     assert "%chat --resume N" in lines[0]
     assert lines[1].startswith(" 1. visits.ipynb · started ")
-    assert "'Plot visits by month'" in lines[1] and lines[1].endswith("← this kernel's session")
+    assert "“Plot visits by month”" in lines[1] and lines[1].endswith("← this kernel's session")
     assert lines[2].startswith(" 2. visits.ipynb") and first.session_id in lines[2]
-    assert "'Which Country has the best Visitor Rating?'" in lines[2]
+    assert "“Which Country has the best Visitor Rating?”" in lines[2]
     with capture_output() as resumed:
         ip.run_line_magic("chat", "--resume 2")
     assert f"resumed session {first.session_id}" in str([o.data for o in resumed.outputs])
