@@ -1,4 +1,5 @@
-"""Write a benchmark's figures into its own section of docs/performance.md."""
+"""Write a benchmark's figures into its own section of docs/performance.md (or another
+doc's, as bench/embedded_answers.py does docs/models.md's)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ measured within one run are compared.
 """
 
 
-def write_section(name: str, title: str, body: str) -> None:
-    text = PERFORMANCE.read_text(encoding="utf-8") if PERFORMANCE.exists() else HEADER
+def write_section(name: str, title: str, body: str, *, doc: Path = PERFORMANCE) -> None:
+    """Write the section `name` of `doc` (docs/performance.md unless told)."""
+    text = doc.read_text(encoding="utf-8") if doc.exists() else HEADER
     machine = (
         f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}"
     )
@@ -31,4 +33,4 @@ def write_section(name: str, title: str, body: str) -> None:
         if pattern.search(text)
         else f"{text.rstrip()}\n\n{block}\n"
     )
-    PERFORMANCE.write_text(text, encoding="utf-8")
+    doc.write_text(text, encoding="utf-8")

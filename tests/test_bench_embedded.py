@@ -77,3 +77,13 @@ def test_a_partial_run_reports_only_what_it_measured() -> None:
     assert "| `%load_ext` → first reply complete (s) | 12.0 | 18.0 | 1.50× |" in text
     assert "main job" not in text and "llama.cpp itself" not in text
     assert "the server was up before the chat asked" in text and '"It has region."' in text
+
+
+def test_the_answers_bench_counts_real_columns_and_look_alikes() -> None:
+    import embedded_answers
+
+    columns = ["visit_count", "visitor_rating", "country"]
+    text = "Use `visitor_rating` and country; visit_rating and reset_index are not columns."
+    assert embedded_answers.columns_named(text, columns) == ["visitor_rating", "country"]
+    assert embedded_answers.invented(text, {*columns, "visits"}) == ["visit_rating"]
+    assert embedded_answers.columns_named("the visit_counts", columns) == []  # whole names

@@ -44,7 +44,10 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         --model NAME, -m NAME   use this model (a litellm name, or 'local') from now on
         --new                   start a new session (a fresh history)
         --no-tools              a new session that offers the model no tools
-        --resume [SESSION]      resume a session from its archive (default: the latest)
+        --sessions              list the sessions kept: number, notebook, dates, first
+                                request
+        --resume [SESSION]      resume a session from its archive: its number in
+                                --sessions, its id, or the latest (the default)
         --cell                  ask for code: the reply's code becomes a new cell below
 
         Running the same cell again replaces its earlier exchange (the archive keeps it).
@@ -54,9 +57,14 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         args = parse_line(line, magic="chat")
         if args.flag("help"):
             return _run.show_help(self.chat)
+        if args.flag("sessions"):
+            return _run.sessions()
         text = (cell if cell is not None else args.text).strip()
         resume = args.options.get("resume")
-        resume_id = None if resume is None else (resume if isinstance(resume, str) else "latest")
+        resume_id: str | int | None = None if resume is None else (
+            resume if isinstance(resume, str) else "latest")
+        if isinstance(resume_id, str) and resume_id.isdigit() and len(resume_id) <= 4:
+            resume_id = int(resume_id)  # a number from %chat --sessions
         agent = _run.shown(lambda: nbagent.current(
             new=args.flag("new") or args.flag("no_tools"), model=args.value("model"),
             resume=resume_id, builtin_tools=False if args.flag("no_tools") else None))
@@ -73,10 +81,14 @@ class ChatMagics(Magics):  # type: ignore[misc]  # IPython is typed as Any here
         if command.startswith("/context"):
             _run.context(agent)
             return
-        if not text:
-            if resume_id:
-                return
-            raise UsageError(NOTHING_TO_SEND)
+        if not text:  # options alone do what they say (`%chat --new`, as hints spell it)
+            if args.flag("new") or args.flag("no_tools"):
+                _run.text(f"nbagent: a new session, {agent.session_id}")
+            elif args.value("model") and not resume_id:
+                _run.text(f"nbagent: the chat now uses {agent.model.name}")
+            elif not resume_id:
+                raise UsageError(NOTHING_TO_SEND)
+            return
         exchange = _cell_id(self.shell)
         # the cells run since the last chat go first; kept for the next one if this fails
         with _cells_seen.noted(agent, text, exchange) as text:
@@ -227,19 +239,48 @@ def load(shell: Any) -> None:
         if _escape_help not in cleanup:
             cleanup.append(_escape_help)
     shell.register_magic_function(magics.chat, "cell", "nbagent")
+    # Every call nbagent prints for the user to paste names the package
+    # (`nbagent.current().use_model(…)`): after %load_ext it runs as pasted, as after
+    # `import nbagent`. Hidden from %who; a variable of the user's by that name is kept.
+    if "nbagent" not in shell.user_ns:
+        shell.push({"nbagent": nbagent}, interactive=False)
     if _record_error not in shell.events.callbacks["post_run_cell"]:
         shell.events.register("post_run_cell", _record_error)
     _cells_seen.register(shell)
     from nbagent.code import use_code_runner
 
     use_code_runner(_code_runs.NotebookRunner(shell))  # the model's code shows in its cell
-    warm_start()
+    _warm_after_this_cell(shell)
+
+
+def _warm_after_this_cell(shell: Any) -> None:
+    """Warm the embedded model's server once the cell that loaded the extension has run:
+    a model chosen in that same cell (`%nbagent model=…` below `%load_ext`, the README's
+    pattern) is the one in use by then, and nothing is started for the embedded one. A
+    load from outside a cell (a configured extension, a script) warms nothing: the next
+    cell to start cancels it, and the first chat starts the server."""
+
+    def done(*_: Any) -> None:
+        for event, callback in (("post_run_cell", warm), ("pre_run_cell", cancel)):
+            if callback in shell.events.callbacks[event]:
+                shell.events.unregister(event, callback)
+
+    def warm(*_: Any) -> None:  # the loading cell ended
+        done()
+        warm_start()
+
+    def cancel(*_: Any) -> None:  # another cell starts first: the load was outside one
+        done()
+
+    shell.events.register("post_run_cell", warm)
+    shell.events.register("pre_run_cell", cancel)
 
 
 def warm_start() -> None:
-    """When the embedded model answers by default, start its server now, in the
-    background, so the first chat does not wait for it. Never fails the load: a model
-    that cannot start says so at the first chat."""
+    """When the embedded model answers, start its server now, in the background, so the
+    first chat does not wait for it (joined at once when another kernel of this user runs
+    it). Never fails: a model that cannot start says so at the first chat; a model chosen
+    later lets the server go (`Agent.use_model`)."""
     try:
         nbagent.current().warm_up()  # the embedded model's server; other models: nothing
     except NbagentError:

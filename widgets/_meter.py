@@ -193,6 +193,7 @@ class MeterLine:
         self._run: int | None = None  # the cell run that showed the newest line
         self._showing: dict[str, str] = {}  # what the newest line shows now
         self._settled: dict[str, str] = {}  # ...and what it showed when its run ended
+        self._metadata: dict[str, Any] = {}  # the newest line's: the session it is of
 
     def _bundle(self) -> dict[str, str]:
         if self.reading is None:
@@ -222,14 +223,19 @@ class MeterLine:
         self.display_id = f"nbagent-meter-{secrets.token_hex(6)}"
         self._run = _cell_run()
         bundle = self._bundle()
-        display(bundle, raw=True, display_id=self.display_id)
+        # the line names its session in its metadata: the saved notebook then names its
+        # conversation, found again after a rename or a move (`nbagent.current()`)
+        named = getattr(self._agent, "output_metadata", None)
+        self._metadata = named() if callable(named) else {}
+        display(bundle, raw=True, display_id=self.display_id, metadata=self._metadata)
         self._showing = self._settled = bundle
 
     def _retire(self) -> None:
         """Put the newest line back to the state of its own turn, if a later cell (a pin,
         a model change, a compaction, a chat from Python) moved it since."""
         if self._run is not None and self._showing != self._settled:
-            update_display(self._settled, raw=True, display_id=self.display_id)
+            update_display(self._settled, raw=True, display_id=self.display_id,
+                           metadata=self._metadata)
 
     def __call__(self, event: object) -> None:
         """A subscriber: redraw the newest line on a context change or a compaction."""
@@ -252,7 +258,8 @@ class MeterLine:
         if _cell_run() == self._run:  # the line's own cell is still running: its turn
             self._settled = bundle
         if bundle != self._showing:
-            update_display(bundle, raw=True, display_id=self.display_id)
+            update_display(bundle, raw=True, display_id=self.display_id,
+                           metadata=self._metadata)
             self._showing = bundle
 
 

@@ -101,7 +101,9 @@ def parse_line(line: str, *, magic: str) -> Parsed:
     return parsed
 
 
-SESSION_WORD = re.compile(r"latest|\d{8}-\d{6}-[0-9a-f]{6}|\S+\.jsonl|\S*/\S*")
+# what `--resume` reads as its value: "latest", a number from `%chat --sessions`, a
+# session id, an archive's path
+SESSION_WORD = re.compile(r"latest|\d{1,4}|\d{8}-\d{6}-[0-9a-f]{6}|\S+\.jsonl|\S*/\S*")
 
 # The options each magic takes, by the magic's name: the one table that the magic reads
 # through `parse_line` and the docs' magics block prints. Every line magic of `ChatMagics`
@@ -113,6 +115,7 @@ MAGIC_OPTIONS: dict[str, tuple[Option, ...]] = {
         Option(("--no-tools",)),
         Option(("--cell",)),
         Option(("--resume",), "optional", optional_value=SESSION_WORD),
+        Option(("--sessions",)),
         Option(("--help", "-h")),
     ),
     "compact": (Option(("--show",)), Option(("--undo",)), Option(("--preview",)),

@@ -67,17 +67,11 @@ class MeterReading:
     def of(cls, state: ContextState, *, cost: float = 0.0, last_compaction: str = "",
            cache: str = "") -> MeterReading:
         limits = state.thresholds
-        level: str = state.level
-        if level == "ok" and state.breaker_open:  # summaries failing is worth a warning
-            level = "warning"
-        label = WORDS[level]
-        if level == "error" and not state.auto_compact_armed:
-            label = "nearly full"
         note = "" if state.auto_compact_armed else _compaction_note(state)
         return cls(
             percent_left=state.percent_left,
-            level=level,
-            label=label,
+            level=state.shown_level,  # raised to "warning" while the breaker is open
+            label=state.level_words,
             note=note,
             tokens=state.tokens,
             threshold=state.base,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from nbagent import Agent, NbagentError
+from nbagent import Agent, NbagentError, current
 from nbagent.text import count
 
 from ._cells import CellProposals, last_code_block
@@ -52,6 +52,42 @@ def chat(shell: Any, agent: Agent, typed: str, *, as_cell: bool, exchange: str |
     # (in a terminal a proposal is shown as it is made, with its own words: no line here)
     view.finish(result, cell_asked=as_cell and proposals.code is None,
                 proposed=proposals.below, small_model=agent.bundled_model)
+
+
+SESSIONS_SHOWN = 20
+SESSIONS_HEAD = ("nbagent: the sessions kept, last written first (%chat --resume N resumes "
+                 "number N):")
+
+
+def sessions() -> None:
+    """`%chat --sessions`: the sessions kept, numbered as `--resume N` takes them."""
+    import time
+
+    from ._bundles import clean_cut
+
+    listed = shown(Agent.sessions)
+    if listed is None:
+        return
+    if not listed:
+        text("nbagent: no session kept yet (the first chat starts one)")
+        return
+    this = getattr(shown(current), "session_id", None)
+    day = time.strftime("%Y-%m-%d", time.localtime())
+    lines = [SESSIONS_HEAD]
+    for number, past in enumerate(listed[:SESSIONS_SHOWN], 1):
+        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(past.started))
+        last = time.strftime("%Y-%m-%d %H:%M", time.localtime(past.last)).removeprefix(
+            f"{day} ")
+        asked = clean_cut(" ".join(past.first_request.split()), 60) if past.first_request \
+            else "no request yet"
+        where = past.notebook.rsplit("/", 1)[-1] if past.notebook else "(no notebook)"
+        mark = "  ← this kernel's session" if past.id == this else ""
+        lines.append(f"{number:>2}. {where} · started {started} · last {last} · “{asked}” · "
+                     f"{past.id}{mark}")
+    if len(listed) > SESSIONS_SHOWN:
+        lines.append(f"… {len(listed) - SESSIONS_SHOWN} older, numbered {SESSIONS_SHOWN + 1} "
+                     f"to {len(listed)}")
+    text("\n".join(lines))
 
 
 def show_help(magic: Callable[..., Any]) -> None:

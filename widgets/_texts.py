@@ -51,7 +51,13 @@ TRANSLATIONS: list[tuple[re.Pattern[str], str | _Replace]] = [
      "%chat --new --no-tools"),
     (re.compile(r"nbagent\.new_session\(\s*\)"), "%chat --new"),
     (re.compile(r"nbagent\.reset\(\s*\)"), "%nbagent reset"),
+    (re.compile(r"\bagent\.new_session\(\s*\)"), "%chat --new"),
+    (re.compile(r"\bagent\.unpin\(\s*(\d+)\s*\)"),
+     lambda m: f"%pin --remove {int(m.group(1)) + 1}"),  # %pin numbers from 1
     (re.compile(r"nbagent\.current\(\s*resume\s*=\s*[\"']latest[\"']\s*\)"), "%chat --resume"),
+    (re.compile(r"nbagent\.current\(\s*resume\s*=\s*" + _NAME + r"\s*\)"),
+     lambda m: f"%chat --resume {_argument(m, 0)}"),
+    (re.compile(r"nbagent\.Agent\.sessions\(\s*\)"), "%chat --sessions"),
     (re.compile(r"nbagent\.find_local_models\(\s*\)"), "%nbagent models"),
     (re.compile(r"agent\.undo_compaction\(\s*\)"), "%compact --undo"),
     (re.compile(r"agent\.preview_compaction\(\s*\)"), "%compact --preview"),

@@ -22,12 +22,13 @@ from ._approval import allowed_line
 from ._configuration import Configuration
 from ._loop import ChatResult, run_chat
 from ._model_side import AgentModel
-from ._resume import resume
+from ._resume import kept_sessions, resume
 from ._session import Session
 from ._settings import Settings
 from ._texts import DEFAULT_SYSTEM, LOADING_PROVIDER, NOTICE
 from ._toolbox import Toolbox
 from .archive._archive import data_dir
+from .archive._listing import PastSession
 from .models._call import RetryPolicy
 from .models._discovery import find_local_models, first_run_notice
 from .models._litellm import import_pending
@@ -91,8 +92,11 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         self._configuration = Configuration(settings)
         current = self.settings()
         self.model: ChatModel = chat_model(model, current, on_status=self._status_line)
-        self.notice: str | None = (NOTICE if model is None and current.model is None
-                                   and not current.local_model_path else None)
+        self.notice: str | None = None
+        # the first notice says which model answers — decided when it is shown, from the
+        # model in use then (a model chosen before the first chat is not the embedded one)
+        self._welcome = model is None and current.model is None and not (
+            current.local_model_path)
         self.system = system
         self.delegate_model = delegate_model
         self.namespace = namespace if namespace is not None else vars(__main__)
@@ -144,15 +148,20 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         self.notice = line if self.notice is None else f"{self.notice}\n{line}"
 
     def take_notice(self) -> str | None:
-        """A one-time notice for the user (e.g. which model answers), then None. While the
-        embedded default answers, the first notice also names the best model already on
-        this machine (a local server or a GGUF: looked for once per process, on loopback,
-        in well under a second) and the call that uses it; it never switches by itself."""
+        """A one-time notice for the user (e.g. which model answers), then None. The first
+        one names the model in use when it is taken: while the embedded default answers, it
+        says so and names the best model already on this machine (a local server or a GGUF:
+        looked for once per process, on loopback, in well under a second) and the call that
+        uses it — it never switches by itself; a model chosen since needs no such line."""
+        lines = []
+        if self._welcome:
+            self._welcome = False
+            if self.bundled_model:
+                found = first_run_notice(find_local_models())
+                lines = [NOTICE] + ([found] if found is not None else [])
         notice, self.notice = self.notice, None
-        if notice is not None and notice.startswith(NOTICE):
-            found = first_run_notice(find_local_models())
-            notice = notice if found is None else f"{notice}\n{found}"
-        return notice
+        lines += [notice] if notice is not None else []
+        return "\n".join(lines) or None
 
     def use_model(self, model: str | ChatModel) -> None:
         """Chat with `model` from now on, in the same session (`"local"`: the embedded one).
@@ -160,9 +169,18 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         at a chat's start), so the meter shows the real one before the next chat.
         A command: it returns nothing, so a notebook cell ending with it shows no object
         repr (`agent.model` is the model in use)."""
-        if isinstance(self.model, EmbeddedModel):  # its lines are no longer this agent's
-            self.model.unlisten(self._status_line)
-        self.model = chat_model(model, self.settings(), on_status=self._status_line)
+        before = self.model
+        if isinstance(before, EmbeddedModel):  # its lines are no longer this agent's
+            before.unlisten(self._status_line)
+        chosen = chat_model(model, self.settings(), on_status=self._status_line)
+        if isinstance(before, EmbeddedModel) and isinstance(chosen, EmbeddedModel) and (
+                (before.path, before.context_window, before.max_output)
+                == (chosen.path, chosen.context_window, chosen.max_output)):
+            chosen = before  # the same embedded model: its server (or its start) is kept
+            chosen.listen(self._status_line)
+        self.model = chosen
+        if isinstance(before, EmbeddedModel) and before is not chosen:
+            before.release()  # its server (or the warm start under way) is not kept for it
         self._answers.model_changed()
         self._answers.probe(tentative=True)  # a server not up yet is asked again at the chat
         self.session.model_changed()
@@ -216,6 +234,14 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         session id or an archive file's path (later records go to that same file);
         `options` go to `Agent` (e.g. `model=`)."""
         return resume(cls, session, options)
+
+    @staticmethod
+    def sessions(data_dir: str | Path | None = None) -> list[PastSession]:
+        """The sessions kept (in `data_dir`, default the data folder), last written first:
+        each one's id, when it started and was last written, its first request and the
+        notebook it was last the conversation of. `nbagent.current(resume=N)` resumes the
+        Nth, `Agent.resume(id)` any."""
+        return kept_sessions(Path(data_dir).expanduser() if data_dir is not None else None)
 
     def chat(
         self,

@@ -5,7 +5,7 @@ and what was billed. `Agent` in `_agent` holds the configuration and starts sess
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..engine._breakdown import Breakdown, context_breakdown
 from ..engine._controller import CompactionController
@@ -18,6 +18,7 @@ from ..engine._window import WindowInfo
 from ._billing import Billing
 from ._branch_events import Branch
 from ._model_side import AgentModel
+from ._notebook_file import output_metadata
 from ._session import Session
 from ._tool_sizes import SizedTools
 from ._toolbox import Toolbox
@@ -51,6 +52,12 @@ class AgentSessionMixin:
     @property
     def session_id(self) -> str:
         return self.session.id
+
+    def output_metadata(self) -> dict[str, Any]:
+        """The metadata a notebook output of this session carries, so the saved notebook
+        names its conversation: renamed, moved or saved under a new name, the notebook
+        still continues it at the next kernel start (`nbagent.current()`)."""
+        return output_metadata(self.session.id)
 
     def window(self) -> WindowInfo:
         """The current model's context window, and where the number came from (the

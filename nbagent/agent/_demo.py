@@ -118,21 +118,27 @@ def progress(out: TextIO, label: str = "working") -> Iterator[None]:
 
 
 def describe(state: ContextState) -> str:
-    """The context in the meter's words: what the percentage is of, the trigger, the
-    effective window and the window (docs/configuration.md, "One set of figures")."""
+    """The context as a notebook's meter line says it (`MeterReading.text` in the notebook
+    room; tests/notebook/test_decision_words.py holds them alike): the percentage and what
+    it is of, the level in the meter's words (`ContextState.level_words`), the tokens, the
+    trigger, the effective window and the window with where it came from."""
     limits = state.thresholds
-    armed = "armed" if state.auto_compact_armed else "off"
     of = "until auto-compact" if state.auto_compact_armed else "in the effective window"
-    return (f"[context: {tokens(state.tokens)} · {percent(state.percent_left)} left {of} · "
-            f"{state.level} · auto-compact at {count(limits.auto_compact)} ({armed}) · "
-            f"effective window {count(limits.effective_window)} · window "
-            f"{count(limits.context_window)} from "
-            f"{state.window_source}]")
+    status = state.level_words + (f" · {state.compaction_note}" if not state.auto_compact_armed
+                                  and state.compaction_note else "")
+    base = (f"auto-compact at {count(state.base)}" if state.auto_compact_armed
+            else f"effective window {count(state.base)}")
+    effective = (f" · effective window {count(limits.effective_window)}"
+                 if state.auto_compact_armed else "")
+    return (f"[{percent(state.percent_left)} context left {of} ({status}) · "
+            f"{tokens(state.tokens)} · {base}{effective} · window "
+            f"{count(limits.context_window)} ({state.window_source})]")
 
 
 def describe_decision(decision: Decision) -> str:
-    """A decision in the words the notebook uses (`Decision.words`), naming its trigger,
-    with what left the view and, for a failure, the failures in a row."""
+    """A decision in the words the notebook uses (`Decision.words`), saying when it ran
+    ("compacted on request (…"), with what left the view and, for a failure, the
+    failures in a row."""
     text = f"  ↳ {decision.words(trigger=True)}"
     left = decision.left_view_words()
     if left:
@@ -185,7 +191,7 @@ def run(window: int = 2048, offline: bool = False, out: TextIO = sys.stdout) -> 
             except NbagentError as error:
                 print(f"agent: (stopped) {error}", file=out)
                 return
-        print(f"agent: {result.text.strip()[:400]}", file=out)
+        print(f"agent: {result.text.strip()}", file=out)  # whole, as a notebook shows it
         print(describe(agent.context_state()), file=out, flush=True)
 
     for question, tool_name in QUESTIONS:  # the stand-in picks its own tools

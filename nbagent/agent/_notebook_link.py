@@ -1,8 +1,11 @@
 """Which conversation a notebook continues. A kernel learns its notebook's path from
 Jupyter Server (`JPY_SESSION_NAME`), ipykernel (`__session__`) or VS Code
-(`__vsc_ipynb_file__`); a small pointer file per notebook in the data folder names the
-session it last chatted in, so reopening the notebook continues that conversation.
-A renamed or copied notebook has another path, so it starts its own conversation.
+(`__vsc_ipynb_file__`); a small pointer file per notebook path in the data folder names
+the session it last chatted in (and the file it was then), and the saved notebook's own
+outputs name their sessions (`_notebook_file`). `conversation_for` weighs the two: the
+same notebook reopened, renamed, moved or saved under a new name at its first save
+continues its conversation; a copy, while the notebook it was copied from still claims
+that conversation, starts its own and says which one it was copied from.
 """
 
 from __future__ import annotations
@@ -12,14 +15,17 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._notebook_file import STARTED_IN, identity, notebook_file, sessions_named
 from .archive._archive import data_dir
 from .archive._private_files import private_folder
 
 POINTERS = "notebooks"
+EARLIER_KEPT = 50  # the sessions a notebook had before its current one, for `sessions()`
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -48,49 +54,159 @@ def notebook_path(namespace: Mapping[str, Any] | None = None) -> str | None:
     return None
 
 
-# A relative notebook path (an older Jupyter Server's) is keyed from the folder the kernel
-# was in when nbagent was imported, not the working directory of the moment: a notebook
-# whose code changes directory must keep finding its conversation.
-try:
-    _STARTED_IN = Path.cwd()
-except OSError:  # the folder was deleted: absolute paths still key as they are
-    _STARTED_IN = Path.home()
-
-
 def notebook_key(path: str) -> str:
     """A file name for the notebook at `path`: its stem (readable) and a hash of the
     resolved path (unique)."""
-    resolved = str((_STARTED_IN / Path(path).expanduser()).resolve(strict=False))
+    resolved = str((STARTED_IN / Path(path).expanduser()).resolve(strict=False))
     digest = hashlib.sha256(resolved.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     stem = _SLUG.sub("-", Path(path).stem).strip("-.")[:40] or "notebook"
     return f"{stem}-{digest}"
 
 
+@dataclass
+class Pointer:
+    """One notebook path's pointer: the session it chats in, the file it was when linked
+    (its resolved path and identity, None when not found then) and its earlier sessions."""
+
+    notebook: str
+    session: str
+    file: str | None = None
+    identity: list[int] | None = None
+    earlier: list[str] = field(default_factory=list)
+
+    @classmethod
+    def read(cls, pointer: Path) -> Pointer | None:
+        try:
+            with open(pointer, encoding="utf-8") as file:
+                record = json.load(file)
+        except (OSError, ValueError):
+            return None
+        if not isinstance(record, dict):
+            return None
+        notebook, session = record.get("notebook"), record.get("session")
+        if not (isinstance(notebook, str) and isinstance(session, str) and session):
+            return None
+        file_, ident = record.get("file"), record.get("identity")
+        earlier = record.get("earlier")
+        return cls(notebook, session, file_ if isinstance(file_, str) else None,
+                   ident if isinstance(ident, list) and len(ident) == 2 else None,
+                   [e for e in earlier if isinstance(e, str)] if isinstance(earlier, list)
+                   else [])
+
+    def still_claims(self, session: str) -> bool:
+        """Whether the notebook this pointer was made for still has `session`: its file is
+        there, the same file, and its saved outputs name the session (or cannot be read)."""
+        if self.file is None:
+            return False
+        file = Path(self.file)
+        if self.identity is not None and identity(file) != self.identity:
+            return False  # gone, or another file under its old name
+        named = sessions_named(file)
+        return named is None and file.is_file() or named is not None and session in named
+
+
+def _pointer_file(path: str, directory: Path | None) -> Path:
+    return (directory or data_dir()) / POINTERS / f"{notebook_key(path)}.json"
+
+
+def pointer_of(path: str, directory: Path | None = None) -> Pointer | None:
+    """The pointer of the notebook at `path`, if any."""
+    return Pointer.read(_pointer_file(path, directory))
+
+
 def linked_session(path: str, directory: Path | None = None) -> str | None:
     """The session id the notebook at `path` last chatted in, if any."""
-    pointer = (directory or data_dir()) / POINTERS / f"{notebook_key(path)}.json"
-    try:
-        with open(pointer, encoding="utf-8") as file:
-            record = json.load(file)
-    except (OSError, ValueError):
-        return None
-    session = record.get("session") if isinstance(record, dict) else None
-    return session if isinstance(session, str) and session else None
+    found = pointer_of(path, directory)
+    return found.session if found is not None else None
 
 
-def link(path: str, session_id: str, directory: Path | None = None) -> None:
-    """Remember that the notebook at `path` chats in `session_id` (replaced atomically)."""
+def pointers(directory: Path | None = None) -> list[tuple[Path, Pointer]]:
+    """Every notebook pointer in the data folder, with its file."""
+    folder = (directory or data_dir()) / POINTERS
+    found = []
+    for pointer in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        read = Pointer.read(pointer)
+        if read is not None:
+            found.append((pointer, read))
+    return found
+
+
+def link(path: str, session_id: str, directory: Path | None = None,
+         earlier: list[str] | None = None) -> None:
+    """Remember that the notebook at `path` chats in `session_id`, and which file it is now
+    (replaced atomically); its previous sessions and `earlier` ones are kept, newest first."""
     folder = (directory or data_dir()) / POINTERS
     private_folder(folder, follow=True)
     target = folder / f"{notebook_key(path)}.json"
+    before = Pointer.read(target)
+    kept = ([before.session, *before.earlier] if before is not None else []) + (earlier or [])
+    kept = [s for s in dict.fromkeys(kept) if s != session_id][:EARLIER_KEPT]
+    file = notebook_file(path)
+    # not saved yet: where it will be, as this kernel reads the path (it has no identity)
+    where = file if file is not None else (STARTED_IN / Path(path).expanduser()).resolve(
+        strict=False)
+    record = {"notebook": path, "session": session_id, "file": str(where),
+              "identity": identity(file), "earlier": kept}
     temporary = folder / f".{target.name}.{os.getpid()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     descriptor = os.open(temporary, flags, 0o600)
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            json.dump({"notebook": path, "session": session_id}, file)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            json.dump(record, handle)
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """Which conversation a notebook continues (`session`, None: a new one), and why:
+    `was` names the notebook it had that conversation as (renamed, moved, saved under a
+    new name); `copy_of` the notebook that still claims the conversation this one's
+    outputs name (`copied`): this one is a copy and starts its own."""
+
+    session: str | None
+    was: str | None = None
+    copy_of: str | None = None
+    copied: str | None = None
+    gone: tuple[Path, ...] = ()  # pointers of notebooks no longer there, to fold in
+
+
+def conversation_for(path: str, directory: Path,
+                     archived: Callable[[str], int | None]) -> Conversation:
+    """Which conversation the notebook at `path` continues. `archived(session)` is the
+    session's archive sequence (None: no archive). In order:
+
+    1. its own pointer's session, if its notebook file is the one linked, or its outputs
+       name that session, or the file cannot be read — unless another notebook still
+       claims it (a new notebook under a renamed one's old name);
+    2. else the newest session its saved outputs name: continued when no other notebook
+       claims it (the one it was renamed or moved from is gone), a copy otherwise;
+    3. else none: a new conversation.
+    """
+    file = notebook_file(path)
+    named = sessions_named(file)
+    others = [(p, read) for p, read in pointers(directory)
+              if p.name != f"{notebook_key(path)}.json"]
+
+    def claimed(session: str) -> Pointer | None:
+        return next((read for _, read in others
+                     if read.session == session and read.still_claims(session)), None)
+
+    own = pointer_of(path, directory)
+    if own is not None and archived(own.session) is not None:
+        same = own.identity is None or identity(file) in (None, own.identity)
+        if (named is None or own.session in named or same) and claimed(own.session) is None:
+            return Conversation(own.session)
+    candidates = [s for s in named or () if archived(s) is not None]
+    if not candidates:
+        return Conversation(None)
+    newest = max(candidates, key=lambda s: archived(s) or 0)
+    holder = claimed(newest)
+    if holder is not None:
+        return Conversation(None, copy_of=holder.notebook, copied=newest)
+    gone = tuple(p for p, read in others if read.session == newest)
+    was = next((read.notebook for _, read in others if read.session == newest), None)
+    return Conversation(newest, was=was, gone=gone)

@@ -23,17 +23,19 @@ Message = dict[str, Any]
 
 
 def with_context(messages: list[Message], context: str | None) -> list[Message]:
-    """The request with the notebook context after the latest plain user message's text
-    (a copy; the history never stores it), after a tool result never (the model reads it
-    as the tool's output). For models that take no notes (`takes_notes`: a model of one's
-    own, the embedded one, a local server, Gemini); at a provider that caches prompts the
-    context is a note in the history instead, so no request edits what an earlier sent."""
+    """The request with the notebook context in the latest plain user message, before its
+    text — the question is what the model reads last (a small model named the columns the
+    context lists more often so) — in a copy; the history never stores it; in a tool
+    result never (the model reads it as the tool's output). For models that take no notes
+    (`takes_notes`: a model of one's own, the embedded one, a local server, Gemini); at a
+    provider that caches prompts the context is a note in the history instead, so no
+    request edits what an earlier sent."""
     if not context:
         return messages
     for index in range(len(messages) - 1, 0, -1):
         message = messages[index]
         if is_plain_user(message) and isinstance(message.get("content"), str):
-            sent = {**message, "content": f"{message['content']}\n\n[{context}]"}
+            sent = {**message, "content": f"[{context}]\n\n{message['content']}"}
             return [*messages[:index], sent, *messages[index + 1:]]
     return messages
 

@@ -1,18 +1,22 @@
-"""Resuming a session from its archive after a kernel restart: which archive a session id
-or path means, the agent rebuilt with the model and system prompt it had, and the
-session taking over the replayed history, outputs, breaker count and archive.
+"""Resuming a session from its archive after a kernel restart: the sessions kept to choose
+from (with the notebooks they were the conversation of), which archive a session id or
+path means, the agent rebuilt with the model and system prompt it had, and the session
+taking over the replayed history, outputs, breaker count and archive.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from ..engine._exceptions import ArchiveError
+from ._notebook_link import pointers
 from ._session import Session
 from ._settings import Settings
 from .archive import _archive
+from .archive._listing import PastSession, past_sessions
 from .archive._replay import ArchivedOutputs
 from .models._resolve import LOCAL_MODEL, is_local
 
@@ -24,6 +28,20 @@ class Resumable(Protocol):
 
 
 A = TypeVar("A", bound=Resumable)
+
+
+def kept_sessions(directory: Path | None = None) -> list[PastSession]:
+    """The sessions kept in the data folder, last written first, each with the notebook it
+    was last the conversation of (from the notebooks' pointers: current, then earlier)."""
+    folder = directory or _archive.data_dir()
+    notebooks: dict[str, str] = {}
+    found = pointers(folder)
+    for _, pointer in found:
+        notebooks.setdefault(pointer.session, pointer.notebook)
+    for _, pointer in found:
+        for session in pointer.earlier:
+            notebooks.setdefault(session, pointer.notebook)
+    return [replace(past, notebook=notebooks.get(past.id)) for past in past_sessions(folder)]
 
 
 def archive_for(session: str | Path, options: dict[str, Any]) -> _archive.Archive:

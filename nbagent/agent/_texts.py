@@ -20,6 +20,15 @@ from .providers._errors import auth_hint
 LOADING_PROVIDER = "loading the provider library (litellm), once per kernel…"
 NOTICE = ("answers come from the embedded SmolLM2-135M, a very small model (no API key, no "
           "network); agent.use_model(NAME) picks any litellm model")
+# what the first chat in a notebook says about the conversation it is in
+CONTINUING = ("continuing this notebook's conversation ({turns} user messages, session "
+              "{session}{was}); start fresh with nbagent.new_session()")
+COPY = ("a new conversation: this notebook is a copy of {original}, which keeps its "
+        "conversation (session {session}); to continue that one here instead: "
+        "nbagent.current(resume='{session}')")
+HELD = ("a new conversation: this notebook's conversation (session {session}) is open in "
+        "another kernel; to continue it here, shut that kernel down, then: "
+        "nbagent.current(resume='{session}')")
 DEFAULT_SYSTEM = (
     "You are a data-science assistant working inside the user's Jupyter notebook. Use the "
     "tools to look at their variables and files before answering; quote exact names; keep "

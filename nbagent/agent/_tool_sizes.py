@@ -2,8 +2,8 @@
 `TOOLS_SHARE` of the effective window — first to their lean form (the first sentence of
 each description, each argument's name and type: what the embedded model is shown), then to
 a leaner one (a short description, the required arguments only), then, still over, the
-tools the bundled small model is not offered either are left out, the latest offered first
-and those that run code last.
+built-ins that are not `essential` (the built-in table says which are) are left out, the
+latest offered first and those that run code last.
 A tool left out still runs when the model calls it. `%context` says what they cost.
 """
 
@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine import _figures as figures
-from .models._local_terms import SMALL_MODEL_SKIPS
 from .tools._builtin import BUILTIN_TOOLS
 
 Schema = dict[str, Any]
@@ -86,7 +85,7 @@ def sized_tools(schemas: Sequence[Schema], budget: int,
         if tokens <= budget:
             return SizedTools(offered, form, (), tokens, full_tokens)
     names = [s.get("function", s)["name"] for s in offered]
-    skipped = [n for n in reversed(names) if n in SMALL_MODEL_SKIPS]
+    skipped = [n for n in reversed(names) if n in BUILTIN_TOOLS and not BUILTIN_TOOLS[n].essential]
     # the tools that run code (opted in or out by a setting) go last: they do the work
     order = sorted(skipped, key=lambda n: n in BUILTIN_TOOLS and bool(BUILTIN_TOOLS[n].opt_in))
     left: list[str] = []

@@ -18,6 +18,11 @@ Action = Literal["none", "skipped", "compacted", "failed"]
 MAX_FAILURES = 3  # consecutive failed compactions that open the circuit breaker
 
 
+# When each trigger compacts, in words (`Decision.words(trigger=True)`: the demo's lines)
+TRIGGER_WORDS = {"auto": "at the auto-compact trigger", "midloop": "mid-turn",
+                 "manual": "on request", "overflow": "after the server's \"prompt too long\""}
+
+
 class Decision(BaseModel):
     """What one controller call did, and why. Every controller call returns one."""
 
@@ -54,26 +59,26 @@ class Decision(BaseModel):
     def words(self, *, brief: bool = False, trigger: bool = False) -> str:
         """One line for this decision: "compacted (L2 memory): 1,972 → 1,463 tokens,
         1 summarizer call" (" — undone" once undone), or why nothing was compacted, or why it
-        failed. `trigger` names what asked ("manual compaction compacted (…"); `brief` is
-        the meter's "L2 memory: 1,972 → 1,463" ("(undone)" once undone)."""
+        failed. `trigger` says when, after the verb ("compacted on request (…",
+        `TRIGGER_WORDS`); `brief` is the meter's "L2 memory: 1,972 → 1,463" ("(undone)"
+        once undone)."""
         levels = " → ".join(self.levels)
         if brief:
             text = f"{levels}: {figures.count(self.tokens_before)} → " \
                 f"{figures.count(self.tokens_after)}"
             return f"{text} (undone)" if self.undone else text
-        asked = f"{self.trigger} " if trigger else ""
+        when = f" {TRIGGER_WORDS.get(self.trigger, self.trigger)}" if trigger else ""
         if self.action == "compacted":
             plural = "" if self.summary_calls == 1 else "s"
             calls = f"{figures.count(self.summary_calls)} summarizer call{plural}"
             undone = " — undone" if self.undone else ""
-            return (f"{asked}{'compaction ' if trigger else ''}compacted ({levels}): "
+            return (f"compacted{when} ({levels}): "
                     f"{figures.count(self.tokens_before)} → "
                     f"{figures.tokens(self.tokens_after)}, {calls}{undone}")
         if self.action == "failed":
-            return (f"{asked}compaction failed: {self.reason} — the history is unchanged "
+            return (f"compaction failed{when}: {self.reason} — the history is unchanged "
                     f"({figures.tokens(self.tokens_before)})")
-        head = f"{asked}compaction: nothing compacted" if trigger else "nothing compacted"
-        return f"{head}: {self.reason} ({figures.tokens(self.tokens_before)})"
+        return f"nothing compacted{when}: {self.reason} ({figures.tokens(self.tokens_before)})"
 
     def left_view_words(self) -> str:
         """What left the model's view and how to bring it back ("" when nothing did, or

@@ -108,6 +108,20 @@ class ContextState:
         return _base(self.thresholds, self.auto_compact_armed)
 
     @property
+    def shown_level(self) -> Level:
+        """The level a meter shows: `level`, raised to "warning" while the circuit breaker
+        is open (summaries failing is worth one)."""
+        return "warning" if self.level == "ok" and self.breaker_open else self.level
+
+    @property
+    def level_words(self) -> str:
+        """The shown level in the meter's words (`METER_LEVELS`): "compacting soon" rather
+        than "error" — and "nearly full" when no automatic compaction is coming."""
+        if self.shown_level == "error" and not self.auto_compact_armed:
+            return "nearly full"
+        return next(m.words for m in METER_LEVELS if m.name == self.shown_level)
+
+    @property
     def compaction_note(self) -> str | None:
         """Why automatic compaction is not armed, in words (None when it is)."""
         if not self.thresholds.auto_compact_enabled:

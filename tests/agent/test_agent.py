@@ -260,7 +260,7 @@ def test_the_first_notice_names_a_model_already_on_the_machine_and_never_switche
     notice = agent.take_notice() or ""
     first, found = notice.splitlines()
     assert first.startswith("answers come from the embedded SmolLM2-135M")
-    assert "qwen2.5-7b-instruct-q4_k_m" in found and "use_model(" in found
+    assert "qwen2.5-7b-instruct-q4_k_m" in found and "local_model_path=" in found
     assert agent.take_notice() is None and agent.model.name == "local/smollm2"
     assert Agent(model=ScriptedModel(), archive=False).take_notice() is None
 

@@ -16,9 +16,11 @@ def test_the_offline_demo_chats_and_compacts_on_request() -> None:
     text = out.getvalue()
     assert "a stand-in model, window 2,048 tokens" in text
     assert text.count("\nyou: ") == 9 and "→ list_variables()" in text
-    assert f"/compact {FOCUS}" in text and "manual compaction compacted" in text
+    assert f"/compact {FOCUS}" in text and "compacted on request (" in text
     assert decisions[-1].trigger == "manual" and decisions[-1].focus == FOCUS
-    assert "% left until auto-compact · " in text and "window 2,048 from env" in text
+    assert "% context left until auto-compact (ok) · " in text and "window 2,048 (env)" in text
+    assert "compaction compacted" not in text
+    assert text.count("```") == 2 * text.count("agent: Here is what I found")  # replies whole
 
 
 def test_bad_arguments_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

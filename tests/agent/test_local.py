@@ -246,6 +246,6 @@ def test_the_readmes_main_job_runs_with_the_real_model() -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     text = out.stdout
     assert "SmolLM2-135M on llama.cpp, window 2,048 tokens" in text
-    assert "auto compaction compacted" in text and "manual compaction compacted" in text
-    assert "overflow compaction compacted" in text  # a real "prompt too long", recovered
-    assert "% left" in text and "→ show_rows(" in text
+    assert "compacted at the auto-compact trigger (" in text and "compacted on request (" in text
+    assert 'compacted after the server\'s "prompt too long" (' in text  # a real one, recovered
+    assert "% context left" in text and "→ show_rows(" in text

@@ -17,13 +17,13 @@ from tests.helpers import add, make_agent
 
 def test_for_a_model_of_ones_own_the_context_joins_the_latest_plain_user_message() -> None:
     asked = [{"role": "system", "content": "s"}, {"role": "user", "content": "why?"}]
-    assert with_context(asked, "x: int = 1")[-1]["content"] == "why?\n\n[x: int = 1]"
+    assert with_context(asked, "x: int = 1")[-1]["content"] == "[x: int = 1]\n\nwhy?"
     assert asked[-1]["content"] == "why?"  # a copy
     answered = [*asked, {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "c1", "content": "42"}]
     sent = with_context(answered, "x: int = 1")  # the tool result stays the tool's own
-    assert sent[2:] == answered[2:] and sent[1]["content"] == "why?\n\n[x: int = 1]"
+    assert sent[2:] == answered[2:] and sent[1]["content"] == "[x: int = 1]\n\nwhy?"
     memory = [*asked[:1], {"role": "user", "content": f"{MEMORY_HEADER}\n- notes"}]
     assert with_context(memory, "x") == memory  # a block nbagent wrote is not the user's
     assert with_context(asked, None) is asked
@@ -35,7 +35,7 @@ def test_a_model_of_ones_own_sees_the_context_on_the_users_message_and_tool_resu
     agent, _ = make_agent(model, tools=[add], namespace={"rows": 10})
     agent.chat("add things")
     first, second = model.requests
-    assert first[-1]["content"].startswith("add things\n\n[") and "rows: int = 10" in str(
+    assert first[-1]["content"].endswith("]\n\nadd things") and "rows: int = 10" in str(
         first[-1]["content"])
     assert second[:len(first)] == first and second[-1]["content"] == "3"  # the tool's own
     assert all("rows: int" not in str(m.get("content")) for m in agent.history)
@@ -111,7 +111,7 @@ def test_the_notebook_context_is_sent_but_never_stored() -> None:
     agent, _ = make_agent(model, namespace={"df": frame})
     agent.chat("what columns does df have?")
     sent = model.requests[0][-1]["content"]
-    assert sent.startswith("what columns does df have?") and "visitors" in sent
+    assert sent.endswith("]\n\nwhat columns does df have?") and "visitors" in sent
     assert agent.history[1] == {"role": "user", "content": "what columns does df have?"}
 
 

@@ -1,8 +1,8 @@
 """Tool schemas sized to the window (`agent/_tool_sizes`): in full while they fit 15% of the
 effective window, else lean (the first sentence, the arguments' types), leaner (a short
-description, the required arguments), then the built-ins the small model is not offered
-either are left out, those that run code last. What is offered is what each request sends,
-and what the session counts."""
+description, the required arguments), then the built-ins that are not `essential` are left
+out, those that run code last. What is offered is what each request sends, and what the
+session counts."""
 
 from __future__ import annotations
 

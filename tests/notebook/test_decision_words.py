@@ -13,6 +13,7 @@ from nbagent.widgets._report import left_view_words
 
 from nbagent import Decision
 from nbagent.demo import describe_decision
+from nbagent.engine._decision import TRIGGER_WORDS
 
 LEFT = "Left the view: turns 1–4 folded into the session memory (~1,200 tokens)"
 
@@ -43,7 +44,9 @@ def test_the_notebook_the_meter_and_the_demo_say_a_decision_in_the_same_words(
     assert words == made.words()
     demo = describe_decision(made).splitlines()
     assert demo[0] == f"  ↳ {made.words(trigger=True)}"
-    assert demo[0].endswith(words) and demo[0].startswith(f"  ↳ {made.trigger} compaction")
+    when = TRIGGER_WORDS[made.trigger]  # the demo says when, after the notebook's verb
+    assert demo[0].removeprefix("  ↳ ").replace(f" {when}", "", 1) == words
+    assert "compaction compacted" not in demo[0]
     if made.changed:  # the meter's short form (it shows only these): the same figures
         short = compaction_text(made)
         assert "(" + short.removesuffix(" (undone)").replace(": ", "): ", 1) in words
@@ -62,8 +65,28 @@ def test_what_left_the_view_is_said_alike_and_only_while_it_is_out() -> None:
 
 def test_the_demo_shows_the_failures_in_a_row_under_a_failure() -> None:
     lines = describe_decision(CASES["failed"]).splitlines()
-    assert lines == ["  ↳ auto compaction failed: the summarizer timed out — the history is "
-                     "unchanged (6,900 tokens)", "    (failures in a row: 2)"]
+    assert lines == ["  ↳ compaction failed at the auto-compact trigger: the summarizer timed "
+                     "out — the history is unchanged (6,900 tokens)", "    (failures in a row: 2)"]
     assert describe_decision(CASES["compacted"]).splitlines()[0] == (
-        "  ↳ auto compaction compacted (L1 snip → L2 memory): 6,900 → 1,200 tokens, "
-        "1 summarizer call")
+        "  ↳ compacted at the auto-compact trigger (L1 snip → L2 memory): 6,900 → 1,200 "
+        "tokens, 1 summarizer call")
+
+
+@pytest.mark.parametrize(("tokens", "settings", "breaker"), [
+    (500, {}, False), (6_200, {}, False), (6_750, {}, False), (7_900, {}, False),
+    (6_750, {"disable_compact": True}, False), (500, {}, True)],
+    ids=["ok", "warning", "compacting soon", "blocked", "auto-compact off", "breaker open"])
+def test_the_demos_context_line_is_the_notebooks_meter_line(
+        tokens: int, settings: dict[str, Any], breaker: bool) -> None:
+    from nbagent.widgets._reading import MeterReading
+    from nbagent.widgets._texts import notebook_words
+
+    from nbagent import Settings, context_state, resolve_window
+    from nbagent.demo import describe
+
+    chosen = Settings(max_context_tokens=8_192, **settings)
+    window = resolve_window("local/test", settings=chosen)
+    state = context_state(window, tokens, breaker_open=breaker, settings=chosen)
+    shown = MeterReading.of(state).text().removeprefix("nbagent: ")
+    assert notebook_words(describe(state)) == f"[{shown}]"
+    assert "(error)" not in describe(state)  # the meter's words, not the level's name

@@ -99,8 +99,8 @@ def test_models_lists_what_was_found_with_window_tools_and_the_call(
     shown = plain(captured)[0]
     assert shown.startswith("qwen2.5-0.5b-instruct-q4_k_m.gguf (")
     assert "window 32,768 tokens from GGUF metadata (trained length), tool calls" in shown
-    assert f"use it: nbagent.current().use_model(nbagent.local.local_model(path={str(model)!r}" \
-        in shown
+    assert ("use it: nbagent.current().configure(model='local', local_model_path="
+            f"{str(model)!r}, local_n_ctx=8192)") in shown
     assert "as found" not in shown  # a fresh look
     model.unlink()
     with capture_output() as cached:
@@ -129,13 +129,17 @@ class StartableModel(ScriptedModel):
 ], ids=["embedded", "hosted"])
 def test_loading_the_extension_warms_the_embedded_model_only(model: ScriptedModel,
                                                             started: int) -> None:
-    """%load_ext starts the server of a session's model that has one; a hosted model's
-    session starts nothing."""
+    """%load_ext starts the server of a session's model that has one, once the loading
+    cell has run; a hosted model's session starts nothing, nor a load from outside a cell."""
     shell = InteractiveShell.instance()
     StartableModel.started = 0
     nbagent.set_current(Agent(model=model, namespace={}, archive=False))
     try:
-        nbagent.load_ipython_extension(shell)
+        nbagent.load_ipython_extension(shell)  # outside a cell: the next cell cancels it
+        shell.run_cell("x = 1", store_history=True)
+        assert StartableModel.started == 0
+        shell.run_cell("import nbagent; nbagent.load_ipython_extension(get_ipython())",
+                       store_history=True)  # as %load_ext runs it in a fresh kernel
     finally:
         nbagent.agent._current._current = None
     assert StartableModel.started == started

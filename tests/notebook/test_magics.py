@@ -187,6 +187,48 @@ def test_chat_resume_brings_back_the_latest_session(ip: InteractiveShell,
     assert nbagent.current().history.messages == first.history.messages
 
 
+def test_chat_sessions_lists_the_sessions_and_resume_takes_a_number_from_it(
+        ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "visits.ipynb"))
+    nbagent.agent._current._current = None
+    first = nbagent.current(model=ScriptedModel(default=reply("noted")))
+    with capture_output():
+        ip.run_line_magic("chat", "Which Country has the best Visitor Rating?")
+    with capture_output():
+        ip.run_line_magic("chat", "--new Plot visits by month")
+    with capture_output() as listed:
+        ip.run_line_magic("chat", "--sessions")
+    lines = "".join(o.data["text/plain"] for o in listed.outputs).splitlines()
+    assert "%chat --resume N" in lines[0]
+    assert lines[1].startswith(" 1. visits.ipynb · started ")
+    assert "“Plot visits by month”" in lines[1] and lines[1].endswith("← this kernel's session")
+    assert lines[2].startswith(" 2. visits.ipynb") and first.session_id in lines[2]
+    assert "“Which Country has the best Visitor Rating?”" in lines[2]
+    with capture_output() as resumed:
+        ip.run_line_magic("chat", "--resume 2")
+    assert f"resumed session {first.session_id}" in str([o.data for o in resumed.outputs])
+    assert nbagent.current().session_id == first.session_id
+
+
+def test_each_chat_cells_meter_line_names_its_session_in_the_saved_notebook(
+        ip: InteractiveShell) -> None:
+    # what a notebook renamed or moved since is found again by (`nbagent.current()`)
+    agent = session(ScriptedModel(default=reply("noted")))
+    with capture_output() as first:
+        ip.run_cell_magic("chat", "", "hello")
+    with capture_output() as second:
+        ip.run_cell_magic("chat", "--new", "hello again")
+
+    def named(captured: Any) -> list[Any]:
+        return [o.metadata.get("nbagent") for o in captured.outputs
+                if "nbagent-meter-body" in o.data.get("text/html", "")]
+
+    assert named(first) and all(m == {"session": agent.session_id} for m in named(first))
+    fresh = nbagent.current().session_id
+    assert fresh != agent.session_id
+    assert named(second) and all(m == {"session": fresh} for m in named(second))
+
+
 def test_a_broken_stream_is_not_shown_twice(ip: InteractiveShell) -> None:
     from nbagent import RetryPolicy
     from nbagent.testing import Step
@@ -214,14 +256,35 @@ def test_a_trailing_question_mark_is_a_question_not_a_help_request(ip: Interacti
 def test_the_embedded_model_notice_shows_once_and_not_on_stderr(
         ip: InteractiveShell, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     agent = nbagent.set_current(Agent(namespace={}))  # the default: the embedded model
-    agent.use_model(ScriptedModel(default=reply("hi")))  # keep the test offline
+    # keep the test offline: a stand-in under the embedded model's name
+    agent.use_model(ScriptedModel(default=reply("hi"), name="local/smollm2"))
     texts = []
     for _ in range(2):
         with capture_output() as captured:
             ip.run_cell_magic("chat", "", "hello")
         texts.append(str([o.data.get("text/plain") for o in captured.outputs]))
         assert captured.stderr == ""
-    assert "SmolLM2-135M" in texts[0] and "SmolLM2-135M" not in texts[1]
+    assert "answers come from the embedded SmolLM2-135M" in texts[0]
+    assert "answers come from" not in texts[1]  # (each reply's footer names it still)
+
+
+@pytest.mark.parametrize("choose", [
+    lambda ip, agent: ip.run_line_magic("nbagent", "model=openai/gpt-4o-mini"),
+    lambda ip, agent: agent.use_model("openai/gpt-4o-mini"),
+], ids=["%nbagent model=", "use_model"])
+def test_a_model_chosen_before_the_first_chat_is_the_one_the_notice_names(
+        ip: InteractiveShell, choose: Any) -> None:
+    # the README's pattern: %load_ext (the embedded default), then another model
+    agent = nbagent.set_current(Agent(namespace={}))
+    with capture_output():
+        choose(ip, agent)
+    assert agent.model.name == "openai/gpt-4o-mini"
+    agent.use_model(ScriptedModel(default=reply("hi"), name="openai/gpt-4o-mini"))
+    with capture_output() as captured:
+        ip.run_cell_magic("chat", "", "hello")
+    shown = str([o.data.get("text/plain") for o in captured.outputs])
+    assert "hi" in shown
+    assert "SmolLM2" not in shown and "still uses" not in shown, shown
 
 
 def test_pin_lists_and_removes(ip: InteractiveShell) -> None:

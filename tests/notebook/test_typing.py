@@ -14,7 +14,10 @@ from tests.notebook.helpers import session
 
 
 def sent(model: ScriptedModel) -> list[str]:
-    return [str(request[-1]["content"]) for request in model.requests]
+    """What each request sent of the user's message: its text, without the notebook
+    context a request puts before it (the shell's variables, from earlier tests too)."""
+    texts = [str(request[-1]["content"]) for request in model.requests]
+    return [t.split("]\n\n", 1)[1] if t.startswith("[Notebook state") else t for t in texts]
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
 """`%load_ext nbagent` in a real python3 kernel (jupyter_client, ipykernel): the embedded
-model's server starts only for a session that will use it — a session on another model
-starts no llama.cpp process at the load nor at a chat — and litellm's import runs in the
-background from the load, finished before any chat asked for it."""
+model's server starts only for a session that will use it — once the load's cell has run,
+so a model chosen in that cell (or configured) starts no llama.cpp process at the load
+nor at a chat — and litellm's import runs in the background from the load, finished
+before any chat asked for it."""
 
 from __future__ import annotations
 
@@ -81,12 +82,12 @@ def test_the_embedded_default_starts_its_server_in_the_background_at_the_load(
         tmp_path: Path) -> None:
     with started_kernel(tmp_path) as (client, pid):
         assert servers(pid) == []
-        reply, printed = run(client, "%load_ext nbagent\n"
-                                     "import nbagent\n"
-                                     "model = nbagent.current().model\n"
+        reply, printed = run(client, "%load_ext nbagent")
+        assert reply["status"] == "ok", printed
+        reply, printed = run(client, "model = nbagent.current().model\n"
                                      "print(model.loading or model.running is not None)")
         assert reply["status"] == "ok", printed
-        assert printed.strip() == "True"  # a start began at the load, and the load returned
+        assert printed.strip() == "True"  # a start began once the load's cell had run
         (server,) = poll(lambda: servers(pid), "the embedded server's process started")
         reply, printed = run(client, "import time\n"
                                      "while model.loading: time.sleep(0.2)\n"
@@ -94,6 +95,18 @@ def test_the_embedded_default_starts_its_server_in_the_background_at_the_load(
         assert printed.strip() == "True", printed
         psutil.Process(pid).kill()  # as a crashed kernel: the server ends with its parent
         server.wait(timeout=WAIT_S)
+
+
+def test_a_model_chosen_in_the_load_cell_starts_no_embedded_server(tmp_path: Path) -> None:
+    # the README's pattern: %load_ext, then %nbagent model=… in the same cell
+    with started_kernel(tmp_path) as (client, pid):
+        reply, printed = run(client, "%load_ext nbagent\n%nbagent model=openai/gpt-4o-mini")
+        assert reply["status"] == "ok", printed
+        time.sleep(3)  # a warm start would have begun at the cell's end
+        reply, printed = run(client, "print(nbagent.current().model.name, "
+                                     "'llama_cpp' in __import__('sys').modules)")
+        assert printed.split() == ["openai/gpt-4o-mini", "False"], printed
+        assert servers(pid) == []
 
 
 def test_a_session_on_another_model_never_starts_the_embedded_server(

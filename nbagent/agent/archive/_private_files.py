@@ -96,5 +96,29 @@ def try_lock(descriptor: int) -> bool:
     return True
 
 
+def is_held(path: Path) -> bool:
+    """Whether a writer (in this process or another) holds the file at `path` now."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return False
+    try:
+        status = os.fstat(descriptor)
+        with open_lock:
+            if (status.st_dev, status.st_ino) in open_files:
+                return True
+        if sys.platform == "win32":
+            return False
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        return False
+    finally:
+        os.close(descriptor)  # (and with it the shared lock just taken)
+
+
 def open_for_reading(path: Path) -> BinaryIO:
     return open(path, "rb")

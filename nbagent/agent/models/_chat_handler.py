@@ -17,6 +17,7 @@ import json
 import re
 import time
 import uuid
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,7 +40,7 @@ from ._tool_prompt import (
 
 __all__ = ["ANSWER", "CALL", "CALL_CLOSE", "CALL_OPEN", "FORMAT", "MARKERS", "TOOLS_PROMPT",
            "call_grammar", "call_text", "chat_messages", "handler", "lean_tool", "parse_calls",
-           "register", "render", "tools_text"]
+           "prompt_seed", "register", "render", "tools_text"]
 FORMAT = "nbagent-chatml"
 # A retry after a reply that was tool-call syntax when none could be called: the answer
 # may not begin with either marker (nor with a blank, which would get round that).
@@ -146,6 +147,13 @@ class _Generation:
                 self.finish = "length" if self.timed_out else choice["finish_reason"]
 
 
+def prompt_seed(prompt: str) -> int:
+    """A sampling seed from the prompt itself: a reply is reproducible for the same
+    request, and different questions do not share one stream of random draws (a fixed
+    seed started every reply with the same choices)."""
+    return zlib.crc32(prompt.encode("utf-8", "surrogatepass")) & 0x7FFFFFFF
+
+
 def call_grammar(functions: dict[str, dict[str, Any]], answer: bool) -> LlamaGrammar:
     """The reply's shape: `functions.<name>:` and arguments that tool's schema allows
     (llama-cpp-python's JSON-schema converter), or with `answer` the answer marker and any
@@ -175,6 +183,8 @@ def _events(llama: llama_cpp.Llama, messages: list[dict[str, Any]],
     if isinstance(tool_choice, dict) and tool_choice["function"]["name"] in functions:
         functions = {tool_choice["function"]["name"]: functions[tool_choice["function"]["name"]]}
     prompt = seen["prompt"] = render(llama, messages, offered)
+    if "seed" not in sampling:  # the prompt's own: the same request draws the same reply
+        sampling = {**sampling, "seed": prompt_seed(prompt)}
     chunk = _Chunks()
     yield chunk({"role": "assistant"})
     grammar = call_grammar(functions, answer=not isinstance(tool_choice, dict)) if (

@@ -62,10 +62,12 @@ class FoundModel:
 
     @property
     def call(self) -> str:
-        """The one Python call that makes the current session chat with this model."""
+        """The one Python call that makes the current session chat with this model; it
+        names only what `import nbagent` (or `%load_ext nbagent`) gives. A GGUF file is
+        served on the embedded model's server, started at the next chat."""
         if self.path is not None:
-            return (f"nbagent.current().use_model(nbagent.local.local_model("
-                    f"path={str(self.path)!r}, n_ctx={self.served_window()}))")
+            return (f"nbagent.current().configure(model='local', local_model_path="
+                    f"{str(self.path)!r}, local_n_ctx={self.served_window()})")
         return (f"nbagent.current().use_model(nbagent.LiteLLMModel({self.litellm_name!r}, "
                 f"api_base={self.api_base!r}, api_key={LOCAL_KEY!r}))")
 

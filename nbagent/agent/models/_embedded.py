@@ -60,6 +60,7 @@ class EmbeddedModel:
         self._loading: threading.Thread | None = None
         self._loading_since = 0.0
         self._failure: BaseException | None = None
+        self._released = False  # let go of (another model chosen): a start under way too
 
     def listen(self, on_status: Callable[[str], None]) -> None:
         """Send this model's status lines to `on_status` too (once, however often asked).
@@ -101,6 +102,7 @@ class EmbeddedModel:
         then waits for this same start, not a second server. A failure is raised by
         the next request (which then tries again)."""
         with self._lock:
+            self._released = False
             if self._model is not None or self.loading or self._failure is not None:
                 return False  # running, starting, or a failure the next request reports
             self._loading_since = time.monotonic()
@@ -125,7 +127,20 @@ class EmbeddedModel:
                 self._failure = failure
             return
         with self._lock:
-            self._model = model
+            if not self._released:
+                self._model = model
+                return
+        _let_go(model)  # chosen away from while it started: its server is not kept for it
+
+    def release(self) -> None:
+        """No longer in use (the agent chats with another model): its server is let go of
+        — shared with other kernels, it ends when none uses it — and a start under way is
+        let go of when it is done. The next request starts (or joins) it again."""
+        with self._lock:
+            self._released = True
+            model, self._model = self._model, None
+        if model is not None:
+            _let_go(model)
 
     def started(self, tick: float = TICK_S) -> ChatModel:
         """The served model, its server started (or the start under way awaited) if need
@@ -179,6 +194,13 @@ class EmbeddedModel:
                  on_text: TextCallback | None,
                  tool_choice: str | dict[str, Any] | None = None) -> Completion:
         return self.started().complete(messages, tools, on_text=on_text, tool_choice=tool_choice)
+
+
+def _let_go(model: ChatModel) -> None:
+    server = getattr(model, "server", None)
+    release = getattr(server, "release", None)
+    if callable(release):
+        release()
 
 
 class _Summaries:

@@ -18,9 +18,10 @@ from ..providers._errors import classify_error
 from ._chat_format import TOOL_CALLING_FORMAT
 from ._llm import Completion, LiteLLMModel
 from ._local_messages import Message, adapt_messages, tool_rounds_this_turn
-from ._local_terms import SMALL_MODEL_SKIPS as SMALL_MODEL_SKIPS  # the server's model reads it
+from ._local_terms import DECODING as DECODING  # the server's model reads them
+from ._local_terms import SMALL_MODEL_SKIPS as SMALL_MODEL_SKIPS
 from ._local_terms import SUMMARY_TOKENS as SUMMARY_TOKENS  # nbagent.local's
-from ._local_terms import local_summary_cost, summary_tokens
+from ._local_terms import asked_for, local_summary_cost, summary_tokens
 from ._prompt_counter import PromptCounter
 from ._tool_prompt import tools_text
 
@@ -28,8 +29,14 @@ REPLY_TOKENS = 512  # Settings.local_max_tokens' default: room for a chat answer
 TOOL_ROUNDS_SMALL = 1  # a 135M model makes one useful call, then loops on made-up ones
 TOOL_ROUNDS = 4
 READING = "the local model is reading the prompt ({tokens})…"  # `_figures.tokens`
-STOPPED_MID_REPLY = ("the local model's server stopped while answering (exit code {code}) and "
-                     "was restarted; ask again")
+STOPPED_MID_REPLY = ("the local model's server stopped while answering ({how}) and was "
+                     "restarted; ask again")
+ENDED_ELSEWHERE = -1000  # what `died` says of a server another process started: no exit code
+
+
+def exit_words(code: int) -> str:
+    """How a server ended, in words: its exit code, when this process could read one."""
+    return "started by another kernel" if code == ENDED_ELSEWHERE else f"exit code {code}"
 StatusCallback = Callable[[str], None]
 
 
@@ -63,7 +70,7 @@ class LocalModel(LiteLLMModel):
     cuts_prompts: ClassVar[bool] = False
     counter: PromptCounter | None = field(default=None, repr=False, compare=False)
     tool_rounds: int = TOOL_ROUNDS
-    skips: frozenset[str] = frozenset()  # tools never offered to this model (by name)
+    skips: frozenset[str] = frozenset()  # tools shown only when a turn names them
     server: KeptAlive | None = field(default=None, repr=False, compare=False)
     on_status: StatusCallback | None = field(default=None, repr=False, compare=False)
     _counts: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
@@ -95,13 +102,17 @@ class LocalModel(LiteLLMModel):
         # One streamed request whether the model calls a tool or answers: our chat
         # handler streams an answer from its first token and holds back only text that
         # begins like a tool call (then sent as the call).
-        tools = self.offered(tools)
+        tools = self.offered(tools, messages, tool_choice)
         choice = self.choose_tools(messages, tools, tool_choice)
         return self._send(adapt_messages(messages), tools, choice, on_text)
 
-    def offered(self, tools: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The tools this model is shown: all but its `skips`."""
-        return [t for t in tools if t.get("function", t).get("name") not in self.skips]
+    def offered(self, tools: Sequence[dict[str, Any]], messages: Sequence[Message] = (),
+                tool_choice: str | dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """The tools this model is shown: all but its `skips`, and of those the ones this
+        turn asks for by name (`asked_for`: "run run_code on it" offers run_code)."""
+        asked = asked_for(messages, tool_choice) if self.skips else set()
+        return [t for t in tools if (name := t.get("function", t).get("name")) not in self.skips
+                or name in asked]
 
     def tool_prompt(self, tools: Sequence[dict[str, Any]]) -> str | None:
         """The text `tools` add to this model's prompt: the lean list our chat handler
@@ -171,7 +182,7 @@ class LocalModel(LiteLLMModel):
                 raise
             self._keep_alive(served)
             if streamed:
-                raise LocalModelError(STOPPED_MID_REPLY.format(code=code)) from None
+                raise LocalModelError(STOPPED_MID_REPLY.format(how=exit_words(code))) from None
         return super().complete(adapted, shown, on_text=on_text, tool_choice=tool_choice)
 
     def _keep_alive(self, served: KeptAlive) -> None:
@@ -192,7 +203,7 @@ class LocalModel(LiteLLMModel):
         """The prompt tokens the server will count for `complete(messages, tools, ...)`:
         the chat template's framing of every message, the tool prompt the handler puts in
         the system message, all through the model's own tokenizer. No network call."""
-        offered = self.offered(tools)
+        offered = self.offered(tools, messages, tool_choice)
         choice = self.choose_tools(messages, offered, tool_choice)
         shown = offered if choice not in (None, "none") else []
         return self._counter().count_prompt(adapt_messages(messages), shown, choice)

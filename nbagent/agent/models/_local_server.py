@@ -1,14 +1,15 @@
-"""llama.cpp's OpenAI-compatible server for one GGUF, as a child process on a loopback
-port: one per (GGUF, window) per process, started on first use, kept alive (its own
-session, so the kernel's signals never reach it; restarted if it died) and stopped when
-the process (or kernel) exits."""
+"""llama.cpp's OpenAI-compatible server for one GGUF, as a process of its own on a loopback
+port, started on first use and kept alive (its own session, so the kernel's signals
+never reach it; checked before each request and restarted if it died). The embedded
+model's server (`server()`) is one per user and configuration, shared by that user's
+kernels (`_shared_server`): started by the first that needs it, reused by the others,
+gone when the last one lets go. A `LocalServer` made directly is this process's alone
+and ends with it."""
 
 from __future__ import annotations
 
 import atexit
 import json
-import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,56 +24,34 @@ from ...engine._exceptions import LocalModelError
 from ._chat_format import chat_format_for
 from ._gguf import gguf_path
 from ._local_model import (
+    DECODING,
+    ENDED_ELSEWHERE,
     REPLY_TOKENS,
     SMALL_MODEL_SKIPS,
     TOOL_ROUNDS,
     TOOL_ROUNDS_SMALL,
     LocalModel,
+    exit_words,
 )
 from ._prompt_counter import PromptCounter, prompt_counter
+from ._server_host import amx_advertised as amx_advertised  # tests and bench use these
+from ._server_host import free_port
+from ._server_host import server_threads as server_threads
+from ._shared_server import (
+    SharedServer,
+    can_share,
+    pid_alive,
+    server_key,
+    servers_folder,
+    terminate,
+)
 
 CACHE_BYTES = 256 << 20  # the server's prompt cache
 REPLY_SECONDS = 120.0  # each generation's time bound (then cut: finish_reason "length")
 CHILD = Path(__file__).with_name("_server_child.py")  # run as a script: no nbagent import
-RESTARTING = "the local model's server had stopped (exit code {code}); restarting it…"
-RESTART_FAILED = "the local model's server stopped (exit code {code}) and could not be " \
-                 "restarted: {error}"
+RESTARTING = "the local model's server had stopped ({how}); restarting it…"
+RESTART_FAILED = "the local model's server stopped ({how}) and could not be restarted: {error}"
 StatusCallback = Callable[[str], None]
-
-
-def amx_advertised(cpuinfo: str | Path = "/proc/cpuinfo") -> bool:
-    """True when the CPU says it has AMX tiles: llama.cpp then uses them, which faults in
-    VMs that advertise AMX without enabling it; the server runs without them (its gain
-    for the small models served here is small)."""
-    try:
-        with open(cpuinfo, encoding="ascii", errors="replace") as info:
-            return any(line.startswith("flags") and " amx_tile" in line for line in info)
-    except OSError:
-        return False
-
-
-def server_threads(cores: int | None = None) -> int:
-    """Threads for the server's generation and prompt reading: half the cores this process
-    may run on, at least one. llama.cpp's worker threads wait for each other by spinning
-    (llama-cpp-python 0.3 cannot attach a passively waiting threadpool), so with a thread
-    on every core one busy process (a browser, a build, the kernel streaming the reply)
-    stalls every step: 127.9 s instead of 10.4 s for one request on 2 cores, measured.
-    A 135M model gains little from more threads; see bench/embedded.py."""
-    if cores is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
-            os.cpu_count() or 1)
-    return max(1, cores // 2)
-
-
-def _free_port(wanted: int = 0) -> int:
-    """`wanted` if it can be bound now (a restart keeps its address), else any free port."""
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
-        try:
-            sock.bind(("127.0.0.1", wanted))
-        except OSError:
-            sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class LocalServer:
@@ -83,16 +62,26 @@ class LocalServer:
     threads read prompts and generate; `reply_seconds` bounds each generation in time
     (a reply cut there ends with finish_reason "length", as at the token cap). Starting is
     thread-safe: a second caller waits for the start already under way.
+
+    With `shared` (a folder, as `server()` gives its servers' folder), the server is one
+    per user and configuration: `start` joins the one another process started (checked
+    first), or starts it for all; `stop` lets go of it, ending it only when no other
+    process holds it. Without, it is this process's and `stop` ends it.
     """
 
     def __init__(self, n_ctx: int = 8192, path: str | Path | None = None, *,
-                 threads: int | None = None, reply_seconds: float = REPLY_SECONDS) -> None:
+                 threads: int | None = None, reply_seconds: float = REPLY_SECONDS,
+                 shared: Path | None = None) -> None:
         self.n_ctx = n_ctx
         self.threads = threads  # None: server_threads()
         self.reply_seconds = reply_seconds
         self.path = Path(path).expanduser() if path is not None else None
         self.port = 0
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: subprocess.Popen[bytes] | None = None  # the server, if we started it
+        self.pid: int | None = None  # the server's process, ours or another's
+        self.users = 0  # the models of this process that use it (`server()`, `release`)
+        self.shared = SharedServer(shared, server_key(**self._configuration())) if (
+            shared is not None and can_share()) else None
         self.counter: PromptCounter | None = None
         self.last_exit: int | None = None  # how the previous process ended, if it died
         self._log: Any = None
@@ -112,21 +101,37 @@ class LocalServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    def _configuration(self) -> dict[str, object]:
+        """What makes two servers the same (kernels share one only when all of it is)."""
+        return {"model": str(self.path or gguf_path()), "n_ctx": self.n_ctx,
+                "threads": self.threads or server_threads(), "reply_s": self.reply_seconds,
+                "cache": CACHE_BYTES, "python": sys.executable, "child": str(CHILD)}
+
     @property
     def alive(self) -> bool:
-        """True while the server process runs (a poll of the child: no request)."""
-        return self.process is not None and self.process.poll() is None
+        """True while the server process runs (a poll: no request)."""
+        if self.process is not None:
+            return self.process.poll() is None
+        return self.pid is not None and pid_alive(self.pid)
 
     def died(self, within: float = 0.0) -> int | None:
-        """The exit code if the process we started has ended (waiting up to `within`
-        seconds for it to end), else None — also None if it was never started or stopped."""
+        """How the server's process ended, if it has (waiting up to `within` seconds for
+        it to end): its exit code when we started it, `ENDED_ELSEWHERE` when another
+        process did; None while it runs, and if it was never started or was stopped."""
         process = self.process
-        if process is None:
+        if process is not None:
+            try:
+                return process.wait(timeout=within) if within else process.poll()
+            except subprocess.TimeoutExpired:
+                return None
+        if self.pid is None:
             return None
-        try:
-            return process.wait(timeout=within) if within else process.poll()
-        except subprocess.TimeoutExpired:
-            return None
+        deadline = time.monotonic() + within
+        while pid_alive(self.pid):
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
+        return ENDED_ELSEWHERE
 
     def ensure_running(self, on_status: StatusCallback | None = None) -> bool:
         """Before a request: True if the server had died and was restarted (the status
@@ -140,34 +145,65 @@ class LocalServer:
                 return True
             self.last_exit = code
             if on_status is not None:
-                on_status(RESTARTING.format(code=code))
+                on_status(RESTARTING.format(how=exit_words(code)))
+            if self.shared is not None and self.pid is not None:
+                self.shared.forget(self.pid)
+            self.pid = None
             try:
                 self.start()
             except LocalModelError as error:
-                raise LocalModelError(RESTART_FAILED.format(code=code, error=error)) from None
+                raise LocalModelError(RESTART_FAILED.format(how=exit_words(code),
+                                                            error=error)) from None
         return True
 
     def start(self, timeout: float = 120.0) -> LocalServer:
+        """Start the server (a shared one: join it if another process runs it), or
+        return at once if it runs."""
         with self._starting:
-            if self.alive:
+            shared = self.shared
+            if self.alive and (shared is None or shared.holding):
                 return self
-            self._launch()
-            self._wait_ready(timeout)
+            if shared is None:
+                self._launch()
+                self._wait_ready(timeout)
+                return self
+            with shared.starting():
+                if self._join(shared):
+                    return self
+                self._launch()
+                self._wait_ready(timeout)
+                assert self.pid is not None
+                shared.record(self.pid, self.port, self.alias)
         return self
+
+    def _join(self, shared: SharedServer) -> bool:
+        """Use the shared server another process runs (True), or hold it for a new one."""
+        found = shared.join()
+        if found is None:
+            return False
+        self.counter = self.counter or prompt_counter(self.path)
+        self.process, self.pid, self.port = None, found[0], found[1]
+        if not self._stops_at_exit:
+            atexit.register(self.stop)
+            self._stops_at_exit = True
+        return True
 
     def _launch(self) -> None:
         self.counter = prompt_counter(self.path)
         model = gguf_path() if self.path is None else self.path
         chat_format = chat_format_for(self.counter.metadata)
-        self.port = _free_port(self.port)
+        self.port = free_port(self.port)
         if self.process is not None:  # a restart: let go of the dead process's files
             self._end_pipe(self.process)
         if self._log is not None:
             self._log.close()
         self._log = tempfile.TemporaryFile()  # a file, not a pipe: a full pipe would block it
         threads = self.threads or server_threads()
+        # shared: it ends when no process holds its clients file (not with its starter)
+        ours = ["--clients", str(self.shared.clients)] if self.shared is not None else []
         command = [
             sys.executable, str(CHILD), *(["--no-extra-buffers"] if amx_advertised() else []),
+            *ours,
             "--model", str(model),
             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
             "--model_alias", self.alias,
@@ -176,16 +212,21 @@ class LocalServer:
             # a prompt cache: a chat resends the same prefix each turn
             "--cache", "true",
             # the prompt cache's RAM (llama.cpp's default, 2 GiB, grew past 10 GiB in a
-            # long test session): a chat's prefix fits many times in 256 MiB
+            # long test session), all of each entry counted (`_server_child`)
             "--cache_size", str(CACHE_BYTES),
+            # several kernels may share it: a request waits for the one being answered
+            # (by default llama-cpp-python's server cuts a stream short when another comes)
+            "--interrupt_requests", "false",
         ]
         if chat_format is not None:
             command += ["--chat_format", chat_format]
         # its own session: the kernel's SIGINT (the stop button) goes to the kernel's
-        # process group and must not reach the server; stdin ends it with its parent
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE,
-                                        stdout=subprocess.DEVNULL, stderr=self._log,
-                                        start_new_session=True)
+        # process group and must not reach the server; stdin ends it with its parent,
+        # unless it is shared (its clients file ends it)
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL if ours else subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=self._log, start_new_session=True)
+        self.pid = self.process.pid
         if not self._stops_at_exit:
             atexit.register(self.stop)
             self._stops_at_exit = True
@@ -216,7 +257,18 @@ class LocalServer:
         self.stop()
 
     def stop(self) -> None:
+        """End the server; a shared one only when no other process holds it (it is let
+        go of, and ends by itself once the last holder has)."""
         process, self.process = self.process, None
+        pid, self.pid = self.pid, None
+        if self.shared is not None:
+            last = self.shared.let_go()
+            if not last or pid is None:
+                return
+            self.shared.forget(pid)
+            if process is None:
+                terminate(pid)
+                return
         if process is None:
             return
         if process.poll() is None:
@@ -227,6 +279,14 @@ class LocalServer:
                 process.kill()
                 process.wait()
         self._end_pipe(process)
+
+    def release(self) -> None:
+        """One model of this process no longer uses the server (`server()` counted it):
+        stopped (a shared one: let go of) when none does."""
+        with self._starting:
+            self.users = max(0, self.users - 1)
+            if self.users == 0:
+                self.stop()
 
     @staticmethod
     def _end_pipe(process: subprocess.Popen[bytes]) -> None:
@@ -243,7 +303,8 @@ class LocalServer:
         checks this server is alive and restarts it if it died."""
         return LocalModel(
             f"openai/{self.alias}", api_base=self.base_url, api_key="local-no-key",
-            options={"max_tokens": max_tokens, "timeout": 300, "temperature": 0.0, "seed": 7},
+            # the seed comes from the prompt (the chat handler): see DECODING
+            options={"max_tokens": max_tokens, "timeout": 300, **DECODING},
             context_window=self.n_ctx, max_output=max_tokens, counter=self.counter,
             tool_rounds=TOOL_ROUNDS_SMALL if self.bundled else TOOL_ROUNDS, server=self,
             on_status=on_status,
@@ -259,19 +320,25 @@ class LocalServer:
             return list(json.load(response)["tokens"])
 
 
-_servers: dict[tuple[Path | None, int], LocalServer] = {}
+_servers: dict[tuple[Path | None, int, Path], LocalServer] = {}
 _servers_lock = threading.Lock()
 
 
 def server(n_ctx: int = 8192, path: str | Path | None = None) -> LocalServer:
-    """The running server for this GGUF (None: the bundled SmolLM2) and window size,
-    started on first use (a second thread asking meanwhile waits for the same start)."""
-    key = (Path(path).expanduser().resolve() if path is not None else None, n_ctx)
+    """The running server for this GGUF (None: the bundled SmolLM2) and window size, shared
+    with this user's other kernels: joined, or started on first use (a second thread
+    asking meanwhile waits for the same start). Each call is one more user of it in this
+    process, until its `release()`."""
+    folder = servers_folder()
+    key = (Path(path).expanduser().resolve() if path is not None else None, n_ctx, folder)
     with _servers_lock:
         if key not in _servers:
-            _servers[key] = LocalServer(n_ctx, key[0])
+            _servers[key] = LocalServer(n_ctx, key[0], shared=folder)
         found = _servers[key]
-    return found.start()
+    with found._starting:
+        found.start()
+        found.users += 1
+    return found
 
 
 def local_model(n_ctx: int = 8192, max_tokens: int = REPLY_TOKENS,

@@ -218,6 +218,13 @@ def _offline_summary(prompt: str) -> str:
                        for n, title in enumerate(compaction.SECTIONS, 1))
 
 
+def _without_context(text: str) -> str:
+    """A user message without the notebook context a request puts before it."""
+    if text.startswith("[") and "]\n\n" in text:
+        return text.rsplit("]\n\n", 1)[1]
+    return text
+
+
 def offline_analyst(name: str = "offline/analyst") -> ScriptedModel:
     """A rule-following stand-in for a real model, for demos without an API key.
 
@@ -236,8 +243,8 @@ def offline_analyst(name: str = "offline/analyst") -> ScriptedModel:
         if last["role"] == "user" and ("<conversation>" in str(last["content"])
                                        or "<memory>" in str(last["content"])):
             return Step(text=_offline_summary(str(last["content"])))  # a compaction request
-        question = next((str(m["content"]).split("\n\n[")[0] for m in reversed(messages)
-                         if is_plain_user(m)), "")  # without the notebook context
+        question = next((_without_context(str(m["content"])) for m in reversed(messages)
+                         if is_plain_user(m)), "")
         if last["role"] == "user":
             return Step(tool_calls=(("list_variables", {}),))
         listing = next((str(m["content"]) for m in messages if m["role"] == "tool"

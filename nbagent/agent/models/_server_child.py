@@ -1,17 +1,22 @@
 """The embedded server's own process, run as a script (standard library only, so it does
-not import nbagent): llama-cpp-python's server, ended as soon as the process that started
-it is gone. It runs in its own session, so the kernel's signals (the stop button's
-SIGINT) never reach it — and so nothing would end it after the kernel is SIGKILLed but
-this: its stdin is a pipe from the parent, which reaches end of file when the parent dies.
+not import nbagent): llama-cpp-python's server, ended as soon as no process uses it. It
+runs in its own session, so the kernel's signals (the stop button's SIGINT) never reach
+it — and so nothing would end it after the kernel is SIGKILLed but this: a server shared
+by a user's kernels (`--clients FILE`) ends once no process holds a lock on that file
+(each kernel using it holds one; a killed process's lock goes with it); otherwise its
+stdin is a pipe from the parent, which reaches end of file when the parent dies.
 
-    python _server_child.py [--no-extra-buffers] [--reply-seconds 120] --model m.gguf ...
+    python _server_child.py [--no-extra-buffers] [--reply-seconds 120] [--clients F] ...
 
 Ours (the rest are llama_cpp.server's options): `--no-extra-buffers` turns off llama.cpp's
 extra weight buffers (the AMX and repacked layouts): on a CPU that advertises AMX in a
 VM that does not really enable it, the first multi-token decode dies of a protection
-fault (SIGSEGV) in `ldtilecfg`. `--reply-seconds` bounds each generation in time. The
-chat format "nbagent-chatml" is registered from `_chat_handler.py`, loaded from this folder
-as a package of its own (so its relative import of `_tool_prompt` works) — never nbagent's.
+fault (SIGSEGV) in `ldtilecfg`. `--reply-seconds` bounds each generation in time.
+`--clients` is the shared server's clients file. The prompt cache counts all of what each
+entry holds (llama-cpp-python counts only the model's state, not the ~100 MB of scores
+beside it, so a 256 MB cache held 1.3 GB after four prompts). The chat format
+"nbagent-chatml" is registered from `_chat_handler.py`, loaded from this folder as a
+package of its own (so its relative import of `_tool_prompt` works) — never nbagent's.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from typing import Any
 
 NO_EXTRA_BUFFERS = "--no-extra-buffers"
 REPLY_SECONDS = "--reply-seconds"
+CLIENTS = "--clients"
+UNUSED_POLL_S = 1.0  # how often a shared server checks whether any process still holds it
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGE = "nbagent_local_handler"  # this folder, as a package whose __init__ never runs
 
@@ -40,6 +47,41 @@ def _end_with_parent() -> None:
     except (OSError, ValueError):
         pass
     os._exit(0)
+
+
+def _end_when_unused(clients: str) -> None:
+    """A shared server: end once no process holds `clients` (we can lock it exclusively),
+    removing the record that names this process first."""
+    import fcntl
+    import json
+    import time
+
+    descriptor = os.open(clients, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    while True:
+        time.sleep(UNUSED_POLL_S)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue
+        state = clients.removesuffix(".clients") + ".json"
+        try:
+            with open(state, encoding="utf-8") as file:
+                if json.load(file).get("pid") == os.getpid():
+                    os.unlink(state)
+        except (OSError, ValueError, AttributeError):
+            pass
+        os._exit(0)
+
+
+def _cache_counts_everything() -> None:
+    """The prompt cache's size as all its entries hold: their scores and tokens too."""
+    from llama_cpp import llama_cache
+
+    def size(cache: Any) -> int:
+        return sum(state.llama_state_size + state.scores.nbytes + state.input_ids.nbytes
+                   for state in cache.cache_state.values())
+
+    setattr(llama_cache.LlamaRAMCache, "cache_size", property(size))  # noqa: B010
 
 
 def _without_extra_buffers() -> None:
@@ -68,7 +110,15 @@ def _register_handler(reply_seconds: float | None) -> None:
 
 
 def main(argv: list[str]) -> None:
-    threading.Thread(target=_end_with_parent, name="end-with-parent", daemon=True).start()
+    if CLIENTS in argv:
+        at = argv.index(CLIENTS)
+        clients = argv[at + 1]
+        argv = argv[:at] + argv[at + 2:]
+        threading.Thread(target=_end_when_unused, args=(clients,), name="end-when-unused",
+                         daemon=True).start()
+    else:
+        threading.Thread(target=_end_with_parent, name="end-with-parent", daemon=True).start()
+    _cache_counts_everything()
     if NO_EXTRA_BUFFERS in argv:
         argv = [a for a in argv if a != NO_EXTRA_BUFFERS]
         _without_extra_buffers()

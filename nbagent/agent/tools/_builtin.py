@@ -174,23 +174,26 @@ class BuiltinTool:
     """One row of the table: the function, whether it returns pages itself (never capped),
     the setting that must be on to offer it (None: always offered), the `ToolContext`
     field it needs (a context without it does not offer the tool: the session's doors,
-    which a branch and a bare context lack), and how a user turns it on or off, or when
-    it is offered, for the docs (`describe_builtin_tools`)."""
+    which a branch and a bare context lack), how a user turns it on or off, or when
+    it is offered, for the docs (`describe_builtin_tools`), and whether it is offered at
+    any window (`essential`: the notebook's own tools; the others may be left out when
+    the schemas do not fit a small window, `agent/_tool_sizes`)."""
 
     function: Callable[..., str]
     paging: bool = False
     opt_in: str | None = None
     offered: str | None = None
     needs: str | None = None
+    essential: bool = False
 
 
 BUILTIN_TOOLS: dict[str, BuiltinTool] = {
-    "list_variables": BuiltinTool(list_variables),
-    "describe_variable": BuiltinTool(describe_variable),
+    "list_variables": BuiltinTool(list_variables, essential=True),
+    "describe_variable": BuiltinTool(describe_variable, essential=True),
     "read_file": BuiltinTool(read_file, paging=True),
     "read_output": BuiltinTool(read_output, paging=True),
     "recall": BuiltinTool(recall, paging=True),
-    "propose_cell": BuiltinTool(propose_cell),
+    "propose_cell": BuiltinTool(propose_cell, essential=True),
     "run_code": BuiltinTool(run_code, opt_in="runs_code",
                             offered="unless `NBAGENT_RUN_CODE=off`"),
     "delegate": BuiltinTool(delegate, needs="delegate",

@@ -29,6 +29,7 @@ from .._tokens import estimate_tokens
 from . import _identifiers as ids
 from ._error_lines import error_lines
 from ._evidence import NOTES_ONLY_HEADING, fenced, read_notes_only, words
+from ._identifiers import window
 from ._render import content_text
 from ._results import results_in
 from ._results_kept import Outputs, marked
@@ -103,14 +104,17 @@ def _unique(items: Iterable[str], keep_repeats: bool = False) -> tuple[str, ...]
     return tuple(dict.fromkeys(items))
 
 
-def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
+def extract_floor(messages: Sequence[Mapping[str, Any]], focus: str | None = None) -> Floor:
     """The floor of `messages`: their user messages, names, error lines and reported
     results; the floors already written into memory blocks, summaries and placeholders
     are read back.
 
     A name only the assistant's prose shows (not its code, a tool result, a tool call or
     the user's words) is kept only if one of those holds it as a word: a model's prose
-    names columns and variables that were never made, and the floor keeps real ones."""
+    names columns and variables that were never made, and the floor keeps real ones.
+    The names a compaction's `focus` mentions come first, when they occur in `messages`
+    (`focus_names`): "keep Visitor Rating and Country" keeps those two columns ahead of
+    every other name, whatever summarizer writes the notes."""
     users: list[str] = []
     found: dict[str, int] = {}
     said: set[str] = set()  # names only the assistant's prose has shown so far
@@ -167,11 +171,38 @@ def extract_floor(messages: Sequence[Mapping[str, Any]]) -> Floor:
                 arguments = str(call.get("function", {}).get("arguments", ""))
                 seen.update(words(arguments))
                 add(ids.names_in_arguments(arguments))
-    real = [name for name in found if name not in said or name in seen]
+    # A capitals-only word only prose shows (FR, CA) is real when something names it, not
+    # when it is merely a word of an output: a table's cells are values, not names.
+    real = [name for name in found if name not in said
+            or name in seen and not ids.is_capitals(name)]
     ranked = sorted(real, key=lambda name: found[name])  # stable: first seen first
+    if focus:
+        first = focus_names(focus, messages, set(found))
+        ranked = [*first, *(name for name in ranked if name not in first)]
     return Floor(_unique(users, keep_repeats=True), tuple(ranked[:MAX_NAMES]),
                  _unique([*errors, *mentions])[:MAX_ERRORS],
                  tuple(kept_results(_unique(results), MAX_RESULTS)))
+
+
+def focus_names(focus: str, messages: Sequence[Mapping[str, Any]],
+                names: set[str]) -> list[str]:
+    """The names `focus` mentions that `messages` hold: one their text shows as a name
+    (`names`: what the floor found in them), or — several words, or quoted in the
+    focus — that occurs in their text as it is, between word boundaries. A plain word
+    found only as a word is not a name ("keep" is not; "Country", a column, is)."""
+    texts = [window(content_text(m.get("content"))) for m in messages
+             if m.get("role") != "system" and not is_notebook_state(m)]
+    texts += [str(call.get("function", {}).get("arguments", "")) for m in messages
+              for call in m.get("tool_calls") or ()]
+    quoted = set(ids.quoted_in(focus))
+    kept: list[str] = []
+    for name in ids.names_in_focus(focus):
+        if any(name in k.split() for k in kept if " " in k):
+            continue  # a word of a longer name already kept: "Rating" of "Visitor Rating"
+        if name in names or (" " in name or name in quoted) and any(
+                re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text) for text in texts):
+            kept.append(name)
+    return kept
 
 
 def digest(content: str, max_chars: int = 400) -> str:

@@ -80,8 +80,9 @@ _COLUMN_KWARGS = frozenset(
     "target label col row cols features column key keys group groupby sort_by parse_dates "
     "index_col name names path filepath file filename".split()
 )
-_NOISE = re.compile(  # library internals, dunders, dtypes and exception class names
+_NOISE = re.compile(  # library internals, dunders, dtypes, missing values, exception names
     r"site-packages|dist-packages|/lib/python\d|^<|^__\w+__$|^(?:u?int|float|complex)\d+$|"
+    r"^(?:NaN|NaT|nan|inf|None|pd\.NA|<NA>)$|"
     r"^(?:Range|Multi|Datetime|Int64|Float64|Categorical|Period)?Index$|^(?:DataFrame|Series)$|"
     r"(?:Error|Exception|Warning)$"
 )
@@ -135,6 +136,11 @@ def _paths(text: str) -> Iterator[Found]:
         done = len(text) if done < 0 else done
         for match in _PATHS.finditer(text, start, done):
             yield match.group(), PATH
+
+
+def is_capitals(name: str) -> bool:
+    """A word of capitals only (FR, GDP): a value's or an acronym's shape, not code's."""
+    return name.isalpha() and name.isupper()
 
 
 def is_path(name: str) -> bool:
@@ -193,6 +199,30 @@ def _backticked(text: str) -> Iterator[Found]:
             yield from _code(inner)
 
 
+_CAPITALISED = re.compile(r"\b[A-Z][\w%/-]*(?:[ \t]+[A-Z][\w%/-]*)+")  # Visitor Rating
+_FOCUS_WORD = re.compile(rf"[{_W}][{_W}./%-]*")
+
+
+def quoted_in(text: str) -> list[str]:
+    """Text quoted ('…', "…") or backticked in `text`."""
+    return [m.group(2) for m in _ITEM.finditer(text)] + [
+        m.group(1).strip() for m in _BACKTICKED.finditer(text)]
+
+
+def names_in_focus(focus: str) -> list[str]:
+    """What a compaction's focus may name, most specific first: quoted or backticked text,
+    runs of capitalised words and their shorter runs ("Keep Visitor Rating" →
+    "Visitor Rating"), then each word. Which of them are names is decided against what is
+    folded (`_floor.focus_names`)."""
+    found = quoted_in(focus)
+    for run in _CAPITALISED.finditer(focus):
+        words = run.group().split()
+        found += [" ".join(words[i:j]) for size in range(len(words), 1, -1)
+                  for i in range(len(words) - size + 1) for j in (i + size,)]
+    found += [w.rstrip(".-/") for w in _FOCUS_WORD.findall(focus)]
+    return [name for name in dict.fromkeys(found) if name and len(name) <= MAX_NAME_CHARS]
+
+
 def names_in_user_text(text: str) -> Iterator[Found]:
     text = window(text, 2 * HEAD_CHARS, 2 * TAIL_CHARS)
     yield from _paths(text)
@@ -246,13 +276,19 @@ def names_in_notes(text: str) -> Iterator[Found]:
             yield match.group(), NAMED
 
 
+_CODE_SHAPED = re.compile(r"[_.\d]|[a-z][A-Z]")  # snake, dotted, digits, camelCase
+
+
 def names_in_output(text: str) -> Iterator[Found]:
+    """Names in what a tool or a cell printed: paths, a printed table's columns, subscripts
+    and quoted list items, and tokens shaped like code. A plain word in capitals or with
+    one (`FR`, `Paris`: a table's cell values, words of a message) is not a name here."""
     text = window(text)
     yield from _paths(text)
     yield from ((name, NAMED) for name in table_columns(text))
     yield from _subscripts(text, frames=False)
     yield from _quoted(text, None)
-    yield from _tokens(text, TOKEN)
+    yield from ((name, p) for name, p in _tokens(text, TOKEN) if _CODE_SHAPED.search(name))
 
 
 def clean(found: Iterator[Found]) -> Iterator[Found]:

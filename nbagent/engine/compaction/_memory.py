@@ -100,7 +100,7 @@ def session_memory_compact(
     spent = sum(kept_tokens(str(b["content"])) for b in blocks)
     budget = (floor_tokens_budget if floor_tokens_budget is not None
               else default_budget(sums[-1], spent))
-    seen = extract_floor(folded)
+    seen = extract_floor(folded, focus)
     new_floor = seen.without_known(known)
     new_budget = max(budget - spent, budget // 3)
     calls, cost, degraded = 0, None, summarize is None

@@ -289,7 +289,7 @@ def full_compact(
         if is_memory(messages[i]) or is_summary(messages[i]))
     floor_budget = (floor_tokens_budget if floor_tokens_budget is not None
                     else default_budget(sums[-1], carried))
-    seen = extract_floor(span)
+    seen = extract_floor(span, focus)
     floor = render_floor_parts(seen, floor_budget, keep_first=True,
                                keep_last=not keep_latest, focus=focus)
     first = seen.user_messages[0] if seen.user_messages else None

@@ -38,6 +38,7 @@ class ScriptedLlama:
         self.replies = list(replies)
         self.prompts: list[str] = []
         self.grammars: list[Any] = []
+        self.seeds: list[Any] = []
 
     def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]:
         return list(range(len(text.split())))
@@ -45,6 +46,7 @@ class ScriptedLlama:
     def create_completion(self, prompt: str, **options: Any) -> Iterator[dict[str, Any]]:
         self.prompts.append(prompt)
         self.grammars.append(options.get("grammar"))
+        self.seeds.append(options.get("seed"))
         text = self.replies.pop(0)
         for at in range(0, len(text), 3):
             yield {"choices": [{"text": text[at:at + 3], "finish_reason": None}]}
@@ -129,3 +131,16 @@ def test_raw_tool_syntax_when_no_tool_may_be_called_is_asked_again_as_an_answer(
 def test_an_answer_that_only_starts_like_a_marker_streams_whole() -> None:
     text, _, _ = reply(ScriptedLlama("func is a short name for function."), [], "none")
     assert text == "func is a short name for function."
+
+
+def test_a_reply_is_drawn_with_a_seed_from_its_own_prompt() -> None:
+    def seed_for(question: str, **sampling: Any) -> Any:
+        llama = ScriptedLlama("ok")
+        list(handler(llama, [{"role": "user", "content": question}], tools=[],
+                     tool_choice="none", stream=True, **sampling))
+        return llama.seeds[0]
+
+    first = seed_for("Which columns does trips have?")
+    assert first == seed_for("Which columns does trips have?")  # reproducible
+    assert first != seed_for("What is the average fare?")  # another question, another draw
+    assert seed_for("Which columns does trips have?", seed=7) == 7  # a seed asked for wins

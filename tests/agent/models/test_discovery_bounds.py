@@ -280,7 +280,7 @@ def test_bad_cache_entries_are_skipped_never_raised(bad_hub: Path) -> None:
 def test_the_first_chat_names_the_good_model_beside_bad_entries(bad_hub: Path) -> None:
     agent = nbagent.Agent(namespace={}, archive=False)  # the embedded default: not started
     notice = agent.take_notice() or ""
-    assert "good-model-q4_k_m.gguf" in notice and "use_model(" in notice
+    assert "good-model-q4_k_m.gguf" in notice and "configure(model='local'" in notice
     assert nbagent.Agent(model=ScriptedModel(), archive=False).take_notice() is None
 
 

@@ -84,3 +84,36 @@ def test_the_time_bound_cuts_a_reply_in_one_line_and_the_server_serves_on() -> N
         again: Any = agent.chat("And now a short one.")
         assert again.text.strip() and bounded.process is process  # the same server
         assert len([m for m in agent.history if m["role"] == "user"]) == 2
+
+
+def test_different_questions_about_a_frame_get_different_answers_naming_its_columns() -> None:
+    # the embedded default as a newcomer meets it: its decoding, its prompt, the notebook
+    # context listing the frame (bench/embedded_answers.py measures ten questions)
+    import pandas as pd
+
+    columns = ["harbour", "ship_count", "cargo_tonnes", "delay_hours"]
+    ports = pd.DataFrame({"harbour": ["Bergen", "Cork", "Gdansk", "Vigo"] * 5,
+                          "ship_count": range(20), "cargo_tonnes": [float(n) for n in range(20)],
+                          "delay_hours": [n % 7 for n in range(20)]})
+    agent = Agent(namespace={"ports": ports}, archive=False,
+                  settings={"local_n_ctx": 2048, "local_max_tokens": 80})
+    answers = []
+    try:
+        for question in ("Which columns does ports have?", "Which column holds the delays?",
+                         "How would I find the busiest harbour?",
+                         "Which columns of ports are numeric?"):
+            agent.new_session(archive=False)
+            answers.append(agent.chat(question).text.strip())
+        assert len(set(answers)) == len(answers), answers  # no canned sentence
+        named = [a for a in answers if any(re.search(rf"\b{c}\b", a) for c in columns)]
+        assert len(named) >= len(answers) // 2, answers  # a 135M model: half, at least
+        agent.new_session(archive=False)
+        agent.configure(run_code="auto")
+        agent.chat("Use run_code to print the mean delay_hours of ports.")
+        calls = [c["function"]["name"] for m in agent.history.messages
+                 for c in m.get("tool_calls") or ()]
+        assert "run_code" in calls  # asked for by name, the small model is shown it
+    finally:
+        running = agent.model.running  # type: ignore[attr-defined]
+        if running is not None:
+            running.server.release()

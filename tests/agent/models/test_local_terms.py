@@ -42,3 +42,25 @@ def test_a_cloud_model_states_no_cost(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     agent = Agent(model="openai/gpt-4o", archive=False, namespace={})
     assert summary_cost(agent.controller.summarize) is FREE  # as the ladder reads it: FREE
+
+
+def test_every_built_in_is_shown_to_the_bundled_model_only_when_a_turn_names_it() -> None:
+    from nbagent.agent.models._local_terms import SMALL_MODEL_SKIPS
+    from nbagent.agent.tools._builtin import BUILTIN_TOOLS
+
+    assert set(BUILTIN_TOOLS) <= SMALL_MODEL_SKIPS  # a new built-in is decided here too
+    tools = [{"type": "function", "function": {"name": name, "parameters": {}}}
+             for name in ("list_variables", "run_code", "column_mean")]
+    model = served()
+    model.skips = SMALL_MODEL_SKIPS
+
+    def shown(text: str, choice: object = None) -> list[str]:
+        messages = [{"role": "system", "content": "s"}, {"role": "user", "content": text}]
+        return [t["function"]["name"]
+                for t in model.offered(tools, messages, choice)]  # type: ignore[arg-type]
+
+    assert shown("Which columns does trips have?") == ["column_mean"]  # the user's own tool
+    assert shown("Use run_code to compute the mean fare") == ["run_code", "column_mean"]
+    forced = {"type": "function", "function": {"name": "list_variables"}}
+    assert shown("hi", forced) == ["list_variables", "column_mean"]
+    assert model.tool_prompt(tools) == model.tool_prompt(tools[2:])  # what %context counts

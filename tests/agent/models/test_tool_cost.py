@@ -74,9 +74,9 @@ def test_before_its_server_runs_the_embedded_model_counts_the_lean_list_it_will_
     bare = Agent(builtin_tools=False, archive=False, namespace={})
     assert agent.model.name == "local/smollm2" and agent.model.running is None
     schemas = agent.tool_schemas()
-    # the bundled model is not shown `python` (it runs made-up code)
-    lean = rendered_tool_text([s for s in schemas if s["function"]["name"] != "python"])
-    assert '"python"' not in lean and '"list_variables"' in lean
+    # the bundled model is shown the built-ins only when a turn names one; its own tools
+    lean = rendered_tool_text([s for s in schemas if s["function"]["name"] == "column_mean"])
+    assert '"python"' not in lean and '"list_variables"' not in lean and "column_mean" in lean
     assert agent.breakdown().tools == estimate_tokens(lean)
     # the window's count holds the same tools: the difference a tool-less agent shows
     assert agent.context_state().tokens - bare.context_state().tokens == estimate_tokens(lean)

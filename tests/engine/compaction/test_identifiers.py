@@ -37,7 +37,18 @@ IDENTIFIER_CASES = [
      "dtype: object", {"visit_ts", "clinic", "dose_mg"}),  # df.dtypes
     ("output", "            score  weight\nsubject_id               \n17           0.93    71.2",
      {"score", "weight"}),  # the index's name on a line of its own
+    ("output", "  Country  Visitor Rating  Visits\n0      FR             4.5     120",
+     {"Country", "Visitor Rating", "Visits"}),  # a name with a space: two spaces apart
+    ("output", "Country               str\nVisitor Rating    float64\ndtype: object",
+     {"Country", "Visitor Rating"}),  # pandas 3's str dtype, a name with a space
 ]
+
+
+def test_a_tables_cell_values_are_not_names() -> None:
+    table = ("  Country  Visitor Rating\n0      FR             4.5\n1     NaN             NaN\n"
+             "2      CA             3.9")
+    found = {name for name, _ in clean(names_in_output(table))}
+    assert found == {"Country", "Visitor Rating"}
 
 
 def _found(kind: str, text: str) -> set[str]:
