@@ -1,10 +1,11 @@
 """What governs whether the model's actions ask, kept as the user set it: the approved code
 runs in the user's own process and could widen its own approval — turn `run_code` to
-auto, allow all code, replace the question's `ask` or the code runner — so every later
-run went unasked and nothing said so. `ApprovalGuard.kept` reads these before a run and,
-after it, puts back whatever the run changed and says what in one line: only the user
-changes how they are asked. (The run has the user's rights; this keeps nbagent's own
-switches, it is not a sandbox.)
+auto, allow all code, replace the question's `ask` or the code runner, or start a new
+session for the next chat (`nbagent.new_session(settings={"run_code": "auto"})`,
+`set_current(...)`) — so every later run went unasked and nothing said so.
+`ApprovalGuard.kept` reads these before a run and, after it, puts back whatever the run
+changed and says what in one line: only the user changes how they are asked. (The run has
+the user's rights; this keeps nbagent's own switches, it is not a sandbox.)
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._approval import Approval, Scope, scope_words
+from ._asking import ask_with_input
 from ._settings import ENV_PREFIX
 from .tools._code_runner import CodeRunner, installed_runner, use_code_runner
 
-# The settings that decide what runs unasked: the code policy, and the older python tool
-# (code run unseen, never asked).
-GOVERNING = ("run_code", "enable_python")
+# The settings that decide what runs unasked: the code policy, the older python tool (code
+# run unseen, never asked) and the MCP config file (its servers' `alwaysAllow`).
+GOVERNING = ("run_code", "enable_python", "mcp_config")
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,13 @@ class _Governing:
     ask: Any
     allowed: frozenset[Scope]
     runner: CodeRunner | None
+    kernel: Any  # the kernel's agent, the one the next chat talks to
+
+
+def _kernel_agent() -> Any:
+    from ._current import kernel_agent  # imported on use: _current imports the agent
+
+    return kernel_agent()
 
 
 class ApprovalGuard:
@@ -51,7 +60,7 @@ class ApprovalGuard:
             environ={k: os.environ.get(f"{ENV_PREFIX}{k.upper()}") for k in GOVERNING},
             effective={k: getattr(settings, k) for k in GOVERNING},
             approval=approval, ask=approval.ask, allowed=frozenset(approval._allowed),
-            runner=installed_runner())
+            runner=installed_runner(), kernel=_kernel_agent())
 
     @contextmanager
     def kept(self, label: str) -> Iterator[list[str]]:
@@ -104,4 +113,33 @@ class ApprovalGuard:
             use_code_runner(before.runner)
         if before.effective != after.effective:
             self._agent._offer_tools()  # what is offered follows the settings put back
+        kernel = _kernel_agent()
+        if kernel is not None and kernel is not before.kernel and kernel is not self._agent:
+            changes.extend(_kept_in(kernel, before))
         return changes
+
+
+def _kept_in(other: Any, before: _Governing) -> list[str]:
+    """A session the run started and made the kernel's (the next chat talks to it) asks as
+    the user had it: its governing settings, allowances and question put back to the
+    user's; the session itself stays (the user approved starting it)."""
+    changes: list[str] = []
+    configuration = other._configuration
+    settings = configuration.settings()
+    for key in GOVERNING:
+        now = getattr(settings, key)
+        if now != before.effective[key]:
+            changes.append(f"its new session's {key} {before.effective[key]!r} → {now!r}")
+            configuration.overrides[key] = before.effective[key]
+    approval = other.toolbox.approval
+    extra = frozenset(approval._allowed) - before.allowed
+    if extra:
+        changes.extend(f"its new session allowed {scope_words(s)}" for s in sorted(extra))
+        approval._allowed.difference_update(extra)
+    if approval.ask is not before.ask:
+        if approval.ask is not ask_with_input:  # a fresh session's own question is no widening
+            changes.append("its new session's question replaced")
+        approval.ask = before.ask
+    if changes:
+        other._offer_tools()
+    return changes

@@ -163,6 +163,11 @@ def new_session(model: Any = None, **options: Any) -> Agent:
     return _follow(notebook_path(namespace), _current)
 
 
+def kernel_agent() -> Agent | None:
+    """The kernel's agent if one was made (never makes one)."""
+    return _current
+
+
 def set_current(agent: Agent) -> Agent:
     """Make `agent` the session the magics talk to."""
     global _current

@@ -198,6 +198,7 @@ WIDENING = {
     "environment": "os.environ['NBAGENT_RUN_CODE'] = 'auto'",
     "runner": "use_code_runner(Yes())",
     "python-tool": "agent.configure(enable_python=True)",
+    "mcp-config": "agent.configure(mcp_config='servers-that-always-allow.json')",
 }
 
 
@@ -228,6 +229,46 @@ def test_a_run_cannot_widen_its_own_approval(
     assert agent.approval.ask == runner.answer and "python" not in agent.tools
     agent.chat("again")
     assert len(runner.questions) == 2 and "later" not in namespace  # asked again: "n"
+
+
+NEW_SESSION = {
+    "new-session": "nbagent.new_session(settings={'run_code': 'auto'})",
+    "set-current": "nbagent.set_current(nbagent.Agent(settings={'run_code': 'auto'}))",
+    "allowed": "nbagent.new_session().approval.allow('code')",
+    "asked-yes": "nbagent.new_session().approval.ask = lambda question: 'y'",
+}
+
+
+@pytest.mark.parametrize("widen", list(NEW_SESSION.values()), ids=list(NEW_SESSION))
+def test_a_run_cannot_start_a_session_that_asks_less(
+        answering: Any, widen: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import nbagent
+
+    monkeypatch.delenv("NBAGENT_RUN_CODE", raising=False)
+    monkeypatch.setenv("NBAGENT_DATA_DIR", str(tmp_path))
+    runner = answering("y", "n")
+    namespace: dict[str, Any] = {"nbagent": nbagent}
+    model = ScriptedModel([calls(("run_code", {"code": widen})), reply("widened"),
+                           calls(("run_code", {"code": "later = 1"})), reply("declined")])
+    agent = nbagent.set_current(Agent(model=model, namespace=namespace, archive=False))
+    agent.approval.ask = runner.answer
+    lines: list[str] = []
+    runner.tell = lines.append  # type: ignore[method-assign]
+    try:
+        agent.chat("go")
+        (said,) = lines
+        assert said.startswith("agent run 1 changed how you are asked (its new session") \
+            and "undone" in said
+        successor = nbagent.current()
+        assert successor is not agent  # the session the user approved starting stays
+        assert successor.settings().run_code == "ask" and successor.approval.allowed() == []
+        assert successor.approval.ask == runner.answer
+        successor.model = model
+        successor.chat("again")  # the next chat talks to it, and it asks: "n"
+        assert len(runner.questions) == 2 and "later" not in namespace
+    finally:
+        nbagent.current().close()
+        nbagent.set_current(None)  # type: ignore[arg-type]
 
 
 def test_a_run_that_leaves_approval_alone_says_nothing(answering: Any) -> None:
@@ -386,6 +427,8 @@ def test_the_plain_runner_tells_the_model_the_user_saw_no_output() -> None:
     _, text = turn("print('hello')")
     assert text.startswith("[agent run 1 ran in") and "the user was not shown" in text
     assert "in the notebook" not in text
+
+
 def test_the_older_python_tool_cannot_widen_approval_either() -> None:
     model = ScriptedModel([calls(("python", {"code": "agent.configure(run_code='auto')"})),
                            reply("done")])
