@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from typing import Any
+from typing import Any, overload
 
 from ..engine._exceptions import NbagentError, NbagentWarning
 from ..engine._markers import is_plain_user
@@ -124,8 +124,17 @@ def new_session(model: Any = None, **options: Any) -> Agent:
     return _follow(notebook_path(namespace), _current)
 
 
-def set_current(agent: Agent) -> Agent:
-    """Make `agent` the session the magics talk to."""
+@overload
+def set_current(agent: Agent) -> Agent: ...
+
+
+@overload
+def set_current(agent: None) -> None: ...
+
+
+def set_current(agent: Agent | None) -> Agent | None:
+    """Make `agent` the session the magics talk to; None forgets the current one without
+    closing it (the next `current()` makes or continues one, as in a new kernel)."""
     global _current
     _current = agent
     return agent
