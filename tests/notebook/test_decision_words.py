@@ -7,9 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from nbagent.widgets import decision_words
-from nbagent.widgets._reading import compaction_text
-from nbagent.widgets._report import left_view_words
+from nbagent.widgets import compaction_text, decision_words, left_view_words
 
 from nbagent import Decision
 from nbagent.demo import describe_decision

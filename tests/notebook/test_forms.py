@@ -137,7 +137,7 @@ def test_loading_the_extension_warms_the_embedded_model_only(model: ScriptedMode
     try:
         nbagent.load_ipython_extension(shell)
     finally:
-        nbagent.agent._current._current = None
+        nbagent.set_current(None)
     assert StartableModel.started == started
 
 

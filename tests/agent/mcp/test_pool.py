@@ -26,9 +26,7 @@ from typing import Any, TypeVar
 import mcp_types as types
 import pytest
 
-from nbagent.agent.mcp import McpServers
-from nbagent.agent.mcp._loop_thread import LoopThread
-from nbagent.agent.mcp._pool import not_started, within
+from nbagent.agent.mcp import LoopThread, McpServers, not_started, within
 
 T = TypeVar("T")
 
@@ -136,7 +134,7 @@ def test_a_calls_limit_does_not_count_the_time_the_user_spends_answering() -> No
     # call's (USER_CLOCK counts it), so a short limit still lets the answered call finish
     import threading
 
-    from nbagent.agent._approval import USER_CLOCK
+    from nbagent.agent import USER_CLOCK
 
     async def work() -> str:
         await asyncio.sleep(0.6)

@@ -12,8 +12,13 @@ import pandas as pd
 import pytest
 
 from nbagent import Settings
-from nbagent.agent.tools import BUILTIN_TOOLS, OutputStore, Tool, notebook_tools
-from nbagent.agent.tools._builtin import describe_builtin_tools
+from nbagent.agent.tools import (
+    BUILTIN_TOOLS,
+    OutputStore,
+    Tool,
+    describe_builtin_tools,
+    notebook_tools,
+)
 from nbagent.testing import ScriptedModel, calls, reply
 from tests.agent.tools.helpers import TEXT, tools
 from tests.helpers import make_agent, tool_results
