@@ -2,12 +2,13 @@
 (`read_mcp_config`, `load_mcp_config`, `server_spec`, `server_specs`, `StdioServer`,
 `HttpServer`, `McpConfig`; what switches a server off, `DISABLED_FORMS` and `is_disabled`;
 where a file keeps its servers, `SERVER_KEYS`), `McpServers` (what a session uses) and
-`McpTool`; and the parts sibling modules and tests use: what a listing offers
-(`read_listing`, `definition`, `fingerprint`, `changes`, `Catalog`, bounded by
-`MAX_SERVER` and `MAX_DESCRIPTION`), one session per server on a loop of our own
-(`Connection`, `client_info`, `failure_text`, `LoopThread`, `StderrTail`, `not_started`,
-`within`), a call's result (`read_result`, `result_text`) and tools from a listing
-(`make_tool`, `tool_names`, `valid_name`). `nbagent.mcp` is the user's door.
+`McpTool`; and the rules a reader of the folder looks for: what a listing offers and
+what changed in it (`read_listing`, `definition`, `fingerprint`, `changes`, `Catalog`,
+bounded by `MAX_SERVER` and `MAX_DESCRIPTION`), a call's result as text (`read_result`,
+`result_text`) and tools from a listing (`make_tool`, `tool_names`, `valid_name`). The
+session machinery (one session per server on a loop of our own: `_connection`,
+`_loop_thread`, `_pool`, `_stderr`) stays in its modules: nothing outside the folder uses
+it, and its tests import it there. `nbagent.mcp` is the user's door.
 """
 
 from __future__ import annotations
@@ -30,19 +31,14 @@ if TYPE_CHECKING:
         server_spec,
         server_specs,
     )
-    from ._connection import Connection, client_info, failure_text
     from ._content import read_result, result_text
     from ._definitions import MAX_DESCRIPTION, MAX_SERVER, definition, fingerprint
-    from ._loop_thread import LoopThread
-    from ._pool import not_started, within
     from ._servers import McpServers
-    from ._stderr import StderrTail
     from ._tools import McpTool, make_tool, tool_names, valid_name
 
 # The names load on first use, not here: `McpServers` brings in the MCP SDK, which a
 # session that reads only a config file (or a tool's definition) has no need to import.
-_PARTS = ("._config", "._tools", "._definitions", "._catalog", "._loop_thread", "._stderr",
-          "._servers", "._connection", "._content", "._pool")
+_PARTS = ("._config", "._tools", "._definitions", "._catalog", "._content", "._servers")
 
 __all__ = [
     "DISABLED_FORMS",
@@ -50,23 +46,17 @@ __all__ = [
     "MAX_SERVER",
     "SERVER_KEYS",
     "Catalog",
-    "Connection",
     "HttpServer",
-    "LoopThread",
     "McpConfig",
     "McpServers",
     "McpTool",
-    "StderrTail",
     "StdioServer",
     "changes",
-    "client_info",
     "definition",
-    "failure_text",
     "fingerprint",
     "is_disabled",
     "load_mcp_config",
     "make_tool",
-    "not_started",
     "read_listing",
     "read_mcp_config",
     "read_result",
@@ -75,7 +65,6 @@ __all__ = [
     "server_specs",
     "tool_names",
     "valid_name",
-    "within",
 ]
 
 

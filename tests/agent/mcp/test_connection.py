@@ -23,13 +23,8 @@ pytest.importorskip("mcp")
 
 from mcp.shared.exceptions import MCPError  # noqa: E402 (after the skip)
 
-from nbagent.agent.mcp import (  # noqa: E402
-    Connection,
-    HttpServer,
-    StdioServer,
-    client_info,
-    failure_text,
-)
+from nbagent.agent.mcp import HttpServer, StdioServer  # noqa: E402
+from nbagent.agent.mcp._connection import Connection, client_info, failure_text  # noqa: E402
 
 
 def test_a_failure_is_said_in_a_few_words() -> None:

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from nbagent.agent.mcp import LoopThread
+from nbagent.agent.mcp._loop_thread import LoopThread
 
 
 def test_calls_run_on_the_loops_own_thread_from_any_thread() -> None:

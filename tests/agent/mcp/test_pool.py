@@ -26,7 +26,9 @@ from typing import Any, TypeVar
 import mcp_types as types
 import pytest
 
-from nbagent.agent.mcp import LoopThread, McpServers, not_started, within
+from nbagent.agent.mcp import McpServers
+from nbagent.agent.mcp._loop_thread import LoopThread
+from nbagent.agent.mcp._pool import not_started, within
 
 T = TypeVar("T")
 

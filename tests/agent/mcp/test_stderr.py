@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from nbagent.agent.mcp import StderrTail
+from nbagent.agent.mcp._stderr import StderrTail
 
 
 def drained(tail: StderrTail, total: int) -> bool:
