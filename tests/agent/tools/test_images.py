@@ -37,7 +37,6 @@ from nbagent.engine import (
     is_plain_user,
 )
 from nbagent.engine.compaction import snip_old_tools
-from nbagent.engine.compaction._common import Layout
 from nbagent.events import EventStream
 from nbagent.testing import ScriptedModel, calls, reply
 from tests.agent.figures import PLOT, VISION, FigureRunner, plotting_turn
@@ -173,7 +172,7 @@ def test_l1_clears_old_rounds_figures_and_keeps_the_recent_ones() -> None:
         agent.model.steps.append(reply("ok"))  # type: ignore[attr-defined]
         agent.chat("and?")
     messages = agent.history.messages
-    assert len(Layout.of(messages).rounds) == 4  # a figures message starts no round
+    assert len(agent.history.rounds()) == 4  # a figures message starts no round
     assert sum(is_images(m) for m in messages) == 3
     kept = snip_old_tools(messages, keep_recent_turns=8)
     assert not kept.changed or all(m["content"] != IMAGES_CLEARED for m in kept)
