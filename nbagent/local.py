@@ -11,6 +11,7 @@ and this module is their one public door:
     _prompt_counter   the GGUF's tokenizer and template, in process
     _local_model      the model (litellm to the server; counts; tool choice)
     _local_server     the server process (kept alive; `_server_child` is its entry point)
+    _local_terms      the built-ins shown only when named, sampling, a summary's cost
 
 Beside them: `_embedded` (the embedded model as the agent holds it: warm start, status
 lines) and `_discovery` (local models already on the machine).
@@ -32,6 +33,7 @@ from .agent.models._local_model import (
     LocalModel,
 )
 from .agent.models._local_server import CACHE_BYTES, LocalServer, local_model, server
+from .agent.models._local_terms import SMALL_MODEL_SKIPS
 from .agent.models._prompt_counter import PromptCounter, prompt_counter
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "LocalServer",
     "PromptCounter",
     "REPLY_TOKENS",
+    "SMALL_MODEL_SKIPS",
     "SUMMARY_TOKENS",
     "TOOL_CALLING_FORMAT",
     "TOOL_ROUNDS",

@@ -51,3 +51,14 @@ def test_every_facade_is_named_on_the_facades_line() -> None:
     for path in sorted((ROOT / "nbagent").glob("*.py")):
         if path.name != "__init__.py":
             assert re.search(rf"\b{path.stem}\b", facades), f"facade {path.stem} unnamed"
+
+
+MAX_ROW = 160  # a line a reader scans; the detail is the module's docstring
+
+
+def test_every_row_is_one_short_line() -> None:
+    """The rooms table is a map, one short line per module: a row that grows past a line
+    is detail that belongs in the module's docstring, where it is read beside the code."""
+    long = [line[:60] + "…" for line in DOC.splitlines()
+            if line.startswith("| `") and len(line) > MAX_ROW]
+    assert long == [], f"rows past {MAX_ROW} characters: {long}"

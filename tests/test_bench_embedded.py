@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from nbagent.widgets._bundles import plain_line, status_bundle
-from nbagent.widgets._chat_lines import reply_bundle, tool_bundle
+from nbagent.widgets import plain_line, reply_bundle, status_bundle, tool_bundle
 
-from nbagent.agent.models._embedded import STARTING
+from nbagent.agent.models import STARTING
 from nbagent.demo import QUESTIONS, run
 from nbagent.events import ToolFinished
 

@@ -10,12 +10,10 @@ import pytest
 from nbagent.widgets import ChatMagics
 
 from nbagent import Agent, Settings
-from nbagent.agent.mcp._config import SERVER_KEYS
-from nbagent.agent.providers._caching import FAMILIES, families_named
-from nbagent.agent.tools import BUILTIN_TOOLS, _confinement
-from nbagent.agent.tools._values import RANK, VALUE_KINDS, ValueKind, entry_of
-from nbagent.engine import METER_LEVELS, Decision
-from nbagent.engine._thresholds import THRESHOLD_COLUMNS
+from nbagent.agent.mcp import SERVER_KEYS
+from nbagent.agent.providers import FAMILIES, families_named
+from nbagent.agent.tools import BUILTIN_TOOLS, RANK, VALUE_KINDS, ValueKind, _confinement, entry_of
+from nbagent.engine import METER_LEVELS, THRESHOLD_COLUMNS, Decision
 from tests.docs_blocks import (
     BLOCKS,
     REFRESH,

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from nbagent.widgets._subcommands import SETTINGS, SUBCOMMANDS
+from nbagent.widgets import SETTINGS, SUBCOMMANDS
 
 from nbagent.agent.models import RUNTIMES
 
@@ -125,7 +125,7 @@ def test_every_nbagent_form_prose_names_is_a_row_or_a_setting() -> None:
     (by its first word) or a setting (`WORD=`, a field of `nbagent.Settings` or an alias):
     a subcommand renamed or removed in the table leaves no stale spelling behind."""
     from nbagent import Settings
-    from nbagent.agent._configuration import ALIASES
+    from nbagent.agent import ALIASES
 
     rows = set(subcommand_words())
     settings = {*Settings.model_fields, *ALIASES, "key"}  # `key=value`, the form's name

@@ -11,6 +11,7 @@ the user's rights; this keeps nbagent's own switches, it is not a sandbox.)
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,9 +40,11 @@ class _Governing:
 
 
 def _kernel_agent() -> Any:
-    from ._current import kernel_agent  # imported on use: _current imports the agent
-
-    return kernel_agent()
+    # Read where it lives, not imported: `_current` imports the agent, which imports this
+    # module; a kernel with no `_current` loaded has no kernel agent a run could replace
+    # (and a run that loads it to make one is read after the run).
+    kept = sys.modules.get("nbagent.agent._current")
+    return kept.kernel_agent() if kept is not None else None
 
 
 class ApprovalGuard:

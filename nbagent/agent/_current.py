@@ -9,7 +9,7 @@ import contextlib
 import sys
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from ..engine._exceptions import ArchiveError, NbagentError, NbagentWarning
 from ..engine._markers import is_plain_user
@@ -168,8 +168,17 @@ def kernel_agent() -> Agent | None:
     return _current
 
 
-def set_current(agent: Agent) -> Agent:
-    """Make `agent` the session the magics talk to."""
+@overload
+def set_current(agent: Agent) -> Agent: ...
+
+
+@overload
+def set_current(agent: None) -> None: ...
+
+
+def set_current(agent: Agent | None) -> Agent | None:
+    """Make `agent` the session the magics talk to; None forgets the current one without
+    closing it (the next `current()` makes or continues one, as in a new kernel)."""
     global _current
     _current = agent
     return agent

@@ -4,7 +4,9 @@ assumed when a local server reports none), how many tokens a request occupies, t
 model's tokenizer, the summarizer and the notebook-state block after a compaction (when
 the notebook context is off). The agent owns one; each session asks it through its
 `SessionAnswers` (the engine's `ModelQuestions` with the session's learned limit and
-tracker), so a changed model or setting takes effect at once.
+tracker), so a changed model or setting takes effect at once. The window is resolved
+once per change of model, settings or learned limit, and the count once per change of the
+history, the tools or what the tracker learnt; every other ask reads the kept answer.
 """
 
 from __future__ import annotations

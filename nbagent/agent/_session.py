@@ -1,7 +1,9 @@
 """`Session`: what changes while a user chats — the history, the token tracker, the
 output store, the compaction controller, the cost, the learned window and the archive
 connection — and the one event stream they all report on. An `Agent` holds what the
-user configured and one current session; `Agent.new_session()` starts another. How the
+user configured and one current session; `Agent.new_session()` starts another. It is
+the one place that says which window applies, and the only writer of its state (`bill`,
+`bill_branch`, `mark_cache`, `learn_window`): nothing outside assigns into it. How the
 session reaches its archive is its part in `_session_archive`.
 """
 

@@ -20,14 +20,14 @@ import pydantic
 import pytest
 
 import nbagent
-from nbagent.agent import _toolbox
-from nbagent.engine import EngineSettings, TokenTracker, _thresholds, _window
+from nbagent.agent import Toolbox
+from nbagent.engine import EngineSettings, TokenTracker, resolve_window, thresholds
 from nbagent.testing import ScriptedModel, calls, reply
 
 WATCHED: dict[CodeType, str] = {
-    _window.resolve_window.__code__: "window",
-    _thresholds.thresholds.__code__: "thresholds",
-    _toolbox.Toolbox._gather.__code__: "schemas",
+    resolve_window.__code__: "window",
+    thresholds.__code__: "thresholds",
+    Toolbox._gather.__code__: "schemas",
     pydantic.BaseModel.__init__.__code__: "settings",
     TokenTracker.count.__code__: "count",
 }

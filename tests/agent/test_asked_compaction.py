@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from nbagent import Agent, Settings
-from nbagent.agent._asked_compaction import EVERY_TURNS
+from nbagent.agent import EVERY_TURNS
 from nbagent.events import Compacted
 from nbagent.testing import ScriptedModel, ScriptedSummarizer, calls, reply
 from tests.helpers import nine_sections

@@ -141,7 +141,7 @@ def test_a_cheaper_model_works_the_branch_and_the_cost_is_the_sessions(in_folder
 
 
 def test_the_setting_names_the_branch_model(in_folder: Path) -> None:
-    from nbagent.agent._branch import branch_model
+    from nbagent.agent import branch_model
 
     agent = agent_over(ScriptedModel(), in_folder)
     assert branch_model(agent) is agent.model  # the chat model itself by default

@@ -9,24 +9,26 @@ from pathlib import Path
 import pytest
 
 import nbagent
-from nbagent.agent import _current, linked_session
+from nbagent.agent import kernel_agent, linked_session
 from nbagent.testing import ScriptedModel
 
 
 @pytest.fixture(autouse=True)
 def _no_current() -> Iterator[None]:
-    _current._current = None
+    nbagent.set_current(None)
     yield
-    if _current._current is not None:
-        _current._current.session.close()
-    _current._current = None
+    left = kernel_agent()
+    if left is not None:
+        left.session.close()
+    nbagent.set_current(None)
 
 
 def restart_kernel() -> None:
     """What a kernel restart does to the registry: the agent and its archive lock go."""
-    assert _current._current is not None
-    _current._current.session.close()
-    _current._current = None
+    agent = kernel_agent()
+    assert agent is not None
+    agent.session.close()
+    nbagent.set_current(None)
 
 
 def model() -> ScriptedModel:
@@ -108,7 +110,7 @@ def test_a_conversation_another_kernel_holds_is_not_taken(
     monkeypatch.setenv("JPY_SESSION_NAME", "sales.ipynb")
     holder = nbagent.current(model=model())
     holder.chat("hello")
-    _current._current = None  # another kernel still holds `holder`'s archive open
+    nbagent.set_current(None)  # another kernel still holds `holder`'s archive open
     try:
         other = nbagent.current(model=model())
         assert other.session_id != holder.session_id
@@ -253,7 +255,7 @@ def test_a_duplicate_opened_while_the_original_lives_says_where_its_conversation
     holder = nbagent.current(model=model())
     saved(original, holder)
     holder.chat("hello")
-    _current._current = None  # another kernel still holds `holder`'s archive open
+    nbagent.set_current(None)  # another kernel still holds `holder`'s archive open
     try:
         other = nbagent.current(model=model())
         assert other.session_id != holder.session_id

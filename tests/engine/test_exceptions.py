@@ -34,7 +34,7 @@ def test_every_exception_is_in_the_tree_and_drawn(kind: type) -> None:
 
 
 def test_the_mcp_and_file_errors_joined_the_tree() -> None:
-    from nbagent.agent.tools._files import open_confined
+    from nbagent.agent.tools import open_confined
     from nbagent.mcp import McpConfigError, McpToolError
 
     assert issubclass(McpConfigError, nbagent.NbagentError)

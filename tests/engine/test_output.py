@@ -5,7 +5,7 @@ scales with the window but never below its floor (`output_cap`)."""
 
 from __future__ import annotations
 
-from nbagent.engine._output import MIN_CAP_CHARS, cap_output, output_cap
+from nbagent.engine import MIN_CAP_CHARS, cap_output, output_cap
 
 
 def test_short_text_is_unchanged() -> None:

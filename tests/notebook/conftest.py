@@ -19,11 +19,11 @@ def ip() -> Iterator[InteractiveShell]:
     # A scripted current session before the load: the warm start finds no embedded model.
     nbagent.set_current(Agent(model=ScriptedModel(), namespace={}, archive=False))
     shell.run_line_magic("load_ext", "nbagent")
-    nbagent.agent._current._current = None  # each test starts with no session
+    nbagent.set_current(None)  # each test starts with no session
     CELL_LOG.cells.clear()  # and no cells run before it waiting for its first chat
     yield shell
     shell.rl_next_input = None
-    nbagent.agent._current._current = None
+    nbagent.set_current(None)
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ import re
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from nbagent.widgets import ChatDisplay
-from nbagent.widgets._bundles import clean_cut, terminal_text
+from nbagent.widgets import ChatDisplay, clean_cut
 
 from nbagent import ChatResult
 from nbagent.events import ToolFinished, ToolStarted
+from nbagent.text import terminal_text
 
 
 @pytest.mark.parametrize(("text", "shown"), [

@@ -8,8 +8,7 @@ import re
 
 import pytest
 from IPython.utils.capture import capture_output
-from nbagent.widgets import ChatDisplay
-from nbagent.widgets._chat_lines import reply_bundle, retry_words
+from nbagent.widgets import ChatDisplay, reply_bundle, retry_words
 
 from nbagent.events import Notice, Retrying, ToolFinished, ToolStarted
 from tests.notebook.helpers import plain, shown

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from nbagent.widgets._render import TAGS, allowed_link
+from nbagent.widgets import TAGS, allowed_link
 
 import nbagent
 from nbagent.approval import ANSWERS, UNANSWERED, Verdict, outcome_note

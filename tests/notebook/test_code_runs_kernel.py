@@ -243,7 +243,7 @@ def test_the_kernels_interrupt_stops_a_runaway_run_and_the_session_goes_on(
     stopped = value(client, "n")
     time.sleep(0.5)
     assert value(client, "n") == stopped  # nothing runs on unseen
-    record = value(client, "[r.status for r in __import__('nbagent.agent.tools._run_code', "
+    record = value(client, "[r.status for r in __import__('nbagent.agent.tools', "
                            "fromlist=['x']).code_runs(agent.events).done]")
     assert record == ["interrupted"]
     reply, _ = run(client, "%%chat\nare you there?")

@@ -7,13 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from nbagent.widgets import decision_words
-from nbagent.widgets._reading import compaction_text
-from nbagent.widgets._report import left_view_words
+from nbagent.widgets import compaction_text, decision_words, left_view_words
 
 from nbagent import Decision
 from nbagent.demo import describe_decision
-from nbagent.engine._decision import TRIGGER_WORDS
+from nbagent.engine import TRIGGER_WORDS
 
 LEFT = "Left the view: turns 1–4 folded into the session memory (~1,200 tokens)"
 
@@ -78,8 +76,7 @@ def test_the_demo_shows_the_failures_in_a_row_under_a_failure() -> None:
     ids=["ok", "warning", "compacting soon", "blocked", "auto-compact off", "breaker open"])
 def test_the_demos_context_line_is_the_notebooks_meter_line(
         tokens: int, settings: dict[str, Any], breaker: bool) -> None:
-    from nbagent.widgets._reading import MeterReading
-    from nbagent.widgets._texts import notebook_words
+    from nbagent.widgets import MeterReading, notebook_words
 
     from nbagent import Settings, context_state, resolve_window
     from nbagent.demo import describe

@@ -141,7 +141,7 @@ def test_loading_the_extension_warms_the_embedded_model_only(model: ScriptedMode
         shell.run_cell("import nbagent; nbagent.load_ipython_extension(get_ipython())",
                        store_history=True)  # as %load_ext runs it in a fresh kernel
     finally:
-        nbagent.agent._current._current = None
+        nbagent.set_current(None)
     assert StartableModel.started == started
 
 

@@ -147,7 +147,7 @@ def test_another_chat_magic_is_left_alone_with_one_warning() -> None:
         shell.magics_manager.magics["cell"].update(saved)
         line.clear()
         line.update(saved_line)
-        nbagent.agent._current._current = None
+        nbagent.set_current(None)
 
 
 def test_compact_show_and_undo(ip: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
@@ -179,7 +179,7 @@ def test_chat_resume_brings_back_the_latest_session(ip: InteractiveShell,
     with capture_output():
         ip.run_line_magic("chat", "remember the number 42")
     first.session.close()  # as after a kernel restart
-    nbagent.agent._current._current = None
+    nbagent.set_current(None)
     with capture_output() as resumed:
         ip.run_line_magic("chat", "--resume")
     assert f"resumed session {first.session_id} (3 messages)" in str(
@@ -190,7 +190,7 @@ def test_chat_resume_brings_back_the_latest_session(ip: InteractiveShell,
 def test_chat_sessions_lists_the_sessions_and_resume_takes_a_number_from_it(
         ip: InteractiveShell, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "visits.ipynb"))
-    nbagent.agent._current._current = None
+    nbagent.set_current(None)
     first = nbagent.current(model=ScriptedModel(default=reply("noted")))
     with capture_output():
         ip.run_line_magic("chat", "Which Country has the best Visitor Rating?")

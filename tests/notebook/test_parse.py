@@ -6,8 +6,7 @@ text kept verbatim; and every magic reads its options from one table, `MAGIC_OPT
 from __future__ import annotations
 
 import pytest
-from nbagent.widgets import ChatMagics
-from nbagent.widgets._parse import MAGIC_OPTIONS, parse_line
+from nbagent.widgets import MAGIC_OPTIONS, ChatMagics, parse_line
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from nbagent.widgets import _forms
-from nbagent.widgets._texts import notebook_words
+from nbagent.widgets import _forms, notebook_words
 
 import nbagent
 from nbagent.agent import _texts as agent_texts
@@ -79,7 +78,7 @@ def printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(_discovery, "_found", None)
     found = nbagent.find_local_models(refresh=True)
     monkeypatch.setattr(_discovery, "_found", [server, *found])
-    nbagent.agent._current._current = None
+    nbagent.set_current(None)
     try:
         notice = nbagent.Agent(namespace={}, archive=False).take_notice() or ""
         kept = nbagent.current(model=ScriptedModel(default="noted"))
@@ -87,7 +86,7 @@ def printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
         session = kept.session_id
         kept.close()
     finally:
-        nbagent.agent._current._current = None
+        nbagent.set_current(None)
     texts = [notice, _forms.models(),
              agent_texts.CONTINUING.format(turns=1, session=session, was=""),
              agent_texts.COPY.format(original="a.ipynb", session=session),

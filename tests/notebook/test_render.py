@@ -15,9 +15,7 @@ from html.parser import HTMLParser
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from nbagent.widgets import ChatDisplay
-from nbagent.widgets._chat_lines import copy_button, reply_bundle
-from nbagent.widgets._render import TAGS, allowed_link, render_reply
+from nbagent.widgets import TAGS, ChatDisplay, allowed_link, copy_button, render_reply, reply_bundle
 
 from nbagent import ChatResult
 from nbagent.events import ToolFinished, ToolStarted

@@ -9,7 +9,7 @@ import pytest
 from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
-from nbagent.widgets._subcommands import SETTINGS, SUBCOMMANDS, Subcommand, select
+from nbagent.widgets import SETTINGS, SUBCOMMANDS, Subcommand, select
 
 from nbagent.testing import ScriptedModel
 from tests.notebook.helpers import plain, session

@@ -100,14 +100,14 @@ def test_resume_takes_a_session_id_but_not_the_first_word_of_a_message(
     with capture_output():
         ip.run_line_magic("chat", "remember 42")
     first.session.close()
-    nbagent.agent._current._current = None
+    nbagent.set_current(None)
     with capture_output():
         ip.run_line_magic("chat", f"--resume {first.session_id}")
     resumed = nbagent.current()
     assert resumed.session_id == first.session_id
     resumed.use_model(ScriptedModel(default=reply("it was 42")))
     resumed.session.close()
-    nbagent.agent._current._current = None
+    nbagent.set_current(None)
     with capture_output():
         ip.run_line_magic("chat", "--resume what was the number?")
     again = nbagent.current()

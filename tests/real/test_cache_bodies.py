@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, LiteLLMModel, RetryPolicy, Settings, tool
-from nbagent.agent.providers import CachePlan, apply_cache_plan
-from nbagent.agent.providers._caching import FAMILIES, family_of
+from nbagent.agent.providers import FAMILIES, CachePlan, apply_cache_plan, family_of
 from nbagent.testing import ScriptedSummarizer
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))

@@ -56,7 +56,7 @@ def test_a_running_llama_cpp_python_server_is_found_and_its_window_learned_from_
             {"role": "assistant", "content": "Noted, the data looks fine. " * 60}])
         agent.chat("What did I say?")  # the server refuses it, stating its real limit
     finally:
-        nbagent.agent._current._current = None
+        nbagent.set_current(None)
     learned = agent.context_state()
     assert (learned.thresholds.window.raw_window, learned.window_source) == (
         USERS_N_CTX, "learned")

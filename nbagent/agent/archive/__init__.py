@@ -1,9 +1,9 @@
-"""The transcript archive, the agent room's door to it: one append-only JSON Lines file
-per session (`Archive`), its record kinds as one table (`KINDS`, `RecordKind`, `BY_KIND`,
-the `ReplayState` a row's replay step fills, and `NOT_RECORDED`: the events it leaves out
-on purpose), reading it back (`replay`, `read_records`, `read_lines`, `ArchivedOutputs`),
+"""The transcript archive, the agent room's door to it: one append-only JSON Lines file per
+session (`Archive`), its record kinds as one table (`KINDS`, `RecordKind`, `BY_KIND`, the
+`ReplayState` a row's replay step fills, and `NOT_RECORDED`: the events it leaves out on
+purpose), reading it back (`replay`, `read_records`, `read_lines`, `ArchivedOutputs`),
 search (`recall`), where files live (`data_dir`, `session_path`, `latest_session`) and
-redaction at rest (`redact`, `redact_value`, `find_secrets`, `looks_secret`,
+redaction at rest (`redact`, `redact_value`, `Redactor`, `find_secrets`, `looks_secret`,
 `secret_env_values`, the `SHAPES` table).
 """
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     )
     from ._kinds import BY_KIND, NOT_RECORDED, ReplayState
     from ._records import read_lines
-    from ._redact import find_secrets, looks_secret, redact_value, secret_env_values
+    from ._redact import Redactor, find_secrets, looks_secret, redact_value, secret_env_values
     from ._replay import ArchivedOutputs
     from ._shapes import SHAPES
 
@@ -53,6 +53,7 @@ __all__ = [
     "ArchiveError",
     "ArchivedOutputs",
     "RecordKind",
+    "Redactor",
     "Replay",
     "ReplayState",
     "check_session_id",

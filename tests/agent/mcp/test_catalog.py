@@ -4,8 +4,7 @@ and what changed since the listing before (which needs approval again)."""
 
 from __future__ import annotations
 
-from nbagent.agent.mcp._catalog import Catalog, changes, read_listing
-from nbagent.agent.mcp._definitions import MAX_SERVER, fingerprint
+from nbagent.agent.mcp import MAX_SERVER, Catalog, changes, fingerprint, read_listing
 from nbagent.approval import Approval
 from tests.agent.mcp.helpers import tool
 

@@ -12,14 +12,17 @@ import pytest
 from pydantic import AliasChoices, AliasPath, BaseModel
 
 from nbagent.agent.mcp import (
+    DISABLED_FORMS,
+    SERVER_KEYS,
     HttpServer,
     StdioServer,
+    is_disabled,
     load_mcp_config,
     read_mcp_config,
     server_spec,
     server_specs,
 )
-from nbagent.agent.mcp._config import _PASSED_OVER, DISABLED_FORMS, SERVER_KEYS, is_disabled
+from nbagent.agent.mcp._config import _PASSED_OVER  # its own table of dropped keys, kept private
 from nbagent.mcp import McpConfigError
 
 

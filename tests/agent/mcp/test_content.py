@@ -7,7 +7,7 @@ import base64
 
 import mcp_types as types
 
-from nbagent.agent.mcp._content import read_result, result_text
+from nbagent.agent.mcp import read_result, result_text
 
 
 def test_text_blocks_are_joined_and_others_described_without_their_bytes() -> None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import mcp_types as types
 import pytest
 
-from nbagent.agent.mcp._catalog import read_listing
-from nbagent.agent.mcp._definitions import MAX_DESCRIPTION, definition, strip_hidden
+from nbagent.agent.mcp import MAX_DESCRIPTION, definition, read_listing
+from nbagent.text import strip_hidden
 from tests.agent.mcp.helpers import tool
 
 

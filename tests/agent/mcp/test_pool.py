@@ -136,7 +136,7 @@ def test_a_calls_limit_does_not_count_the_time_the_user_spends_answering() -> No
     # call's (USER_CLOCK counts it), so a short limit still lets the answered call finish
     import threading
 
-    from nbagent.agent._approval import USER_CLOCK
+    from nbagent.agent import USER_CLOCK
 
     async def work() -> str:
         await asyncio.sleep(0.6)

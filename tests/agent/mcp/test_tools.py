@@ -9,8 +9,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from nbagent.agent.mcp._definitions import definition
-from nbagent.agent.mcp._tools import make_tool, tool_names, valid_name
+from nbagent.agent.mcp import definition, make_tool, tool_names, valid_name
 from nbagent.agent.tools import OutputStore, run_tool
 
 SCHEMA = {"type": "object", "title": "queryArguments",

@@ -211,7 +211,7 @@ def test_the_call_in_the_notice_chats_with_the_server_it_names() -> None:
             assert agent.model.name == "openai/qwen2.5-7b"
             agent.chat("hi")
         finally:
-            nbagent.agent._current._current = None
+            nbagent.set_current(None)
     assert stub.requests and stub.requests[-1]["model"] == "qwen2.5-7b"
 
 

@@ -62,7 +62,7 @@ def test_the_notices_window_is_the_sessions_after_its_call_and_one_chat(
             exec(found.call, {"nbagent": nbagent})  # exactly what the notice says to run
             agent.chat("hi")
         finally:
-            nbagent.agent._current._current = None
+            nbagent.set_current(None)
     assert found.runtime == runtime.name and found.context_window is not None
     state = agent.context_state()
     window, source = state.thresholds.window.raw_window, state.window_source

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from nbagent import Agent, LocalModelError
-from nbagent.agent.models._local_server import amx_advertised
+from nbagent.agent.models import amx_advertised
 from nbagent.local import LocalModel, LocalServer
 from nbagent.testing import ScriptedModel
 

@@ -45,8 +45,8 @@ def test_a_cloud_model_states_no_cost(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_every_built_in_is_shown_to_the_bundled_model_only_when_a_turn_names_it() -> None:
-    from nbagent.agent.models._local_terms import SMALL_MODEL_SKIPS
-    from nbagent.agent.tools._builtin import BUILTIN_TOOLS
+    from nbagent.agent.tools import BUILTIN_TOOLS
+    from nbagent.local import SMALL_MODEL_SKIPS
 
     assert set(BUILTIN_TOOLS) <= SMALL_MODEL_SKIPS  # a new built-in is decided here too
     tools = [{"type": "function", "function": {"name": name, "parameters": {}}}

@@ -209,7 +209,7 @@ def test_events_are_read_as_httpx_sse_reads_them(events: list[list[str]], newlin
     import httpx
     from httpx_sse import EventSource
 
-    from nbagent.agent.models._stream import event_data
+    from nbagent.agent.models import event_data
 
     body = "".join(newline.join(event) + newline * 2 for event in events).encode()
     cuts = sorted(data.draw(st.lists(st.integers(0, len(body)), max_size=8)))

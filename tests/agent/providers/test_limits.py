@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from nbagent.agent.providers._limits import parse_requested_output
+from nbagent.agent.providers import parse_requested_output
 from nbagent.providers import classify_error, parse_token_limits
 
 OVERFLOWS: list[dict[str, Any]] = json.loads(

@@ -14,14 +14,8 @@ from typing import Any
 
 import pytest
 
-from nbagent.agent.models._llm import LiteLLMModel
-from nbagent.agent.providers._roles import (
-    BRIDGE,
-    RULES,
-    bridged,
-    refuses_user_after_tool,
-    shaped,
-)
+from nbagent.agent.models import LiteLLMModel
+from nbagent.agent.providers import BRIDGE, RULES, bridged, refuses_user_after_tool, shaped
 from tests.openai_stub import StubServer
 
 

@@ -12,8 +12,13 @@ import pandas as pd
 import pytest
 
 from nbagent import Settings
-from nbagent.agent.tools import BUILTIN_TOOLS, OutputStore, Tool, notebook_tools
-from nbagent.agent.tools._builtin import describe_builtin_tools
+from nbagent.agent.tools import (
+    BUILTIN_TOOLS,
+    OutputStore,
+    Tool,
+    describe_builtin_tools,
+    notebook_tools,
+)
 from nbagent.testing import ScriptedModel, calls, reply
 from tests.agent.tools.helpers import TEXT, tools
 from tests.helpers import make_agent, tool_results
@@ -122,7 +127,7 @@ def test_python_is_offered_only_when_enabled() -> None:
 
 
 def test_the_builtin_tools_are_one_table_of_plain_functions() -> None:
-    from nbagent.agent.tools import ToolContext, _builtin
+    from nbagent.agent.tools import ToolContext
 
     assert {"list_variables", "describe_variable", "read_file", "read_output", "recall",
             "propose_cell", "run_code", "python"} <= set(BUILTIN_TOOLS)  # a new row needs no edit
@@ -130,10 +135,10 @@ def test_the_builtin_tools_are_one_table_of_plain_functions() -> None:
     assert [n for n, row in BUILTIN_TOOLS.items() if row.paging] == [
         "read_file", "read_output", "recall"]
     for name, row in BUILTIN_TOOLS.items():  # each one a top-level function of its name
-        assert getattr(_builtin, name) is row.function
+        assert row.function.__qualname__ == name
     context = ToolContext({"n": 3})  # callable alone, with nothing but a context
-    assert _builtin.list_variables(context) == "n: int = 3"
-    assert _builtin.describe_variable(context, "n").startswith("n: int = 3")
+    assert BUILTIN_TOOLS["list_variables"].function(context) == "n: int = 3"
+    assert BUILTIN_TOOLS["describe_variable"].function(context, "n").startswith("n: int = 3")
 
 
 def test_notebook_tools_offers_the_table_with_schemas_without_the_context() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from nbagent.agent.tools._data_items import MAX_FOLDER_FILES, MAX_ITEMS, briefing
+from nbagent.agent.tools import MAX_FOLDER_FILES, MAX_ITEMS, briefing
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from nbagent import Agent
-from nbagent.agent.tools._files import read_text_page
+from nbagent.agent.tools import read_text_page
 from nbagent.testing import ScriptedModel, calls, reply
 
 
@@ -148,9 +148,8 @@ def test_devices_and_sockets_are_refused_without_being_read(work: Path) -> None:
 
 
 def test_a_symlink_swapped_in_after_the_check_is_not_followed(work: Path) -> None:
-    from nbagent.agent.tools._confinement import check_readable
-    from nbagent.agent.tools._files import open_confined
-    from nbagent.engine._exceptions import Unreadable
+    from nbagent.agent.tools import check_readable, open_confined
+    from nbagent.engine import Unreadable
 
     (work / "data").mkdir()
     (work / "data" / "rows.csv").write_text("a,b\n")

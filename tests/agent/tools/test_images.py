@@ -16,7 +16,7 @@ import pytest
 
 from nbagent import Agent, Settings
 from nbagent.agent import sees_images
-from nbagent.agent.archive._redact import Redactor
+from nbagent.agent.archive import Redactor
 from nbagent.agent.models import LOCAL_MODEL
 from nbagent.agent.tools import (
     MAX_IMAGE_CHARS,
@@ -32,12 +32,11 @@ from nbagent.engine import (
     IMAGE_TOKENS,
     IMAGES_CLEARED,
     estimate_message_tokens,
+    image_tokens,
     is_images,
     is_plain_user,
 )
-from nbagent.engine._tokens import image_tokens
 from nbagent.engine.compaction import snip_old_tools
-from nbagent.engine.compaction._common import Layout
 from nbagent.events import EventStream
 from nbagent.testing import ScriptedModel, calls, reply
 from tests.agent.figures import PLOT, VISION, FigureRunner, plotting_turn
@@ -157,7 +156,7 @@ def test_an_image_counts_by_its_size_not_its_base64_length() -> None:
 
 @pytest.mark.parametrize("size", [(4, 3), (6.4, 4.8), (10, 6), (20, 15)], ids=str)
 def test_an_images_estimate_is_near_litellms_count(size: tuple[float, float]) -> None:
-    from nbagent.agent.models._litellm import litellm
+    from nbagent.agent.models import litellm
 
     figure = png_figure(size)
     part = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{figure.png}"}}
@@ -173,7 +172,7 @@ def test_l1_clears_old_rounds_figures_and_keeps_the_recent_ones() -> None:
         agent.model.steps.append(reply("ok"))  # type: ignore[attr-defined]
         agent.chat("and?")
     messages = agent.history.messages
-    assert len(Layout.of(messages).rounds) == 4  # a figures message starts no round
+    assert len(agent.history.rounds()) == 4  # a figures message starts no round
     assert sum(is_images(m) for m in messages) == 3
     kept = snip_old_tools(messages, keep_recent_turns=8)
     assert not kept.changed or all(m["content"] != IMAGES_CLEARED for m in kept)

@@ -268,7 +268,7 @@ def test_a_run_cannot_start_a_session_that_asks_less(
         assert len(runner.questions) == 2 and "later" not in namespace
     finally:
         nbagent.current().close()
-        nbagent.set_current(None)  # type: ignore[arg-type]
+        nbagent.set_current(None)
 
 
 def test_a_run_that_leaves_approval_alone_says_nothing(answering: Any) -> None:

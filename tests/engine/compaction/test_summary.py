@@ -21,8 +21,7 @@ from nbagent.compaction import (
 from nbagent.engine import (
     SUMMARY_HEADER,
 )
-from nbagent.engine.compaction import _summary
-from nbagent.engine.compaction._floor import extract_floor
+from nbagent.engine.compaction import _summary, extract_floor
 from nbagent.engine.compaction._floor_render import render_floor_parts
 from nbagent.engine.compaction._summary import says_nothing
 from nbagent.testing import ScriptedSummarizer, parse_floor
