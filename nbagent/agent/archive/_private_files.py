@@ -49,7 +49,7 @@ class WrittenFile:
     remedy: str = "remove it"
 
 
-_ARCHIVED = "the archive's writer redacts each record as it encodes it (inside JSON values: keys "
+_ARCHIVED = "by the archive's writer, each record as it encodes it (inside JSON values: keys "
 SESSION_ARCHIVE = WrittenFile(
     "session archive", "`sessions/<session id>.jsonl`",
     "appended, a record a line; synced where a record must not be lost",
@@ -60,12 +60,12 @@ ARCHIVE_SET_ASIDE = WrittenFile(
     "archive set aside", "`sessions/<session id>.jsonl.<replaced or truncated>-<time>`",
     "renamed, never written", "what was found at a running session's archive path in "
     "place of its archive (the session goes on in a new file there)",
-    "not written: the file found there, renamed")
+    "none: never written, the file found there renamed")
 RECALL_INDEX = WrittenFile(
     "recall's index", "an unlinked temporary file in `sessions/` (else the system's temporary "
     "folder)", "appended; gone when the kernel ends",
     "each archived message's text as `recall` searches it",
-    "the archive's own text, read back after it was redacted")
+    "already done: the archive's own text, read back")
 NOTEBOOK_POINTER = WrittenFile(
     "notebook pointer", "`notebooks/<name>-<hash>.json`", "replaced whole",
     "the notebook's path, the file it was then (its resolved path, device and inode), the "
@@ -73,19 +73,19 @@ NOTEBOOK_POINTER = WrittenFile(
 SERVER_LOCK = WrittenFile(
     "server start lock", "`servers/<key>.lock`",
     "held (flock) while a kernel checks, joins or starts the embedded model's server",
-    "nothing", "empty: only locked")
+    "nothing", "none: empty, only locked")
 SERVER_RECORD = WrittenFile(
     "server record", "`servers/<key>.json`", "replaced whole",
     "the shared embedded server's pid, port and model alias")
 SERVER_CLIENTS = WrittenFile(
     "server clients file", "`servers/<key>.clients`",
     "held: each kernel using the server holds a shared flock on it, the server ends once it "
-    "can take it alone", "nothing", "empty: only locked")
+    "can take it alone", "nothing", "none: empty, only locked")
 SERVER_LOG = WrittenFile(
     "server log", "an unlinked temporary file in the system's temporary folder",
     "written by the embedded server's process; gone with it",
     "llama.cpp's log, read back only to say why a start failed",
-    "written by the llama.cpp process, not by nbagent")
+    "none: written by the llama.cpp process, not by nbagent")
 WRITTEN = (SESSION_ARCHIVE, ARCHIVE_SET_ASIDE, RECALL_INDEX, NOTEBOOK_POINTER, SERVER_LOCK,
            SERVER_RECORD, SERVER_CLIENTS, SERVER_LOG)
 
