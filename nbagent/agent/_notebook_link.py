@@ -10,7 +10,6 @@ that conversation, starts its own and says which one it was copied from.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -22,7 +21,7 @@ from typing import Any
 
 from ._notebook_file import STARTED_IN, identity, notebook_file, sessions_named
 from .archive._archive import data_dir
-from .archive._private_files import private_folder
+from .archive._private_files import NOTEBOOK_POINTER, private_folder, replace_whole
 
 POINTERS = "notebooks"
 EARLIER_KEPT = 50  # the sessions a notebook had before its current one, for `sessions()`
@@ -147,17 +146,7 @@ def link(path: str, session_id: str, directory: Path | None = None,
         strict=False)
     record = {"notebook": path, "session": session_id, "file": str(where),
               "identity": identity(file), "earlier": kept}
-    temporary = folder / f".{target.name}.{os.getpid()}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    descriptor = os.open(temporary, flags, 0o600)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(record, handle)
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    replace_whole(target, json.dumps(record), kind=NOTEBOOK_POINTER)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ import json
 import mmap
 import os
 import re
-import tempfile
 import threading
 import weakref
 from array import array
@@ -25,6 +24,7 @@ from typing import Any, BinaryIO
 
 from ...engine._exceptions import ArchiveError
 from ._kinds import BY_KIND
+from ._private_files import RECALL_INDEX, temporary_file
 from ._records import read_at, read_lines
 from ._writer import Archive
 
@@ -40,10 +40,8 @@ class RecallIndex:
         self.last = (0, b"")  # where the last indexed line starts, and that line
         self.offsets = array("q")  # message number -> where its record starts
         self.starts = array("q")  # message number -> where its text starts in `text`
-        try:  # beside the archive: the same private folder and file system
-            self.text: BinaryIO = tempfile.TemporaryFile(dir=path.parent)
-        except OSError:
-            self.text = tempfile.TemporaryFile()
+        # beside the archive: the same private folder and file system
+        self.text: BinaryIO = temporary_file(kind=RECALL_INDEX, beside=path.parent)
         # The cache keeps its last indexes open until the process ends: close the file then
         # (or when an index is dropped unclosed), never leaving it to the interpreter's teardown.
         self._release = weakref.finalize(self, self.text.close)

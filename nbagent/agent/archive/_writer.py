@@ -31,11 +31,14 @@ from ._kinds import (
 )
 from ._paths import data_dir, next_sequence, session_path
 from ._private_files import (
+    ARCHIVE_SET_ASIDE,
+    SESSION_ARCHIVE,
     open_files,
     open_for_append,
     open_lock,
     private_folder,
     release,
+    set_aside,
     try_lock,
 )
 from ._records import encode, last_newline_end, read_at
@@ -94,7 +97,7 @@ class Archive(Shortcuts):
         try:
             for number, folder in enumerate(folders):
                 private_folder(folder, follow=number == 0)
-            descriptor = open_for_append(path)
+            descriptor = open_for_append(path, kind=SESSION_ARCHIVE)
         except OSError as error:
             self.failed, self._unopened = f"{type(error).__name__}: {error}", True
             self._warn(f"nbagent cannot write its session archive ({self.failed}); the chat "
@@ -259,14 +262,15 @@ class Archive(Shortcuts):
         """Set aside what is at our path (never deleted) and open a new file there."""
         aside = None
         if os.path.lexists(self.path):
-            aside = self.path.with_name(f"{self.path.name}.{what}-{time.strftime('%Y%m%d-%H%M%S')}")
-            os.replace(self.path, aside)
+            aside = set_aside(self.path, self.path.with_name(
+                f"{self.path.name}.{what}-{time.strftime('%Y%m%d-%H%M%S')}"),
+                kind=ARCHIVE_SET_ASIDE)
         old = self._close
         self._descriptor, self._close = None, None
         if old is not None:
             old()
         self._offsets, self._indexed = {}, True
-        self._take(open_for_append(self.path))
+        self._take(open_for_append(self.path, kind=SESSION_ARCHIVE))
         self._tail_checked = True
         kept = f"; what was there is kept as {aside.name}" if aside is not None else ""
         self._warn(f"nbagent's session archive {self.path} was {what} while the session ran; "

@@ -12,7 +12,6 @@ import atexit
 import json
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.request
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ...engine._exceptions import LocalModelError
+from ..archive._private_files import SERVER_LOG, temporary_file
 from ._chat_format import chat_format_for
 from ._gguf import gguf_path
 from ._local_model import (
@@ -197,7 +197,7 @@ class LocalServer:
             self._end_pipe(self.process)
         if self._log is not None:
             self._log.close()
-        self._log = tempfile.TemporaryFile()  # a file, not a pipe: a full pipe would block it
+        self._log = temporary_file(kind=SERVER_LOG)  # a file: a full pipe would block it
         threads = self.threads or server_threads()
         # shared: it ends when no process holds its clients file (not with its starter)
         ours = ["--clients", str(self.shared.clients)] if self.shared is not None else []

@@ -56,7 +56,13 @@ def _end_when_unused(clients: str) -> None:
     import json
     import time
 
-    descriptor = os.open(clients, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    # read only, never made: the kernel that starts a server holds the file already (its
+    # `SharedServer`, the one writer of it); gone, no kernel can hold it, so end now
+    try:
+        descriptor = os.open(clients, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                             | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        os._exit(0)
     while True:
         time.sleep(UNUSED_POLL_S)
         try:

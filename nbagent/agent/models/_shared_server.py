@@ -31,7 +31,14 @@ from typing import Any
 
 from ...engine._exceptions import LocalModelError
 from ..archive._paths import data_dir
-from ..archive._private_files import private_folder
+from ..archive._private_files import (
+    SERVER_CLIENTS,
+    SERVER_LOCK,
+    SERVER_RECORD,
+    open_for_lock,
+    private_folder,
+    replace_whole,
+)
 
 if sys.platform != "win32":
     import fcntl
@@ -41,7 +48,6 @@ LOCK_WAIT_S = 300.0  # another kernel starting the server: at most this long to 
 ENDING_S = 15.0  # a server ending itself (no kernel left): how long its exit may take
 ANSWER_S = 5.0  # a reused server's port must answer within this
 REUSE_WAIT_S = 60.0  # a shared server whose process lives but whose port is silent: wait
-_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def can_share() -> bool:
@@ -104,14 +110,15 @@ class SharedServer:
     def holding(self) -> bool:
         return self._held is not None
 
-    def _open(self, path: Path) -> int:
+    def _open_clients(self) -> int:
         private_folder(self.folder, follow=True)
-        return os.open(path, _FLAGS, 0o600)
+        return open_for_lock(self.clients, kind=SERVER_CLIENTS)
 
     @contextlib.contextmanager
     def starting(self, timeout: float = LOCK_WAIT_S) -> Iterator[None]:
         """Hold the start lock: one kernel at a time checks, joins or starts the server."""
-        descriptor = self._open(self.folder / f"{self.key}.lock")
+        private_folder(self.folder, follow=True)
+        descriptor = open_for_lock(self.folder / f"{self.key}.lock", kind=SERVER_LOCK)
         try:
             deadline = time.monotonic() + timeout
             while True:
@@ -133,7 +140,7 @@ class SharedServer:
         the server is ending (it holds the clients file exclusively)."""
         if self._held is not None:
             return True
-        descriptor = self._open(self.clients)
+        descriptor = self._open_clients()
         try:
             fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -149,7 +156,7 @@ class SharedServer:
         if held is None:
             return False
         os.close(held)
-        descriptor = self._open(self.clients)
+        descriptor = self._open_clients()
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -216,17 +223,9 @@ class SharedServer:
 
     def record(self, pid: int, port: int, alias: str) -> None:
         """Say which server runs (replaced atomically)."""
-        temporary = self.folder / f".{self.key}.{os.getpid()}.tmp"
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-                             | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-                json.dump({"pid": pid, "port": port, "alias": alias}, file)
-            os.replace(temporary, self.state)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        private_folder(self.folder, follow=True)
+        replace_whole(self.state, json.dumps({"pid": pid, "port": port, "alias": alias}),
+                      kind=SERVER_RECORD)
 
     def forget(self, pid: int) -> None:
         """Remove the record if it names `pid` (a server that ended)."""

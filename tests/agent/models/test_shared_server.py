@@ -109,6 +109,24 @@ def test_the_server_process_ends_once_no_process_holds_it(tmp_path: Path) -> Non
         child.wait()
 
 
+def test_the_server_process_writes_no_file_and_ends_when_its_clients_file_is_gone(
+        tmp_path: Path) -> None:
+    """The kernel that starts a server holds its clients file already (`SharedServer`,
+    its one writer): the server's own process only reads it, and with none there no
+    kernel can hold it."""
+    clients = tmp_path / "k.clients"
+    child = subprocess.Popen([sys.executable, "-c", RUN, "wait", str(SCRIPT),
+                              "--clients", str(clients), "--model", "m"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             start_new_session=True)
+    try:
+        assert child.wait(timeout=30) == 0
+    finally:
+        child.kill()
+        child.wait()
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_server_that_is_ending_is_waited_for_then_started_anew(tmp_path: Path) -> None:
     import fcntl
 
