@@ -13,7 +13,6 @@ from nbagent.engine import count_tools_tokens
 from nbagent.testing import ScriptedModel, reply
 
 
-
 def agent_at(window: int) -> Agent:
     return Agent(model=ScriptedModel(default=reply("ok")), archive=False, namespace={},
                  settings=Settings(max_context_tokens=window))
