@@ -212,7 +212,8 @@ class _Turn:
             self.status("thinking…")
             tools = self.tools()
             messages = with_context(session.history.messages, context)
-            if not self.images:  # figures sent to an earlier model, as their cleared text
+            if not self.images and session.history.has_images:  # figures sent to an earlier
+                # model, as their cleared text
                 messages = without_images(messages)
             plan = CacheMemory.plan(session, tools, enabled=caching)
             try:

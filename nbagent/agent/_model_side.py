@@ -193,7 +193,7 @@ class AgentModel:
     def _as_sent(self, history: History) -> History:
         """`history` as the request carries it to this model: a round's figures go as their
         cleared text to a model that reads no images (one chosen after they were sent)."""
-        if sees_images(self._agent.model):
+        if not history.has_images or sees_images(self._agent.model):
             return history
         messages = history.messages  # a copy: compared with itself below, not a new one
         sent = without_images(messages)
