@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import weakref
-from itertools import accumulate
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any
 
 from ..engine._markers import is_cleared, is_note, is_plain_user
