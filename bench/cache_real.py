@@ -530,7 +530,7 @@ def run_replay(provider: str, turns: int, recorded: list[dict[str, Any]],
     automatic = None if provider == "anthropic" else _automatic_cache(provider)
 
     class Answers(Standalone):
-        def count(self, history: History) -> int:
+        def count(self, history: History, limits: Any = None) -> int:
             return len(render_openai({"tools": tools, "messages": history.messages})) // 4
 
     controller = CompactionController(Answers(

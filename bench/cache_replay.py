@@ -164,7 +164,7 @@ def window_for(trigger: int) -> int:
 def run(turns: int, knobs: dict[str, Any] | None = None, trigger: int = BUDGET) -> Result:
     settings = Settings(max_context_tokens=window_for(trigger), **(knobs or {}))
     class Answers(Standalone):
-        def count(self, history: History) -> int:
+        def count(self, history: History, limits: Any = None) -> int:
             return request_tokens(history, MODEL)
 
     controller = CompactionController(Answers(summarize, MODEL, None, settings))

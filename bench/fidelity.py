@@ -494,7 +494,7 @@ def run_controller(session: Session, summarize: Callable[[list[Message]], Any], 
             from nbagent.engine._questions import Standalone
 
             class Answers(Standalone):
-                def refresh(self, messages: list[Message]) -> list[Message]:
+                def refresh(self, messages: list[Message], limits: Any = None) -> list[Message]:
                     return refresh(messages) if refresh is not None else messages
 
             controller = CompactionController(Answers(summarize, MODEL, window, settings))

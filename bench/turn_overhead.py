@@ -363,20 +363,28 @@ def table(result: dict[str, Any]) -> str:
 # What profiles of nbagent's kernel (cProfile on process time, py-spy) showed, kept beside
 # the figures: what was cut, and what is left.
 WHERE_IT_GOES = (
-    "Where a turn's CPU went, and what was cut: reading the ~480 events (httpx-sse decoded "
-    "each line in Python; now split with bytes methods, a batch parsed at once), the "
-    "settings read from the environment ~18 times a turn (a failed lookup per field; now one "
-    "pass over the names), the archive's secret snapshot per record (each name's verdict "
-    "now kept) and a whole-history re-estimate on every count (`_as_sent` compared with a "
-    "fresh copy), and the cache plan's digest of every message per request (now of the new "
-    "ones). What is left grows with the session: litellm checks and transforms every "
-    "message of each request (plain litellm keeping the history grows alike), and "
-    "compactions (the requests beyond one a turn are their summaries). Memory: litellm "
-    "itself (~175 MB in a kernel); "
+    "Where a turn's CPU went, and what was cut: reading the ~480 events (httpx-sse "
+    'decoded each line in Python; now split with bytes methods, a batch parsed at once), '
+    'the settings read from the environment ~18 times a turn (a failed lookup per field; '
+    "now one pass over the names), the archive's secret snapshot per record (each name's "
+    'verdict now kept) and a whole-history re-estimate on every count (`_as_sent` '
+    "compared with a fresh copy), the cache plan's digest of every message per request "
+    '(now of the new ones); then the window and settings climbed for ~31 and ~55 times a '
+    'turn (now one snapshot a turn), three walks of the history a turn looking for '
+    'figures a model cannot read (now a count the history keeps) and the cache plan '
+    'classifying every message (now only the preamble and blocks). What is left (cProfile '
+    'at turn ~300, in process): `litellm.completion` about half of a turn — it checks and '
+    'transforms every message of each request (plain litellm keeping the history grows '
+    'alike) and prices the stream wrapper itself —, reading the ~480 events about a '
+    "quarter, the reply's display and the cache plan's backward scan for the last cleared "
+    'message the rest; and compactions (the requests beyond one a turn are their '
+    'summaries). The 2× target is not met: it would take a request path that builds the '
+    "body with litellm's provider transformation but sends it without "
+    "`litellm.completion`'s wrapper. Memory: litellm itself (~175 MB in a kernel); "
     "litellm's own cost calculation for a stream loads tiktoken's cl100k_base (~40 MB, "
-    "which an unstreamed call does not); Markdown, widgets and nbagent's own modules "
-    "~15 MB. With no model set, `%load_ext nbagent` also starts the embedded model "
-    "(llama.cpp and its tokenizer in the kernel, ~50 MB): here the model is set first.")
+    "which an unstreamed call does not); Markdown, widgets and nbagent's own modules ~15 "
+    'MB. With no model set, `%load_ext nbagent` also starts the embedded model (llama.cpp '
+    'and its tokenizer in the kernel, ~50 MB): here the model is set first.')
 
 
 def main(argv: list[str] | None = None) -> int:

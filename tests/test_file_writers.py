@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from nbagent.agent.archive._private_files import WRITTEN
+from nbagent.agent.archive import WRITTEN
 from tests.file_writers import helper_calls, stray_writers, writers_in, writers_of
 
 # Writers that write no file, each with why (a stale entry fails below).

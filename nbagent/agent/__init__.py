@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ._configuration import ALIASES
     from ._current import current, kernel_agent, new_session, reset, set_current
     from ._loop import ChatResult
-    from ._model_side import may_cut_silently, sees_images
+    from ._model_traits import may_cut_silently, sees_images
     from ._notebook_link import linked_session, notebook_key, notebook_path
     from ._request import CacheMemory, with_context
     from ._settings import Settings
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # The names load on first use, not here, like every folder's door: the root `nbagent`
 # enters this package first, and nothing here should run before the modules it names.
-_PARTS = ("._agent", "._billing", "._current", "._loop", "._model_side", "._notebook_link",
+_PARTS = ("._agent", "._billing", "._current", "._loop", "._model_traits", "._notebook_link",
           "._request", "._settings", "._texts", "._toolbox", "._asked_compaction", "._asking",
           "._branch", "._configuration")
 

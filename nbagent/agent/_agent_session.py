@@ -13,13 +13,14 @@ from ..engine._decision import Decision
 from ..engine._events import ContextChanged, EventStream
 from ..engine._history import History
 from ..engine._preview import Preview
-from ..engine._thresholds import ContextState
+from ..engine._thresholds import ContextState, Limits
 from ..engine._window import WindowInfo
 from ._billing import Billing
 from ._branch_events import Branch
 from ._model_side import AgentModel
 from ._notebook_file import output_metadata
 from ._session import Session
+from ._settings import Settings
 from ._tool_sizes import SizedTools
 from ._toolbox import Toolbox
 
@@ -31,7 +32,8 @@ class AgentSessionMixin:
     toolbox: Toolbox
     _answers: AgentModel
     if TYPE_CHECKING:
-        def sized_tools(self) -> SizedTools: ...  # the tools mixin's (`_agent_tools`)
+        # the tools mixin's (`_agent_tools`)
+        def sized_tools(self, limits: Limits[Settings] | None = None) -> SizedTools: ...
 
     @property
     def history(self) -> History:
@@ -70,8 +72,9 @@ class AgentSessionMixin:
 
     def breakdown(self) -> Breakdown:
         """What fills the window now, by kind (the figures behind the notebook's table)."""
-        sized = self.sized_tools()
-        return context_breakdown(self.history, sized.schemas, self.context_state(),
+        limits = self.session.limits()  # one snapshot for the tools and the state
+        sized = self.sized_tools(limits)
+        return context_breakdown(self.history, sized.schemas, self.session.context_state(limits),
                                  self.session.tracker.count_text, tools_tokens=sized.tokens,
                                  tools_note=sized.words())
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..engine._thresholds import Limits
 from ._approval import Approval
 from ._approval_guard import ApprovalGuard
 from ._branch import run_branch
@@ -53,17 +54,19 @@ class AgentToolsMixin:
         """Offer one more tool (a function or a `@tool`); a tool of the same name is replaced."""
         return self.toolbox.add(candidate)
 
-    def tool_schemas(self) -> list[dict[str, Any]]:
+    def tool_schemas(self, limits: Limits[Settings] | None = None) -> list[dict[str, Any]]:
         """The tool schemas each request offers: every tool's, shortened at a small window
-        (`sized_tools`)."""
-        return self.sized_tools().schemas
+        (`sized_tools`; under `limits`, a turn's: by default the limits now)."""
+        return self.sized_tools(limits).schemas
 
-    def sized_tools(self) -> SizedTools:
+    def sized_tools(self, limits: Limits[Settings] | None = None) -> SizedTools:
         """The tool schemas sized to the session's window (at most `TOOLS_SHARE` of the
-        effective window: lean, leaner, then some built-ins left out) and what they cost;
-        sized again when the tools, the window, the model or its counter change."""
+        effective window under `limits`, by default the limits now: lean, leaner, then some
+        built-ins left out) and what they cost; sized again when the tools, the window, the
+        model or its counter change."""
         full = self.toolbox.schemas()
-        budget = round(TOOLS_SHARE * self.session.controller.thresholds().effective_window)
+        limits = limits if limits is not None else self.session.limits()
+        budget = round(TOOLS_SHARE * limits.thresholds.effective_window)
         count_text = self.session.tracker.count_text
         key = (budget, id(self.model), count_text)
         cached = self._sized
@@ -130,9 +133,11 @@ class AgentToolsMixin:
         """The `compact_context` tool's door: the current session notes the request."""
         return self.session.asked_compaction.ask(focus)
 
-    def notebook_state(self) -> str | None:
-        """The bounded listing of the namespace's variables (None when there are none)."""
-        budget = max(100, self.session.controller.thresholds().scaled(NOTEBOOK_STATE_TOKENS))
+    def notebook_state(self, limits: Limits[Settings] | None = None) -> str | None:
+        """The bounded listing of the namespace's variables (None when there are none),
+        scaled to the window under `limits` (by default the limits now)."""
+        limits = limits if limits is not None else self.session.limits()
+        budget = max(100, limits.thresholds.scaled(NOTEBOOK_STATE_TOKENS))
         state = notebook_state(self.namespace, max_tokens=budget)
         return redact(state) if state is not None else None  # it goes to the provider
 

@@ -31,6 +31,7 @@ from ..engine._events import (
 )
 from ..engine._exceptions import NbagentError
 from ..engine._output import cap_output, output_cap
+from ..engine._thresholds import Limits
 from . import _texts as texts
 from ._branch_events import Branch, BranchMessage, BranchProgress, BranchStarted
 from ._loop import run_chat
@@ -63,7 +64,7 @@ class Delegating(Protocol):
 
     def settings(self) -> Settings: ...
 
-    def notebook_state(self) -> str | None: ...
+    def notebook_state(self, limits: Limits[Settings] | None = None) -> str | None: ...
 
     def _builtins(self, store: OutputStore, *, branch: bool = False) -> list[Tool]: ...
 
@@ -100,11 +101,11 @@ class BranchAgent:
             self._settings = (base, base.model_copy(update=update))
         return self._settings[1]
 
-    def tool_schemas(self) -> list[dict[str, Any]]:
-        return self._schemas
+    def tool_schemas(self, limits: Limits[Settings] | None = None) -> list[dict[str, Any]]:
+        return self._schemas  # sized to the branch's window once, as it starts
 
-    def notebook_state(self) -> str | None:
-        return self._agent.notebook_state()
+    def notebook_state(self, limits: Limits[Settings] | None = None) -> str | None:
+        return self._agent.notebook_state()  # the notebook's, as the session shows it
 
     def reporting(self) -> BranchAgent:
         """The same branch, allowed one round: asked for its report after a stop."""
@@ -231,7 +232,7 @@ def run_branch(agent: Delegating, task: str, briefing: str) -> str:
     tools = branch_tools(agent, branch.store)
     # sized to the branch's own window as the session's are (`_tool_sizes`): a branch on a
     # small window would otherwise spend most of it on tool schemas
-    budget = round(TOOLS_SHARE * branch.controller.thresholds().effective_window)
+    budget = round(TOOLS_SHARE * branch.limits().thresholds.effective_window)
     config.offer(tools, sized_tools([t.schema for t in tools.values()], budget, lambda schemas:
              branch.answers.model.tools_tokens(schemas, branch.tracker.count_text)).schemas)
     relay = _Relay(number, branch, parent.events)
@@ -275,8 +276,8 @@ def _answer(parent: Session, number: int, status: str, report: str, rounds: int,
     """The report as it enters the main history: a head line saying what it was and where
     its steps are, then the report, cut to the `delegate_max_chars` bound."""
     text = report.strip() or texts.BRANCH_EMPTY
-    bound = output_cap(parent.answers.settings().delegate_max_chars,
-                       parent.controller.thresholds().scale)
+    limits = parent.limits()
+    bound = output_cap(limits.settings.delegate_max_chars, limits.thresholds.scale)
     if len(text) > bound:
         text = cap_output(text, bound) + texts.BRANCH_CUT
     head = texts.BRANCH_HEAD.format(number=number, status=status, rounds=rounds,

@@ -16,9 +16,10 @@ from ..engine._decision import Decision
 from ..engine._events import Status
 from ..engine._exceptions import ModelCallError, NbagentError
 from ..engine._markers import is_images
+from ..engine._thresholds import Limits
 from ..engine.compaction import notebook_note
 from . import _texts as texts
-from ._model_side import may_cut_silently, sees_images
+from ._model_traits import may_cut_silently, sees_images
 from ._reply import repair_reply
 from ._request import CacheMemory, with_context
 from ._session import Session
@@ -73,9 +74,9 @@ class Configured(Protocol):
 
     def settings(self) -> Settings: ...
 
-    def tool_schemas(self) -> list[dict[str, Any]]: ...
+    def tool_schemas(self, limits: Limits[Settings] | None = None) -> list[dict[str, Any]]: ...
 
-    def notebook_state(self) -> str | None: ...
+    def notebook_state(self, limits: Limits[Settings] | None = None) -> str | None: ...
 
 
 def run_chat(agent: Configured, session: Session, text: str, *,
@@ -92,12 +93,16 @@ def run_chat(agent: Configured, session: Session, text: str, *,
 
 
 class _Turn:
-    """The state of one turn: what it spent, what it decided, what streamed so far."""
+    """The state of one turn: what it spent, what it decided, what streamed so far, and the
+    limits it works under (`limits`: the settings, the window and its thresholds, asked
+    once and passed to everything the turn does; asked again only where the turn itself
+    changes the window, a limit the server showed: `relimit`)."""
 
     def __init__(self, agent: Configured, session: Session,
                  on_text: Callable[[str], None] | None) -> None:
         self.agent, self.session = agent, session
-        self.settings = agent.settings()
+        self.limits = session.limits()
+        self.settings = self.limits.settings
         # at a provider whose prompt cache counts, the notebook context is a note in the
         # history (`_add_notebook_note`); other models get it on each request (`request`)
         self.noted = self.settings.notebook_context and takes_notes(agent.model)
@@ -112,6 +117,15 @@ class _Turn:
         self.notices: list[str] = []  # said with the result (`front_cut`)
         self._on_text = on_text
 
+    def relimit(self) -> None:
+        """The session learned (or took back) a window: work under the new limits."""
+        self.limits = self.session.limits()
+        self.settings = self.limits.settings
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The tool schemas offered under the turn's limits."""
+        return self.agent.tool_schemas(self.limits)
+
     def status(self, text: str) -> None:
         self.session.events.emit(Status(text))
 
@@ -125,9 +139,9 @@ class _Turn:
         asked = self.session.asked_compaction.take()  # the model asked in this turn
         if asked is not None:  # at the turn's end, as `%compact` runs: shown, and undoable
             # until the next message joins (nothing is added after it in this turn)
-            self._note(self.session.controller.compact_now(self.session.history,
-                                                           focus=asked or None))
-        self.session.announce_state()
+            self._note(self.session.controller.compact_now(
+                self.session.history, focus=asked or None, limits=self.limits))
+        self.session.announce_state(self.limits)
         message = "\n\n".join(filter(None, [message, *self.notices])) or None
         return ChatResult(reply, reason, message, self.rounds,
                           self.session.cost - self.cost_before, self.decisions, truncated,
@@ -138,9 +152,9 @@ class _Turn:
         self.replaced = bool(session.open_exchange(exchange, text))
         repeats = Repeats()  # identical calls in a row, counted across the turn's rounds
         while True:
-            self._note(controller.maybe_compact(session.history))
+            self._note(controller.maybe_compact(session.history, self.limits))
             self._add_notebook_note()
-            blocked = blocked_message(session, self.agent.tool_schemas)
+            blocked = blocked_message(session, self.tools, self.limits)
             if blocked is not None:
                 return self.result("", "blocked", blocked)
             self.streamed = []
@@ -150,16 +164,16 @@ class _Turn:
                 continue
             calls = message.get("tool_calls") or []
             reply = str(message.get("content") or "")
-            if window_ran_out(session, completion):  # drop old rounds and say so
-                self._note(drop_after_cut(session))
+            if window_ran_out(completion, self.limits):  # drop old rounds and say so
+                self._note(drop_after_cut(session, self.limits))
                 return self.result(reply, "overflow", texts.RAN_OUT, truncated=True)
             if not calls:
                 return self.result(reply, truncated=completion.finish_reason == "length")
             self.rounds += 1
-            stop = run_round(self.agent.tools, session, self.settings, calls, repeats,
+            stop = run_round(self.agent.tools, session, self.limits, calls, repeats,
                              images=self.images)
-            self._note(controller.on_tool_result(session.history))
-            session.announce_state()
+            self._note(controller.on_tool_result(session.history, self.limits))
+            session.announce_state(self.limits)
             if stop is not None:
                 return self.result(reply, *stop)
             if self.rounds >= self.settings.max_tool_rounds:
@@ -178,7 +192,7 @@ class _Turn:
         providers' chat templates refuse (litellm joins them for Anthropic and Bedrock)."""
         history = self.session.history
         if self.noted and not (len(history) and is_images(history[-1])):
-            note = notebook_note(history.messages, self.agent.notebook_state())
+            note = notebook_note(history.messages, self.agent.notebook_state(self.limits))
             if note is not None:
                 self.session.add(note)
 
@@ -190,15 +204,16 @@ class _Turn:
         """One model request; on "prompt too long", drop the oldest rounds (L4) and retry,
         at most twice; then give up with an actionable message."""
         agent, session = self.agent, self.session
-        context = agent.notebook_state() if self.settings.notebook_context and not self.noted \
-            else None
+        context = agent.notebook_state(self.limits) if self.settings.notebook_context and \
+            not self.noted else None
         caching = self.settings.prompt_caching
         for attempt in range(MAX_OVERFLOW_RECOVERIES + 1):
             session.history.check_ready()
             self.status("thinking…")
-            tools = agent.tool_schemas()
+            tools = self.tools()
             messages = with_context(session.history.messages, context)
-            if not self.images:  # figures sent to an earlier model, as their cleared text
+            if not self.images and session.history.has_images:  # figures sent to an earlier
+                # model, as their cleared text
                 messages = without_images(messages)
             plan = CacheMemory.plan(session, tools, enabled=caching)
             try:
@@ -211,15 +226,16 @@ class _Turn:
             except Exception as error:
                 kind = classify_error(error)
                 if kind == "overflow":  # the agent reads the text; L4 takes the numbers
-                    limits = parse_token_limits(str(error))
-                    session.learn_window(limits[1])
+                    stated = parse_token_limits(str(error))
+                    if session.learn_window(stated[1]):
+                        self.relimit()
                     if attempt < MAX_OVERFLOW_RECOVERIES:
                         self._note(session.controller.handle_ptl_error(
-                            session.history, limits))
+                            session.history, stated, self.limits))
                         self._add_notebook_note()  # if the dropped rounds held the latest
                         continue
                 raise ModelCallError(kind, texts.failure_message(
-                    agent.model.name, kind, error, session.window(), agent.retry.max_attempts,
+                    agent.model.name, kind, error, self.limits.window, agent.retry.max_attempts,
                     MAX_OVERFLOW_RECOVERIES)) from error
         raise AssertionError("unreachable")
 
@@ -232,12 +248,13 @@ class _Turn:
         if completion.usage is not None:
             cut = session.tracker.record_usage(session.history, completion.usage,
                                                model=self.agent.model.name,
-                                               tools=self.agent.tool_schemas(),
+                                               tools=self.tools(),
                                                may_cut=may_cut_silently(self.agent.model))
         session.bill(completion)
         if cut is not None:
             notices, ask_again = front_cut(session, cut, asked_again=self.asked_again,
-                                           tools=self.agent.tool_schemas())
+                                           tools=self.tools())
+            self.relimit()  # a window learned, or one taken back
             self.notices += notices
             if ask_again:
                 self.asked_again = True
@@ -247,7 +264,7 @@ class _Turn:
                                len(session.history))
         session.add(message)
         self.streamed = []
-        session.announce_state()
+        session.announce_state(self.limits)
         return message
 
     def close(self, stop: BaseException) -> None:
@@ -264,7 +281,7 @@ class _Turn:
                                                            GeneratorExit))
                           else f"Not finished: the turn ended early ({type(stop).__name__}).")
                 self.session.add({"role": "tool", "tool_call_id": call_id, "content": reason})
-            self.session.announce_state()
+            self.session.announce_state(self.limits)
         except Exception:  # the repair must never hide the original stop
             pass
 

@@ -17,11 +17,12 @@ from typing import Any, Protocol
 
 from ..engine._history import History
 from ..engine._questions import CostedSummarizer, SummaryCost
-from ..engine._thresholds import thresholds
+from ..engine._thresholds import Limits, thresholds
 from ..engine._tokens import TextCounter, count_tools_tokens, estimate_tokens
 from ..engine._tracker import TokenTracker
 from ..engine._window import WindowInfo, resolve_window
 from ..engine.compaction import Summarizer, with_notebook_state
+from ._model_traits import sees_images
 from ._settings import Settings
 from .models._call import RetryPolicy, summarizer
 from .models._llm import ChatModel, LiteLLMModel, model_info
@@ -47,38 +48,9 @@ class Configured(Protocol):
 
     def settings(self) -> Settings: ...
 
-    def tool_schemas(self) -> list[dict[str, Any]]: ...
+    def tool_schemas(self, limits: Limits[Settings] | None = None) -> list[dict[str, Any]]: ...
 
-    def notebook_state(self) -> str | None: ...
-
-
-def may_cut_silently(model: ChatModel) -> bool:
-    """Whether `model`'s server may answer an over-long prompt by cutting its front (Ollama
-    past its context length: 200 OK) rather than refusing it: a local runtime, a model
-    litellm does not know (a server of one's own), or any model at a loopback or private
-    address (a proxy that serves a smaller model under a known name), whatever window was
-    stated for it. A provider litellm knows, at its own endpoint, refuses with an error
-    instead, so a usage far below our count there is our estimate's error (numbers and
-    tables count differently), never a reason to drop a paid-for reply and ask again. A
-    model that says (`cuts_prompts`, e.g. the embedded model: its server refuses an
-    over-long prompt, and shows its tools only at a turn's first request) is believed."""
-    declared = getattr(model, "cuts_prompts", None)
-    if isinstance(declared, bool):
-        return declared
-    base = getattr(model, "api_base", None)
-    return names_runtime(model.name) or model_info(model.name) is None or (
-        isinstance(base, str) and bool(base) and is_local_address(base))
-
-
-def sees_images(model: ChatModel) -> bool:
-    """Whether `model` reads images in its messages: what the model object says of itself
-    (an `accepts_images` flag), else what litellm's model map says (`supports_vision`). A
-    model litellm does not know (the embedded one, a server of one's own) reads none."""
-    declared = getattr(model, "accepts_images", None)
-    if isinstance(declared, bool):
-        return declared
-    info = model_info(model.name)
-    return bool(info and info.get("supports_vision"))
+    def notebook_state(self, limits: Limits[Settings] | None = None) -> str | None: ...
 
 
 class AgentModel:
@@ -101,6 +73,8 @@ class AgentModel:
         # what the current model's server said of its window (asked at a chat's start)
         self._served: tuple[ChatModel, ServerWindow | None] | None = None
         self._window: tuple[ChatModel, Settings, Any, WindowInfo] | None = None
+        self._limits: Limits[Settings] | None = None
+        self._timeout_s = 0.0  # a summary's, from its compaction's settings (`summarizer`)
 
     def settings(self) -> Settings:
         return self._agent.settings()
@@ -114,17 +88,29 @@ class AgentModel:
     def name(self) -> str:
         return self._agent.model.name
 
-    def resolve_window(self, learned: int | None) -> WindowInfo:
-        """The model's window (no I/O): what the model object says of itself, else what its
-        local server said (`probe`), else a conservative window for a local server that
-        says none (source "assumed", never the cloud default), else litellm and the table."""
+    def limits(self, learned: int | None) -> Limits[Settings]:
+        """The settings now, the window under them and its thresholds: one snapshot (the
+        same object until one changes), which a turn, a compaction or a reading takes once."""
+        settings = self.settings()
+        window = self.resolve_window(learned, settings)
+        last = self._limits
+        if last is None or last.window is not window or last.settings is not settings:
+            last = self._limits = Limits.of(window, settings)
+        return last
+
+    def resolve_window(self, learned: int | None, settings: Settings | None = None
+                       ) -> WindowInfo:
+        """The model's window (no I/O) under `settings` (default: now): what the model says
+        of itself, else what its local server said (`probe`), else a conservative window for
+        a local server that says none (source "assumed", never the cloud default), else
+        litellm and the table."""
         model = self._agent.model
         asked = self._served is not None and self._served[0] is model
         served = self._served[1] if self._served is not None and asked else None
-        settings = self.settings()
+        settings = settings if settings is not None else self.settings()
         # computed once per change of what decides it: the model object and what it says
         # of itself, its server's answer, the settings (the same object until they change)
-        # and the learned limit; a turn asks for the window a few dozen times
+        # and the learned limit
         options = getattr(model, "options", None)  # Ollama's num_ctx decides its window
         key = (model.context_window, model.max_output, asked, served, learned,
                repr(options) if options else None)
@@ -186,16 +172,16 @@ class AgentModel:
         answer = probe_window(base, model.name) if base else None
         self._served = None if answer is None and tentative else (model, answer)
 
-    def count(self, history: History, tracker: TokenTracker) -> int:
-        """Tokens the next request would occupy: the model's own count of the whole request
-        where it has one, else the tracker's. Counted once per change of what it depends
-        on — the history (its generation and length), the tool schemas (one list until the
-        tools change), the model and its counter, and what the tracker learnt (`version`):
-        a turn asks between changes several times (the controller before each request, the
-        blocking check, the meter after each message), and those asks read this count."""
+    def count(self, history: History, tracker: TokenTracker,
+              limits: Limits[Settings] | None = None) -> int:
+        """Tokens the next request would occupy (its tools as offered under `limits`): the
+        model's own count of the whole request where it has one, else the tracker's. Counted
+        once per change of the history (its generation and length), the tool schemas, the
+        model and its counter, and what the tracker learnt (`version`): a turn's later asks
+        (the blocking check, the meter after each message) read this count."""
         agent = self._agent
         exact = request_counter(agent.model)
-        schemas = agent.tool_schemas()
+        schemas = agent.tool_schemas(limits)
         key = (history.generation, len(history), tracker.version)
         cached = self._counted
         if cached is not None and cached[0]() is history and cached[1] == key and \
@@ -209,7 +195,7 @@ class AgentModel:
     def _as_sent(self, history: History) -> History:
         """`history` as the request carries it to this model: a round's figures go as their
         cleared text to a model that reads no images (one chosen after they were sent)."""
-        if sees_images(self._agent.model):
+        if not history.has_images or sees_images(self._agent.model):
             return history
         messages = history.messages  # a copy: compared with itself below, not a new one
         sent = without_images(messages)
@@ -254,16 +240,20 @@ class AgentModel:
         exact: Callable[[], TextCounter] | None = getattr(self._agent.model, "count_text", None)
         return exact() if callable(exact) else None
 
-    def summarizer(self, learned: int | None = None) -> tuple[Summarizer | None, int | None]:
-        """The summarizer and the input window of the model behind it (None when the user
-        passed their own summarizer); built once per chat/compaction model. When the chat
-        model writes its own summaries, its window is the chat's, `learned` limit included:
-        a summary request sized for a larger window would overflow again."""
+    def summarizer(self, learned: int | None = None, limits: Limits[Settings] | None = None
+                   ) -> tuple[Summarizer | None, int | None]:
+        """The summarizer (bounded in time by `limits`' settings, the compaction's) and the
+        input window of the model behind it (None for the user's own summarizer); built once
+        per chat/compaction model. When the chat model writes its own summaries, its window
+        is the chat's, `learned` limit included: one sized larger would overflow again."""
+        limits = limits if limits is not None else self.limits(learned)
+        settings = limits.settings
+        self._timeout_s = min(settings.summary_timeout_s, settings.max_chat_seconds)
         if self._summary is None:
-            self._summary = self._summarizing()
+            self._summary = self._summarizing(settings)
         summarize, window, own = self._summary
         if own:
-            window = thresholds(self.resolve_window(learned)).effective_window
+            window = limits.thresholds.effective_window
         return summarize, window
 
     def use_compact_model(self, spec: str | ChatModel | None) -> None:
@@ -275,21 +265,23 @@ class AgentModel:
         """The chat model changed: the default summarizer follows it."""
         self._summary = None
 
-    def refresh(self, messages: list[Message]) -> list[Message]:
+    def refresh(self, messages: list[Message], limits: Limits[Settings] | None = None
+                ) -> list[Message]:
         """After a compaction: one fresh notebook-state block replaces the previous one,
         unless the notebook context is on: then the live state already reaches the model
         (a note the next request adds if the latest left the history, or the listing on
         each request), no block is written and a stale one goes. A block sits at the front
         of the history, so replacing it would rewrite the whole cached prefix on every
         compaction, even a snip that changed only later messages."""
-        live = self.settings().notebook_context
-        return with_notebook_state(messages, None if live else self._agent.notebook_state())
+        live = (limits.settings if limits is not None else self.settings()).notebook_context
+        return with_notebook_state(messages, None if live else self._agent.notebook_state(
+            limits))
 
-    def _summarizing(self) -> tuple[Summarizer | None, int | None, bool]:
+    def _summarizing(self, settings: Settings) -> tuple[Summarizer | None, int | None, bool]:
         """(summarizer, its window, whether the chat model writes the summaries)."""
         if self._user_summarizer is not None:
             return self._user_summarizer, None, False
-        agent, settings = self._agent, self.settings()
+        agent = self._agent
         writer = compact_model(self._compact_spec, agent.model, settings)
         own = writer is agent.model
         window = None if own else thresholds(resolve_window(
@@ -298,8 +290,7 @@ class AgentModel:
         bounded = getattr(writer, "for_summaries", None)  # a model whose summaries are
         # bounded below its replies (a local model's)
         made = summarizer(bounded() if callable(bounded) else writer, agent.retry,
-                          timeout=lambda: min(self.settings().summary_timeout_s,
-                                              self.settings().max_chat_seconds))
+                          timeout=lambda: self._timeout_s)
         cost = getattr(writer, "summary_cost", None)  # what a call costs, if the model says
         if isinstance(cost, SummaryCost):
             return CostedSummarizer(made, cost), window, own
@@ -322,19 +313,24 @@ class SessionAnswers:
     def name(self) -> str:
         return self.model.name()
 
-    def window(self) -> WindowInfo:
-        """The window the session's requests must fit: the model's, or the limit the
-        provider stated (source "learned")."""
-        return self.model.resolve_window(self._learned())
+    def limits(self) -> Limits[Settings]:
+        """The settings, the window the requests must fit (the model's, or the limit the
+        provider stated: source "learned") and its thresholds, in one snapshot."""
+        return self.model.limits(self._learned())
 
-    def count(self, history: History) -> int:
-        return self.model.count(history, self.tracker)
+    def window(self) -> WindowInfo:
+        return self.limits().window
+
+    def count(self, history: History, limits: Limits[Settings] | None = None) -> int:
+        return self.model.count(history, self.tracker, limits)
 
     def count_text(self) -> TextCounter | None:
         return self.model.count_text()
 
-    def summarizer(self) -> tuple[Summarizer | None, int | None]:
-        return self.model.summarizer(self._learned())
+    def summarizer(self, limits: Limits[Settings] | None = None
+                   ) -> tuple[Summarizer | None, int | None]:
+        return self.model.summarizer(self._learned(), limits)
 
-    def refresh(self, messages: list[Message]) -> list[Message]:
-        return self.model.refresh(messages)
+    def refresh(self, messages: list[Message], limits: Limits[Settings] | None = None
+                ) -> list[Message]:
+        return self.model.refresh(messages, limits)

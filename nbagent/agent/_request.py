@@ -11,6 +11,7 @@ import hashlib
 import json
 import weakref
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any
 
 from ..engine._markers import is_cleared, is_note, is_plain_user
@@ -104,12 +105,9 @@ class CacheMemory:
         history = session.history
         messages = history.messages
         count = session.tracker.count_text or estimate_tokens
-        running = count_tools_tokens(tools, count) if tools else 0
-        prefix: list[int] = []
-        for index in range(len(messages)):
-            running += history.message_tokens(index)
-            prefix.append(running)
-        layout = Layout.of(messages)
+        tools_tokens = count_tools_tokens(tools, count) if tools else 0
+        prefix = list(accumulate(history.token_counts(), initial=tools_tokens))[1:]
+        layout = Layout.of(messages, rounds=False)  # its preamble and blocks: no walk
         boundary = _compacted_until(messages, layout)
         chain = _chain(messages, session)
         written = session.cache_marks

@@ -26,7 +26,7 @@ from ..engine._events import (
 )
 from ..engine._exceptions import BusyError
 from ..engine._history import History
-from ..engine._thresholds import ContextState, thresholds
+from ..engine._thresholds import ContextState, Limits
 from ..engine._tracker import TokenTracker
 from ..engine._window import WindowInfo
 from ..engine.compaction import with_pins
@@ -35,6 +35,7 @@ from ._billing import Billing
 from ._branch_events import Branch, BranchFinished
 from ._model_side import AgentModel, SessionAnswers
 from ._session_archive import SessionArchiveMixin
+from ._settings import Settings
 from .archive import _archive
 from .archive._archive import Archive
 from .archive._kinds import ExchangeOpened
@@ -109,6 +110,11 @@ class Session(SessionArchiveMixin):
         """The window this session's requests must fit: the model's, or the limit the
         provider stated (source "learned")."""
         return self.answers.window()
+
+    def limits(self) -> Limits[Settings]:
+        """The settings, the window and its thresholds now, in one snapshot: what a turn,
+        a compaction or a reading of the state takes once and passes down."""
+        return self.answers.limits()
 
     def undo_compaction(self) -> None:
         """Put back the history as it was before the last compaction (also one a resumed
@@ -269,8 +275,7 @@ class Session(SessionArchiveMixin):
 
     def blocking_at(self, limit: int) -> int:
         """The blocking threshold a window of `limit` tokens would give this session."""
-        info = self.answers.model.resolve_window(limit)
-        return thresholds(info, settings=self.answers.settings()).blocking
+        return self.answers.model.limits(limit).thresholds.blocking
 
     def say_once(self, key: str, text: str) -> list[str]:
         """`[text]` the first time `key` is said in this session, else `[]`."""
@@ -279,16 +284,18 @@ class Session(SessionArchiveMixin):
         self.said.add(key)
         return [text]
 
-    def context_state(self) -> ContextState:
-        return self.controller.state(self.history)
+    def context_state(self, limits: Limits[Settings] | None = None) -> ContextState:
+        """How full the context is, under `limits` (a turn's; by default the limits now)."""
+        return self.controller.state(self.history, limits)
 
-    def announce_state(self) -> None:
-        self.events.emit(ContextChanged(self.context_state(), self.cost))
+    def announce_state(self, limits: Limits[Settings] | None = None) -> None:
+        """Tell the meter (and every subscriber) the state now, under `limits`."""
+        self.events.emit(ContextChanged(self.context_state(limits), self.cost))
 
     def _on_compacted(self, event: Event) -> None:
         if isinstance(event, Compacted):
             self.cost += event.decision.cost or 0.0
-            self.announce_state()
+            self.announce_state(event.limits)  # the state under the compaction's limits
         elif isinstance(event, CompactionUndone):  # the history moved back: no cost
             self.announce_state()
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..engine._events import ToolFinished, ToolStarted
 from ..engine._output import output_cap
+from ..engine._thresholds import Limits
 from . import _texts as texts
 from ._reply import call_signature
 from ._session import Session
@@ -38,17 +39,18 @@ class Repeats:
         return self.count
 
 
-def run_round(tools: dict[str, Tool], session: Session, settings: Settings,
+def run_round(tools: dict[str, Tool], session: Session, limits: Limits[Settings],
               calls: list[dict[str, Any]], repeats: Repeats, *,
               images: bool = False) -> Stop | None:
-    """Run one reply's tool calls in order; returns why the turn stops after this round
+    """Run one reply's tool calls in order, under the turn's `limits` (a result's cap is
+    scaled to its window); returns why the turn stops after this round
     (a runaway loop, a hand-over), or None to go on. Once a stop is known, the remaining
     calls are answered "not run" rather than run. With `images` (the model reads them),
     the figures the tools made join the history after the last result, as one message."""
     take_figures(session.events)  # attached since the last round (a run left behind)
     stop: Stop | None = None
     for call in calls:
-        stop = run_call(tools, session, settings, call, repeats.see(call), stop)
+        stop = run_call(tools, session, limits, call, repeats.see(call), stop)
     # after every call has its result: a message between a call and its result would
     # break the pair providers require
     figures = take_figures(session.events)
@@ -58,7 +60,7 @@ def run_round(tools: dict[str, Tool], session: Session, settings: Settings,
     return stop
 
 
-def run_call(tools: dict[str, Tool], session: Session, settings: Settings,
+def run_call(tools: dict[str, Tool], session: Session, limits: Limits[Settings],
              call: dict[str, Any], repeats: int, stop: Stop | None) -> Stop | None:
     """Run one tool call (or refuse a runaway loop); its result always joins the history."""
     name, arguments = call["function"]["name"], call["function"]["arguments"]
@@ -70,9 +72,9 @@ def run_call(tools: dict[str, Tool], session: Session, settings: Settings,
         try:
             output, ok, full = run_tool(
                 tools, name, arguments, call_id=call["id"],
-                store=session.store, timeout=settings.tool_timeout_s,
-                default_cap=output_cap(settings.tool_output_max_chars,
-                                       session.controller.thresholds().scale))
+                store=session.store, timeout=limits.settings.tool_timeout_s,
+                default_cap=output_cap(limits.settings.tool_output_max_chars,
+                                       limits.thresholds.scale))
         except HandOver as handed:  # the user took the work: the turn ends here
             output, ok, full = handed.result, True, len(handed.result)
             stop = stop or ("handed_over", texts.HANDED_OVER)

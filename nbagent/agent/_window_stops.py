@@ -13,11 +13,12 @@ from typing import Any
 from ..engine import _figures as figures
 from ..engine._decision import Decision
 from ..engine._events import Retrying
-from ..engine._thresholds import thresholds
+from ..engine._thresholds import Limits
 from ..engine._tokens import REPLY_PRIMING, count_tools_tokens, estimate_tokens
 from ..engine._tracker import Truncation
 from . import _texts as texts
 from ._session import Session
+from ._settings import Settings
 from ._tool_sizes import TOOLS_SHARE
 from .models._llm import Completion
 from .models._local_runtimes import context_settings
@@ -27,24 +28,25 @@ NO_LIMITS: tuple[None, None] = (None, None)  # an overflow that states no number
 
 
 def blocked_message(session: Session,
-                    tool_schemas: Callable[[], list[dict[str, Any]]]) -> str | None:
-    """At the blocking limit with nothing left to shrink: why the turn stops before
-    sending, naming what fills the window (a pin, the system prompt, the tools, the latest
-    message, a tool output). None below the limit. Compaction makes room down to the latest
-    round (the last resort, L4 room), so past the fixed parts it is that round that does
-    not fit beside them."""
-    state = session.context_state()
+                    tool_schemas: Callable[[], list[dict[str, Any]]],
+                    limits: Limits[Settings] | None = None) -> str | None:
+    """At the blocking limit with nothing left to shrink (under `limits`, the turn's: by
+    default the limits now): why the turn stops before sending, naming what fills the
+    window (a pin, the system prompt, the tools, the latest message, a tool output). None
+    below the limit. Compaction makes room down to the latest round (the last resort, L4
+    room), so past the fixed parts it is that round that does not fit beside them."""
+    state = session.context_state(limits)
     if state.level != "blocking":
         return None
     history, count = session.history, session.tracker.count_text
     preamble = history.preamble.stop
     tools = count_tools_tokens(tool_schemas(), count or estimate_tokens)
     fixed = sum(history.message_tokens(i) for i in range(preamble)) + tools
-    limits = state.thresholds
-    if fixed >= limits.blocking:
+    at = state.thresholds
+    if fixed >= at.blocking:
         parts = texts.fixed_parts(history.messages, preamble, tools, session.pins,
                                   count or estimate_tokens, history.message_tokens)
-        return texts.blocked_by_fixed(parts, fixed, limits.blocking, limits.window.raw_window,
+        return texts.blocked_by_fixed(parts, fixed, at.blocking, at.window.raw_window,
                                       state.window_source)
     rounds = history.rounds()
     if rounds:  # what must go with this request whatever compaction does: the latest round
@@ -52,33 +54,34 @@ def blocked_message(session: Session,
         own = sum(history.message_tokens(i) for i in range(latest.start, latest.stop))
         # our counts as the request is counted (the tracker's calibration)
         scale = state.tokens / max(1, history.estimated_tokens + tools)
-        if (fixed + own) * scale >= limits.blocking:
+        if (fixed + own) * scale >= at.blocking:
             return texts.blocked_by_message(
-                round((fixed + own) * scale), round(own * scale), limits.blocking,
-                limits.window.raw_window, state.window_source,
+                round((fixed + own) * scale), round(own * scale), at.blocking,
+                at.window.raw_window, state.window_source,
                 with_results=latest.stop - latest.start > 1)
     largest = texts.largest_message(history.messages, preamble, history.message_tokens)
-    return texts.blocked_conversation(state.tokens, limits.effective_window, largest,
-                                      history.messages, automatic=limits.auto_compact_enabled)
+    return texts.blocked_conversation(state.tokens, at.effective_window, largest,
+                                      history.messages, automatic=at.auto_compact_enabled)
 
 
-def window_ran_out(session: Session, completion: Completion) -> bool:
-    """A successful reply whose stop reason (or usage) says the window was exhausted."""
+def window_ran_out(completion: Completion, limits: Limits[Settings]) -> bool:
+    """A successful reply whose stop reason (or usage) says the window (`limits`') was
+    exhausted."""
     usage = completion.usage
     return is_stop_reason_overflow(
         completion.finish_reason,
         prompt_tokens=usage.context_tokens if usage else None,
         completion_tokens=usage.output_tokens if usage else None,
-        window=session.window().raw_window)
+        window=limits.window.raw_window)
 
 
-def drop_after_cut(session: Session) -> Decision:
+def drop_after_cut(session: Session, limits: Limits[Settings] | None = None) -> Decision:
     """After a reply cut because the context window ran out: its tool calls answered, not
     run (their arguments may be cut too), and the oldest rounds dropped (no limit is
-    known). Returns that compaction's decision."""
+    known), under `limits` (the turn's). Returns that compaction's decision."""
     for call_id in session.history.pending_tool_calls:
         session.add({"role": "tool", "tool_call_id": call_id, "content": texts.CUT_CALL})
-    return session.controller.handle_ptl_error(session.history, NO_LIMITS)
+    return session.controller.handle_ptl_error(session.history, NO_LIMITS, limits)
 
 
 def front_cut(session: Session, cut: Truncation, *, asked_again: bool,
@@ -137,8 +140,7 @@ def _needs(session: Session, tools: list[dict[str, Any]], window: int) -> int:
     own = sum(history.message_tokens(i) for i in range(history.preamble.stop)) + sum(
         history.message_tokens(i) for i in range(start, len(history)))
     offered = session.answers.model.tools_tokens(tools, tracker.count_text)
-    effective = thresholds(session.answers.model.resolve_window(window),
-                           settings=session.answers.settings()).effective_window
+    effective = session.answers.model.limits(window).thresholds.effective_window
     shown = min(offered, round(TOOLS_SHARE * effective))
     return round(tracker.ratio(session.answers.name()) * (own + shown)) + REPLY_PRIMING
 

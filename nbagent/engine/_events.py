@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._decision import Decision, Trigger
-from ._thresholds import ContextState
+from ._thresholds import ContextState, Limits
 
 logger = logging.getLogger("nbagent")
 
@@ -68,9 +68,11 @@ class Rewriting:
 
 @dataclass(frozen=True)
 class Compacted:
-    """A compaction attempt ended (compacted or failed); its decision record."""
+    """A compaction attempt ended (compacted or failed); its decision record, and the
+    limits it ran under (what the state after it is read under: None when not known)."""
 
     decision: Decision
+    limits: Limits[Any] | None = None
 
 
 @dataclass(frozen=True)

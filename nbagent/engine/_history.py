@@ -16,7 +16,7 @@ from itertools import pairwise
 from typing import Any
 
 from ._exceptions import HistoryError
-from ._markers import is_plain_user
+from ._markers import is_images, is_plain_user
 from ._tokens import estimate_message_tokens
 
 Message = dict[str, Any]
@@ -176,6 +176,7 @@ class History:
         self._round_starts: list[int] = []
         self._turn_starts: list[int] = []
         self._call_ids: set[str] = set()
+        self._images = 0  # messages of a round's figures (or their cleared text)
         self.generation = 0  # bumped whenever earlier messages are rewritten
         self.extend(messages)
 
@@ -255,7 +256,7 @@ class History:
         known = {id(m): n for m, n in zip(source._messages, source._tokens, strict=True)}
         self._messages, self._tokens, self._total = [], [], 0
         self._round_starts, self._turn_starts = [], []
-        self._call_ids = set()
+        self._call_ids, self._images = set(), 0
         self._pairing = pairing
         for message in incoming:
             message = message if isinstance(message, dict) else dict(message)
@@ -273,11 +274,19 @@ class History:
                 self._turn_starts.append(index)
         elif role != "system":
             self._turn_starts.append(index)
+        if role == "user" and is_images(message):
+            self._images += 1
         for call in message.get("tool_calls") or ():
             self._call_ids.add(call["id"])
         self._messages.append(message)
         self._tokens.append(tokens)
         self._total += tokens
+
+    @property
+    def has_images(self) -> bool:
+        """Whether a round's figures (or their cleared text) are in it, known without a
+        walk: a request to a model that reads no images clears them only then."""
+        return self._images > 0
 
     def call_ids(self) -> AbstractSet[str]:
         """Every tool-call id the history already uses (a new call must not reuse one)."""

@@ -1,17 +1,19 @@
 """`ModelQuestions`: the one object a controller asks about the model whose window it
-keeps — the settings, the window, how many tokens a history occupies, the summarizer,
-and the block to refresh after a compaction. The agent answers them for each session;
+keeps — its limits (the settings, the window and the thresholds, in one snapshot), how
+many tokens a history occupies, the summarizer, and the block to refresh after a
+compaction. The agent answers them for each session;
 `standalone` answers them for a controller used on its own. A summarizer may state what
 one of its calls costs (`SummaryCost`, carried by a `CostedSummarizer`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
 
 from ._history import History
 from ._settings import EngineSettings
+from ._thresholds import Limits
 from ._tracker import TokenTracker
 from ._window import WindowInfo, resolve_window
 from .compaction import Summarizer, SummaryReply
@@ -55,20 +57,31 @@ def summary_cost(summarize: Summarizer | None) -> SummaryCost:
     return cost if isinstance(cost, SummaryCost) else FREE
 
 
-class ModelQuestions(Protocol):
-    """What a `CompactionController` asks, each time it needs the answer."""
+S = TypeVar("S", bound=EngineSettings)
 
-    def settings(self) -> EngineSettings: ...
 
-    def window(self) -> WindowInfo: ...
+class ModelQuestions(Protocol[S]):
+    """What a `CompactionController` asks. Its limits once per entry point (a compaction,
+    a reading of the state), unless the caller passes the snapshot it took. `S`: the
+    settings its snapshots carry (the agent's carry its whole `Settings`)."""
 
-    def count(self, history: History) -> int: ...
-
-    def summarizer(self) -> tuple[Summarizer | None, int | None]:
-        """The summarizer (None: deterministic compaction only) and its input window."""
+    def limits(self) -> Limits[S]:
+        """The settings and the window now, with their thresholds: one snapshot."""
         ...
 
-    def refresh(self, messages: list[Message]) -> list[Message]:
+    def count(self, history: History, limits: Limits[S] | None = None) -> int:
+        """Tokens the next request would occupy, under `limits` (by default the limits
+        now: what is offered with each request may depend on the window)."""
+        ...
+
+    def summarizer(self, limits: Limits[S] | None = None
+                   ) -> tuple[Summarizer | None, int | None]:
+        """The summarizer (None: deterministic compaction only) and its input window,
+        under `limits` (by default the limits now)."""
+        ...
+
+    def refresh(self, messages: list[Message], limits: Limits[S] | None = None
+                ) -> list[Message]:
         """The history after a compaction, with any block that must be fresh replaced."""
         ...
 
@@ -83,6 +96,7 @@ class Standalone:
     summarizer_window: int | None = None
     fixed_settings: EngineSettings | None = None
     tracker: TokenTracker | None = None
+    _last: Limits[EngineSettings] | None = field(default=None, init=False, repr=False)
 
     def settings(self) -> EngineSettings:
         return self.fixed_settings if self.fixed_settings is not None else EngineSettings.from_env()
@@ -92,12 +106,22 @@ class Standalone:
             return self.window_spec
         return resolve_window(self.window_spec, settings=self.settings())
 
-    def count(self, history: History) -> int:
-        tracker = self.tracker if self.tracker is not None else TokenTracker()
-        return tracker.count(history, model=self.window().model)
+    def limits(self) -> Limits[EngineSettings]:
+        window, settings = self.window(), self.settings()
+        last = self._last  # the same snapshot while the window and the settings are
+        if last is None or last.window is not window or last.settings is not settings:
+            last = self._last = Limits.of(window, settings)
+        return last
 
-    def summarizer(self) -> tuple[Summarizer | None, int | None]:
+    def count(self, history: History, limits: Limits[EngineSettings] | None = None) -> int:
+        tracker = self.tracker if self.tracker is not None else TokenTracker()
+        window = limits.window if limits is not None else self.window()
+        return tracker.count(history, model=window.model)
+
+    def summarizer(self, limits: Limits[EngineSettings] | None = None
+                   ) -> tuple[Summarizer | None, int | None]:
         return self.summarize, self.summarizer_window
 
-    def refresh(self, messages: list[Message]) -> list[Message]:
+    def refresh(self, messages: list[Message], limits: Limits[EngineSettings] | None = None
+                ) -> list[Message]:
         return messages

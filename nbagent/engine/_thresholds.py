@@ -12,7 +12,7 @@ sane, ordered thresholds instead of negative ones.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
 from ._decision import MAX_FAILURES
 from ._settings import EngineSettings
@@ -143,6 +143,32 @@ def thresholds(
     info = (resolve_window(window, settings=settings, model_info=model_info)
             if isinstance(window, str) else window)
     return _from_window(info, settings)
+
+
+S = TypeVar("S", bound=EngineSettings, covariant=True)
+T = TypeVar("T", bound=EngineSettings)
+
+
+@dataclass(frozen=True)
+class Limits(Generic[S]):
+    """One snapshot of what bounds a history's requests: the settings, the window (and
+    where it came from) and every threshold read from them. Taken once where work starts
+    — a turn, a compaction, a meter reading — and passed down, so everything that one
+    piece of work decides reads the same window; what changes the window on the way (a
+    limit the server showed, another model, new settings) takes a new one, explicitly.
+    The agent's snapshots carry its whole `Settings`."""
+
+    settings: S
+    thresholds: Thresholds
+
+    @property
+    def window(self) -> WindowInfo:
+        return self.thresholds.window
+
+    @staticmethod
+    def of(window: WindowInfo, settings: T) -> Limits[T]:
+        """The snapshot for a resolved `window` under `settings`."""
+        return Limits(settings, _from_window(window, settings))
 
 
 def _from_window(info: WindowInfo, settings: EngineSettings) -> Thresholds:

@@ -165,3 +165,88 @@ def test_the_meter_shows_the_turns_request_while_its_tool_runs() -> None:
     agent.chat("add one to 1, " + "with a long explanation " * 60)
     ((shown, now),) = during
     assert shown == now > before + 200  # this turn's message is in what the meter shows
+
+
+# -- limits: one snapshot per entry point ---------------------------------------------------
+
+@contextmanager
+def climbs(agent: nbagent.Agent) -> Iterator[collections.Counter[str]]:
+    """How often the agent's window is resolved and its settings read (from the
+    environment, with the agent's overrides): each is one climb from a caller up to the
+    agent's configuration, whether or not an answer is cached."""
+    watched = {type(agent.session.answers.model).resolve_window.__code__: "window",
+               nbagent.Settings.from_env.__code__: "settings"}
+    hits: collections.Counter[str] = collections.Counter()
+
+    def hook(frame: FrameType, event: str, arg: Any) -> None:
+        name = watched.get(frame.f_code) if event == "call" else None
+        if name is not None:
+            hits[name] += 1
+
+    sys.setprofile(hook)
+    threading.setprofile(hook)
+    try:
+        yield hits
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+
+
+def chatted(*steps: Any) -> nbagent.Agent:
+    """An agent with three exchanges behind it, the chat model writing its own summaries
+    (its default reply), then `steps` to come."""
+    warm = [reply(f"answer {i}: sales_df has {i} rows " + "and more detail " * 40)
+            for i in range(3)]
+    agent = nbagent.Agent(model=ScriptedModel([*warm, *steps], default=reply(
+        "- notes about sales_df")), tools=[add_one], archive=False, namespace={})
+    for i in range(3):
+        agent.chat(f"question {i} about sales_df")
+    return agent
+
+
+def test_a_turn_a_compaction_and_a_meter_reading_each_take_one_snapshot_of_the_limits(
+        ) -> None:
+    """Each entry point asks for the window and the settings once and passes that snapshot
+    down (the controller, the tool schemas sized to the window, the notebook listing, the
+    tool results' cap, the meter after each message). Before, one such turn resolved the
+    window 31 times and read the settings 55 times; a compaction 7 and 17."""
+    from nbagent.widgets import MeterLine
+
+    agent = chatted(calls(("add_one", {"x": 1})), reply("2"))
+    with climbs(agent) as hits:  # a turn with a tool round
+        assert agent.chat("add one to 1").text == "2"
+    assert hits == {"window": 1, "settings": 1}
+    with climbs(agent) as hits:  # a compaction, its summary written by the chat model
+        decision = agent.compact()
+    assert decision.action == "compacted" and decision.summary_calls >= 1
+    assert hits == {"window": 1, "settings": 1}
+    with climbs(agent) as hits:  # a meter reading: the line made for the session
+        reading = MeterLine.follow(agent).reading
+    assert reading is not None and reading.window == agent.window().raw_window
+    assert hits == {"window": 1, "settings": 1}
+    with climbs(agent) as hits:  # what fills the window (%context): tools and state
+        agent.breakdown()
+    assert hits == {"window": 1, "settings": 1}
+
+
+def test_a_window_learned_in_a_turn_is_worked_under_from_then_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The turn's snapshot is taken again where the turn itself changes the window: the
+    provider states a smaller limit, and the retry's compaction, tool sizing and meter
+    work under it."""
+    monkeypatch.delenv("NBAGENT_MAX_CONTEXT_TOKENS", raising=False)
+    from nbagent.events import ContextChanged
+    from nbagent.testing import provider_error
+
+    agent = chatted(provider_error(400, "This model's maximum context length is 6000 tokens. "
+                                        "However, your messages resulted in 9000 tokens."),
+                    reply("fits now"))
+    seen: list[int] = []
+
+    def meter(event: object) -> None:
+        if isinstance(event, ContextChanged):
+            seen.append(event.state.thresholds.window.raw_window)
+
+    agent.events.subscribe(meter)
+    assert agent.chat("one more question").text == "fits now"
+    assert agent.window().raw_window == 6_000 and seen and seen[-1] == 6_000

@@ -148,7 +148,8 @@ def test_a_failed_compaction_leaves_the_history_byte_for_byte() -> None:
     before = copy.deepcopy(history.messages)
 
     class BrokenRefresh(Standalone):
-        def refresh(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        def refresh(self, messages: list[dict[str, Any]], limits: Any = None
+                    ) -> list[dict[str, Any]]:
             return messages[1:]  # loses the system prompt: the result must be refused
 
     ctl = CompactionController(BrokenRefresh(ScriptedSummarizer(default=NOTES), MODEL,
@@ -391,7 +392,7 @@ def test_a_window_function_is_asked_each_time_so_a_learned_limit_takes_effect() 
 
 def test_a_custom_count_is_what_the_triggers_see() -> None:
     class Counting(Standalone):
-        def count(self, history: History) -> int:
+        def count(self, history: History, limits: Any = None) -> int:
             return 10 * len(history)
 
     ctl = CompactionController(Counting(ScriptedSummarizer(), MODEL,
@@ -405,7 +406,8 @@ def test_refresh_runs_after_a_compaction_and_not_when_nothing_ran() -> None:
     calls: list[int] = []
 
     class Refreshing(Standalone):
-        def refresh(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        def refresh(self, messages: list[dict[str, Any]], limits: Any = None
+                    ) -> list[dict[str, Any]]:
             calls.append(len(messages))
             return [messages[0], state, *messages[1:]]
 

@@ -275,3 +275,21 @@ def test_call_ids_follow_a_replace_and_a_failed_extend_adds_none() -> None:
 def test_call_ids_are_the_ids_of_every_assistant_tool_call(messages: list[dict[str, Any]]) -> None:
     expected = {call["id"] for m in messages for call in m.get("tool_calls") or ()}
     assert History(messages).call_ids() == expected
+
+
+def test_it_knows_without_a_walk_whether_a_rounds_figures_are_in_it() -> None:
+    """`has_images` (which spares a request to a model that reads no images a walk of the
+    whole history) follows appends and rewrites, the cleared placeholder included."""
+    from nbagent.engine import IMAGES_CLEARED, IMAGES_HEADER
+
+    figures = {"role": "user", "content": [{"type": "text", "text": f"{IMAGES_HEADER} 1"},
+                                          {"type": "image_url", "image_url": {"url": "x"}}]}
+    history = History([{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}])
+    assert not history.has_images
+    history.append({"role": "assistant", "content": "a figure"})
+    history.append(figures)
+    assert history.has_images
+    history.replace([*history.messages[:3], {"role": "user", "content": IMAGES_CLEARED}])
+    assert history.has_images  # its cleared text: still cleared for such a model
+    history.replace(history.messages[:3])
+    assert not history.has_images

@@ -168,15 +168,18 @@ class Layout:
     rounds: tuple[int, ...]
 
     @classmethod
-    def of(cls, messages: Sequence[Mapping[str, Any]]) -> Layout:
+    def of(cls, messages: Sequence[Mapping[str, Any]], *, rounds: bool = True) -> Layout:
+        """The layout of `messages`; without `rounds`, only the preamble and the blocks
+        (read from the front: no walk of the whole history)."""
         body = 0
         while body < len(messages) and messages[body].get("role") == "system":
             body += 1
         blocks_end = body
         while blocks_end < len(messages) and is_block(messages[blocks_end]):
             blocks_end += 1
-        rounds = tuple(i for i in range(blocks_end, len(messages)) if is_plain_user(messages[i]))
-        return cls(body, blocks_end, rounds)
+        starts = tuple(i for i in range(blocks_end, len(messages))
+                       if is_plain_user(messages[i])) if rounds else ()
+        return cls(body, blocks_end, starts)
 
 
 def split_blocks(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from nbagent.agent.archive._private_files import (
+from nbagent.agent.archive import (
     ARCHIVE_SET_ASIDE,
     NOTEBOOK_POINTER,
     SERVER_LOCK,
