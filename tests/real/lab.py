@@ -61,12 +61,13 @@ def notebook(path: Path, *sources: str) -> None:
 class Lab:
     """A running Jupyter server as one test module sees it: its address, token and app, and
     the module's own folder on it (`root`, served at `folder`; the server's root when
-    `folder` is empty)."""
+    `folder` is empty); `data` is the folder its kernels keep nbagent's sessions in."""
 
     def __init__(self, base: str, token: str, root: Path, app: str = "lab", *,
-                 folder: str = "", settings: Path | None = None) -> None:
+                 folder: str = "", settings: Path | None = None,
+                 data: Path | None = None) -> None:
         self.base, self.token, self.root, self.app = base, token, root, app
-        self.folder, self.settings = folder, settings
+        self.folder, self.settings, self.data = folder, settings, data
 
     def path(self, name: str) -> str:
         """`name`'s path on the server."""
@@ -90,7 +91,7 @@ class Lab:
                 if changed.relative_to(self.settings).as_posix() != NOTIFICATIONS:
                     changed.unlink()
         return Lab(self.base, self.token, self.root / name, self.app, folder=name,
-                   settings=self.settings)
+                   settings=self.settings, data=self.data)
 
     def _api(self, method: str, path: str) -> Any:
         request = urllib.request.Request(f"{self.base}/api/{path}", method=method,
@@ -121,7 +122,8 @@ def serve(app: str, root: Path, scratch: pytest.TempPathFactory) -> Iterator[Lab
     plugin.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     port, token = free_port(), secrets.token_hex(16)
     env = {k: v for k, v in os.environ.items() if not k.startswith(ENV_PREFIX)}
-    env["NBAGENT_DATA_DIR"] = str(scratch.mktemp(f"{app}-nbagent-data"))
+    data = scratch.mktemp(f"{app}-nbagent-data")
+    env["NBAGENT_DATA_DIR"] = str(data)
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyter", app, "--no-browser", "--ip=127.0.0.1",
          f"--port={port}", f"--IdentityProvider.token={token}",
@@ -140,7 +142,7 @@ def serve(app: str, root: Path, scratch: pytest.TempPathFactory) -> Iterator[Lab
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise RuntimeError(f"{title} did not start") from None
                 time.sleep(0.5)
-        yield Lab(base, token, root, app, settings=settings)
+        yield Lab(base, token, root, app, settings=settings, data=data)
     finally:
         server.terminate()
         try:

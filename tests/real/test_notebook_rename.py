@@ -4,25 +4,22 @@ in it, saves — JupyterLab asks for a name (the "Rename file" dialog) — resta
 kernel, and the next chat continues the same conversation with the one "continuing"
 line: the kernel learns the new name from Jupyter Server, and the saved notebook's chat
 outputs name their session. A copy of it (File > Duplicate) starts its own, saying how
-to continue the original. JupyterLab, Chromium and the page helpers are the browser
-tests' (tests/real/lab.py)."""
+to continue the original. The run's JupyterLab and Chromium (this module's folder on it),
+and the browser tests' page helpers (tests/real/lab.py); the load cell chooses the scripted
+model, so no kernel warms the embedded server."""
 
 from __future__ import annotations
 
 import json
-import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.real import lab as shared
 from tests.real.lab import CELL, WAIT_MS, Lab, idle, menu, run_cell
 
 pytestmark = pytest.mark.real
-chromium, browser = shared.chromium, shared.browser
 
 SETUP = ("%load_ext nbagent\n"
          "from nbagent.testing import ScriptedModel\n"
@@ -30,27 +27,6 @@ SETUP = ("%load_ext nbagent\n"
 FIRST = "%chat Which Country has the best Visitor Rating"
 SECOND = "%chat and by month"
 NAME = "visits by country.ipynb"
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
-    """JupyterLab on an empty folder, its kernels keeping sessions in a folder of this
-    module's and chatting with no embedded server (their chats are scripted)."""
-    data = tmp_path_factory.mktemp("nbagent-data")
-    saved = {k: os.environ.get(k) for k in ("NBAGENT_DATA_DIR", "NBAGENT_MODEL",
-                                            "LITELLM_LOCAL_MODEL_COST_MAP")}
-    os.environ.update(NBAGENT_DATA_DIR=str(data), NBAGENT_MODEL="openai/gpt-4o-mini",
-                      LITELLM_LOCAL_MODEL_COST_MAP="True")
-    try:
-        with shared.serve("lab", tmp_path_factory.mktemp("lab"), tmp_path_factory) as running:
-            running.data = data  # type: ignore[attr-defined]
-            yield running
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 def type_cell(page: Any, index: int, code: str) -> None:
@@ -93,7 +69,10 @@ def test_a_notebook_renamed_at_its_first_save_continues_after_a_restart(
         browser: Any, lab: Lab) -> None:
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
-    page.goto(f"{lab.base}/lab/workspaces/rename?reset&token={lab.token}")
+    # the module's folder in the file browser: the launcher JupyterLab opens there makes
+    # the notebook there
+    page.goto(f"{lab.base}/lab/workspaces/{lab.folder}-rename/tree/{lab.folder}"
+              f"?reset&token={lab.token}")
     page.locator(".jp-LauncherCard[data-category='Notebook']").first.click(timeout=WAIT_MS)
     page.locator(CELL).first.wait_for(timeout=WAIT_MS)
     idle(page)
@@ -128,8 +107,8 @@ def test_a_notebook_renamed_at_its_first_save_continues_after_a_restart(
     assert shown.count("continuing this notebook's conversation") == 1, shown
     assert f"session {session}, which it had as Untitled.ipynb" in shown, shown
     assert "%chat --new" in shown  # the magic that starts fresh, in notebook words
-    data: Path = lab.data  # type: ignore[attr-defined]
-    assert users_in_archive(data, session) == [FIRST.removeprefix("%chat "),
+    assert lab.data is not None
+    assert users_in_archive(lab.data, session) == [FIRST.removeprefix("%chat "),
                                                SECOND.removeprefix("%chat ")]
 
     # a copy of the saved notebook, opened while the original claims the conversation
@@ -142,7 +121,7 @@ def test_a_notebook_renamed_at_its_first_save_continues_after_a_restart(
     copy = lab.root / "visits copy.ipynb"
     copy.write_bytes(renamed.read_bytes())
     other = context.new_page()
-    other.goto(f"{lab.base}/lab/workspaces/copy/tree/{copy.name}?reset&token={lab.token}")
+    other.goto(lab.url(copy.name, "copy"))
     other.locator(CELL).first.wait_for(timeout=WAIT_MS)
     idle(other)
     run_cell(other, 0)

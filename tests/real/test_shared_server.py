@@ -20,7 +20,8 @@ import pytest
 
 from tests.notebook.helpers import execute, printed, started_kernel
 
-pytestmark = pytest.mark.real
+# its kernels start the embedded server: it runs in the llama group, never beside another
+pytestmark = [pytest.mark.real, pytest.mark.llama]
 jupyter_client = pytest.importorskip("jupyter_client")
 
 WAIT_S = 180
