@@ -65,7 +65,9 @@ class AgentSessionMixin:
         return self.session.window()
 
     def context_state(self) -> ContextState:
-        """How full the context is now (what the meter shows)."""
+        """How full the context is now: the count of the next request. The meter shows it
+        between turns; within a turn its figure only rises (`ContextChanged` carries the
+        turn's highest), though this count may fall as a usage calibrates it."""
         return self.session.context_state()
 
     def breakdown(self) -> Breakdown:

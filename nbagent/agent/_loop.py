@@ -20,7 +20,7 @@ from ..engine.compaction import notebook_note
 from . import _texts as texts
 from ._model_side import may_cut_silently, sees_images
 from ._reply import repair_reply
-from ._request import CacheMemory, with_context
+from ._request import CacheMemory, context_block, with_context
 from ._session import Session
 from ._settings import Settings
 from ._tool_round import Repeats, run_round
@@ -201,10 +201,16 @@ class _Turn:
             if not self.images:  # figures sent to an earlier model, as their cleared text
                 messages = without_images(messages)
             plan = CacheMemory.plan(session, tools, enabled=caching)
+            choice = _tool_choice(tool_choice)
+            # the meter reads the request while it is sent, and no later figure of the turn
+            # falls under it (`Session.reading`)
+            added = context_block(context) if context else ""
+            session.announce_state(sent=session.answers.count_sent(
+                session.history, messages, added, choice))
             try:
                 return call_model(agent.model, messages, tools,
                                   on_text=self.on_text if self._on_text else None,
-                                  policy=agent.retry, tool_choice=_tool_choice(tool_choice),
+                                  policy=agent.retry, tool_choice=choice,
                                   events=session.events, plan=plan)
             except NbagentError:  # already says what to do (the local model's own failures)
                 raise

@@ -90,6 +90,9 @@ class Session(SessionArchiveMixin):
         self._exchanges: dict[str, Message] = {}  # a cell's key → the user message it sent
         self._unsynced = False  # a message joined the history but its announcement broke
         self._undo: tuple[list[Message], int, int] | None = None  # a resumed undo point
+        # while a turn runs: the history's generation and the highest figure the meter was
+        # told in it (`reading`)
+        self._held: tuple[int, int] | None = None
         self.controller = CompactionController(self.answers, tracker=self.tracker,
                                                events=self.events)
         self.events.subscribe(self._on_compacted)
@@ -202,14 +205,17 @@ class Session(SessionArchiveMixin):
         self.history.replace(messages)
 
     def turn(self) -> _Turn:
-        """Hold the session for one chat turn: a second one at the same time fails at once."""
-        return _Turn(self._turn)
+        """Hold the session for one chat turn: a second one at the same time fails at once.
+        While it runs, the meter's figure only rises (`reading`)."""
+        return _Turn(self)
 
     def model_changed(self) -> None:
         """The agent switched models: forget the old one's stated limit and count with the
         new one's tokenizer from now on (every message once)."""
         self.learned_window, self._limits, self.usage_partial = None, {}, False
         self.said.clear()  # another server: what was found out of the last one is not said
+        if self._held is not None:  # counted by another tokenizer: a figure of its own
+            self._held = (self.history.generation, 0)
         self.tracker.forget_server()
         count_text = self.answers.count_text()
         if count_text is not self.tracker.count_text:
@@ -278,10 +284,31 @@ class Session(SessionArchiveMixin):
         return [text]
 
     def context_state(self) -> ContextState:
+        """How full the context is now: the count of the next request, as the controller
+        and the blocking check read it."""
         return self.controller.state(self.history)
 
-    def announce_state(self) -> None:
-        self.events.emit(ContextChanged(self.context_state(), self.cost))
+    def reading(self, *, sent: int = 0) -> ContextState:
+        """The state the meter is told (`announce_state`). Between turns, `context_state`.
+        Within a turn its figure only rises: never under one the turn already showed, nor
+        under a request it sent (`sent`: that request's own count) — though the count
+        underneath may fall, when a usage reads less than our estimate (the tracker learns
+        from it) or a request shows fewer tools than the one before (the embedded model
+        shows them only at a turn's first request). A rewritten history (a compaction, the
+        one fall the meter shows, and says) starts the figure again from its new count."""
+        state = self.context_state()
+        if self._held is None:
+            return state
+        generation, held = self._held
+        if generation != self.history.generation:
+            held = 0
+        figure = max(state.tokens, held, sent)
+        self._held = (self.history.generation, figure)
+        return state.at_least(figure)
+
+    def announce_state(self, *, sent: int = 0) -> None:
+        """Tell the meter the context state (`reading`; `sent`: a request being sent now)."""
+        self.events.emit(ContextChanged(self.reading(sent=sent), self.cost))
 
     def _on_compacted(self, event: Event) -> None:
         if isinstance(event, Compacted):
@@ -292,13 +319,21 @@ class Session(SessionArchiveMixin):
 
 
 class _Turn:
-    def __init__(self, lock: threading.Lock) -> None:
-        self._lock = lock
+    def __init__(self, session: Session) -> None:
+        self._session = session
 
     def __enter__(self) -> None:
-        if not self._lock.acquire(blocking=False):
+        session = self._session
+        if not session._turn.acquire(blocking=False):
             raise BusyError("The agent is busy with another chat; wait for it to finish (one "
                             "turn at a time).")
+        try:  # the turn's figures start from the context as it stands: what a meter shown
+            # at its start reads (a new line in the notebook)
+            session._held = (session.history.generation, session.context_state().tokens)
+        except BaseException:
+            session._turn.release()
+            raise
 
     def __exit__(self, *exc: object) -> None:
-        self._lock.release()
+        self._session._held = None
+        self._session._turn.release()
