@@ -156,3 +156,6 @@ def test_only_a_compaction_lowers_the_figure_within_a_turn() -> None:
              if isinstance(a, int) and isinstance(b, int) and b < a]
     assert falls == []  # each fall came right after a compaction, none without one
     assert dips(seen) == []
+    at = seen.index("compacted")  # and the turn's highest figure did not hide it
+    assert isinstance(seen[at - 1], int) and isinstance(seen[at + 1], int)
+    assert seen[at + 1] < seen[at - 1]
