@@ -205,8 +205,8 @@ class _Turn:
             # the meter reads the request while it is sent, and no later figure of the turn
             # falls under it (`Session.reading`)
             added = context_block(context) if context else ""
-            session.announce_state(sent=session.answers.count_sent(
-                session.history, messages, added, choice))
+            session.announce_state(sent=session.answers.model.count_sent(
+                session.history, messages, added, choice, session.tracker))
             try:
                 return call_model(agent.model, messages, tools,
                                   on_text=self.on_text if self._on_text else None,

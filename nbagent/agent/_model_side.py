@@ -235,19 +235,14 @@ class AgentModel:
 
     def count_sent(self, history: History, messages: list[Message], added: str,
                    tool_choice: str | dict[str, Any] | None, tracker: TokenTracker) -> int:
-        """What a request about to be sent occupies: `messages` as the loop sends them, with
-        the tools and the choice sent — the model's own count of that request where it has
-        one, else the history's count and that of the text the request `added` to it (the
-        notebook context, which the history never holds), calibrated alike."""
+        """What a request being sent occupies: the model's own count of it where it has one,
+        else the history's and, calibrated, the text it `added` (the notebook context)."""
         agent = self._agent
         exact = request_counter(agent.model)
         if exact is not None:
             return int(exact(messages, agent.tool_schemas(), tool_choice))
-        count = self.count(history, tracker)
-        if not added:
-            return count
-        extra = (tracker.count_text or estimate_tokens)(added)
-        return count + round(tracker.ratio(agent.model.name) * extra)
+        extra = (tracker.count_text or estimate_tokens)(added) if added else 0
+        return self.count(history, tracker) + round(tracker.ratio(agent.model.name) * extra)
 
     def tools_tokens(self, schemas: list[dict[str, Any]], count_text: TextCounter | None
                      ) -> int:
@@ -344,10 +339,6 @@ class SessionAnswers:
     def count(self, history: History) -> int:
         return self.model.count(history, self.tracker)
 
-    def count_sent(self, history: History, messages: list[Message], added: str,
-                   tool_choice: str | dict[str, Any] | None) -> int:
-        """What a request about to be sent occupies (`AgentModel.count_sent`)."""
-        return self.model.count_sent(history, messages, added, tool_choice, self.tracker)
 
     def count_text(self) -> TextCounter | None:
         return self.model.count_text()
