@@ -8,7 +8,8 @@ session reaches its archive is its part in `_session_archive`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -204,10 +205,20 @@ class Session(SessionArchiveMixin):
         self._unsynced = False  # the rewrite record carried everything
         self.history.replace(messages)
 
-    def turn(self) -> _Turn:
+    @contextmanager
+    def turn(self) -> Iterator[None]:
         """Hold the session for one chat turn: a second one at the same time fails at once.
-        While it runs, the meter's figure only rises (`reading`)."""
-        return _Turn(self)
+        While it runs, the meter's figure only rises (`reading`), from the context as it
+        stands at its start (what a meter shown then reads: a new line in the notebook)."""
+        if not self._turn.acquire(blocking=False):
+            raise BusyError("The agent is busy with another chat; wait for it to finish (one "
+                            "turn at a time).")
+        try:
+            self._held = (self.history.generation, self.context_state().tokens)
+            yield
+        finally:
+            self._held = None
+            self._turn.release()
 
     def model_changed(self) -> None:
         """The agent switched models: forget the old one's stated limit and count with the
@@ -316,24 +327,3 @@ class Session(SessionArchiveMixin):
             self.announce_state()
         elif isinstance(event, CompactionUndone):  # the history moved back: no cost
             self.announce_state()
-
-
-class _Turn:
-    def __init__(self, session: Session) -> None:
-        self._session = session
-
-    def __enter__(self) -> None:
-        session = self._session
-        if not session._turn.acquire(blocking=False):
-            raise BusyError("The agent is busy with another chat; wait for it to finish (one "
-                            "turn at a time).")
-        try:  # the turn's figures start from the context as it stands: what a meter shown
-            # at its start reads (a new line in the notebook)
-            session._held = (session.history.generation, session.context_state().tokens)
-        except BaseException:
-            session._turn.release()
-            raise
-
-    def __exit__(self, *exc: object) -> None:
-        self._session._held = None
-        self._session._turn.release()
