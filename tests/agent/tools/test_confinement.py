@@ -112,6 +112,15 @@ def test_each_secret_name_is_refused_in_any_folder_and_case(name: str) -> None:
         assert secret_file_reason(path) == f"{path.name} holds keys or credentials"
 
 
+@pytest.mark.parametrize("pattern", _confinement._SECRET_PATTERNS)
+def test_each_secret_pattern_is_refused_in_any_folder_and_case(pattern: str) -> None:
+    # names are compared lowercased: a pattern with a capital letter would never match, and
+    # nothing else reads each pattern (the docs block only prints it)
+    name = pattern.replace("*", "x")
+    for path in (Path("work") / name, Path("/srv/data") / name.upper()):
+        assert secret_file_reason(path) == f"{path.name} holds keys or credentials"
+
+
 @pytest.mark.parametrize("name", _confinement._SAFE_NAMES)
 def test_each_safe_name_is_no_secret_even_in_a_secret_place(name: str) -> None:
     assert secret_file_reason(Path("/srv/.ssh") / name.replace("*", "id_rsa")) is None
