@@ -59,7 +59,8 @@ def test_explicit_roots_replace_the_defaults(work: Path) -> None:
                                   ".git-credentials", "home/.ssh/config", "home/.ssh/known_hosts",
                                   "home/.aws/credentials", "Library/Keychains/login.keychain-db",
                                   "cert.p12", ".pypirc", "gcp/service-account-prod.json",
-                                  "home/.config/gh/hosts.yml", "terraform.tfstate"])
+                                  "home/.config/gh/hosts.yml", "terraform.tfstate",
+                                  "vpn/office.ovpn"])
 def test_well_known_secret_files_are_refused_even_inside_the_roots(work: Path, name: str) -> None:
     path = work / name
     path.parent.mkdir(parents=True, exist_ok=True)
