@@ -32,7 +32,6 @@ from ._run_code import run_code
 from ._tool import OutputStore, Tool, argument_help, tool
 from ._values import describe_value, listing_description
 
-MAX_DESCRIBE_CHARS = 4_000
 MAX_LISTING_TOKENS = 2_000
 
 
@@ -56,7 +55,7 @@ def describe_variable(context: ToolContext, name: str, rows: int = 5) -> str:
     if name not in context.namespace:
         return f"No variable named {name!r}. Use list_variables to see what exists."
     return describe_value(name, context.namespace[name], rows=max(1, min(rows, 50)),
-                          max_chars=MAX_DESCRIBE_CHARS)
+                          max_chars=context.settings().describe_max_chars)
 
 
 def read_file(context: ToolContext, path: str, offset: int = 0, limit: int = 200,

@@ -87,6 +87,16 @@ def test_describe_variable_bounds_rows_and_size() -> None:
     assert "head(50):" in described and len(described) < 4_200
 
 
+def test_describe_variable_is_cut_where_the_setting_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 50 rows of 15 columns of floats and their statistics: about 5,000 characters
+    big = {"big": pd.DataFrame(np.arange(15_000.0).reshape(1_000, 15) / 7)}
+    assert len(tools(big)["describe_variable"](name="big", rows=50)) < 4_200
+    chosen = tools(big, settings=lambda: Settings(describe_max_chars=12_000))
+    assert 4_500 < len(chosen["describe_variable"](name="big", rows=50)) < 12_000
+    monkeypatch.setenv("NBAGENT_DESCRIBE_MAX_CHARS", "1000")
+    assert len(tools(big)["describe_variable"](name="big", rows=50)) < 1_200
+
+
 def test_read_file_pages_by_lines_inside_the_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
