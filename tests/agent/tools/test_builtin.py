@@ -112,6 +112,27 @@ def test_read_file_pages_by_lines_inside_the_working_directory(
     assert refused.startswith("Refused:") and "NBAGENT_READ_ROOTS" in refused
 
 
+def test_list_files_shows_what_read_file_may_read_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    (work / "data" / "raw").mkdir(parents=True), elsewhere.mkdir(), (work / ".git").mkdir()
+    (work / "data" / "sales.csv").write_text("region,revenue\n" * 100)
+    (work / "data" / ".env").write_text("OPENAI_API_KEY=sk-do-not-list\n")
+    (work / "data" / "server.pem").write_text("key\n")
+    (work / "data" / "outside").symlink_to(elsewhere)
+    (work / "notes.txt").write_text("hello\n")
+    monkeypatch.chdir(work)
+    list_files = tools({})["list_files"]
+    assert list_files() == ("- folder `.`: 1 readable file(s):\n  - `./notes.txt` (6 bytes)\n"
+                            "  and 1 folder(s): `./data/`")
+    assert list_files(path="data") == ("- folder `data`: 1 readable file(s):\n"
+                                       "  - `data/sales.csv` (1.5 KB)\n"
+                                       "  and 1 folder(s): `data/raw/`")
+    assert list_files(path=str(elsewhere)).startswith("Refused:")
+    assert list_files(path="notes.txt") == "notes.txt is not a folder: read_file reads a file."
+
+
 def test_recall_reads_the_session_archive(tmp_path: Path) -> None:
     from nbagent.agent.archive import Archive
 
