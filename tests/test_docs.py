@@ -94,6 +94,14 @@ def test_the_agent_docstring_and_the_docs_copy_no_tool_list() -> None:
     assert all(f"| `{name}" not in outside for name in BUILTIN_TOOLS)
 
 
+def test_every_built_in_tool_is_in_what_the_model_can_read() -> None:
+    # docs/security.md says, tool by tool, what each built-in lets the model see: prose
+    # (the rules differ per tool), so a new tool's line is checked for here, not generated
+    text = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    section = text.split("## What the model can read", 1)[1].split("\n## ", 1)[0]
+    assert [name for name in BUILTIN_TOOLS if f"`{name}`" not in section] == []
+
+
 def _setting_row(name: str) -> str:
     text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     return next(line for line in text.splitlines()

@@ -37,6 +37,10 @@ class Settings(EngineSettings):
         None, description="Where session archives go (default $XDG_DATA_HOME/nbagent when "
         "that is an absolute path, else ~/.local/share/nbagent)."
     )
+    describe_max_chars: PositiveInt = Field(
+        4_000, description="The describe_variable tool's answer (a table's dtypes, head and "
+        "statistics, another value's repr) is cut at this many characters."
+    )
     local_model_path: str | None = Field(
         None, description="A GGUF file to run on the embedded server instead of SmolLM2-135M."
     )

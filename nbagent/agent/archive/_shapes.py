@@ -206,6 +206,9 @@ SHAPES: tuple[SecretShape, ...] = (
     _shape("Shopify token", r"shp(?:at|ss|ca|pa)_" + _no_word_before(6) + r"[a-fA-F0-9]{32}"
            r"(?![A-Za-z0-9])",
            looks_like="`shpat_…`, `shpss_…`, `shpca_…`, `shppa_…`"),
+    _shape("DigitalOcean token", r"do[opr]_v1_" + _no_word_before(7) + r"[a-f0-9]{64}"
+           r"(?![A-Za-z0-9])",
+           looks_like="`dop_v1_…`, `doo_v1_…`, `dor_v1_…`"),
     _shape("Telegram bot token", r"(?<![A-Za-z0-9:])\d{8,10}:(?P<secret>AA[A-Za-z0-9_-]{33})"
            r"(?![A-Za-z0-9_-])",
            looks_like="`123456789:AA…`"),

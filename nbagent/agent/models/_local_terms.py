@@ -28,8 +28,8 @@ SUMMARY_TOKENS = 320  # a summary's output bound on a local model: shorter than 
 # Every built-in is here (tests/agent/models/test_local_terms.py checks), so its window
 # goes to the chat.
 SMALL_MODEL_SKIPS = frozenset({"list_variables", "describe_variable", "propose_cell",
-                               "run_code", "python", "read_file", "read_output", "recall",
-                               "delegate", "compact_context"})
+                               "run_code", "python", "read_file", "list_files", "read_output",
+                               "recall", "delegate", "compact_context"})
 # How the embedded server samples a reply. Greedy decoding (temperature 0) gave nine of
 # ten different questions the same canned sentence; these, with a seed the chat handler
 # derives from the prompt itself (the same request, the same reply; another question,

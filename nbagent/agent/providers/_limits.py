@@ -74,6 +74,9 @@ _PAIRS = [
     # must have less than L tokens. Given: N"; Kimi "exceeded model token limit: L (requested: N)"
     (rf"(?:cannot exceed|must have less than|token limit:?)\s*{_N}[^\d]{{0,40}}?"
      rf"(?:received|given:|requested:?)\s*{_N}", 2, 1),
+    # IBM watsonx.ai: "the number of input tokens N cannot exceed the total tokens limit L for
+    # this model"
+    (rf"number of input tokens\s*{_N}\s*cannot exceed the total tokens? limit\s*{_N}", 1, 2),
 ]
 # fmt: on
 _SUM_RES = [(re.compile(p, _FLAGS), parts, limit) for p, parts, limit in _SUMS]

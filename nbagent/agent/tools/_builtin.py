@@ -25,6 +25,7 @@ from ..archive._archive import recall as recall_archived
 from ._cells import propose
 from ._context import ToolContext, no_archive, own_approval, unguarded
 from ._data_items import briefing as briefing_of
+from ._data_items import folder_listing
 from ._files import read_text_page
 from ._namespace import variable_lines
 from ._paging import PAGE, PageBounds, bounded
@@ -32,7 +33,6 @@ from ._run_code import run_code
 from ._tool import OutputStore, Tool, argument_help, tool
 from ._values import describe_value, listing_description
 
-MAX_DESCRIBE_CHARS = 4_000
 MAX_LISTING_TOKENS = 2_000
 
 
@@ -56,7 +56,7 @@ def describe_variable(context: ToolContext, name: str, rows: int = 5) -> str:
     if name not in context.namespace:
         return f"No variable named {name!r}. Use list_variables to see what exists."
     return describe_value(name, context.namespace[name], rows=max(1, min(rows, 50)),
-                          max_chars=MAX_DESCRIBE_CHARS)
+                          max_chars=context.settings().describe_max_chars)
 
 
 def read_file(context: ToolContext, path: str, offset: int = 0, limit: int = 200,
@@ -72,6 +72,16 @@ def read_file(context: ToolContext, path: str, offset: int = 0, limit: int = 200
     """
     return read_text_page(path, offset, limit, start=start, bounds=context.page,
                           data_folders=_session_data(context))
+
+
+def list_files(context: ToolContext, path: str = ".") -> str:
+    """List a folder's files that read_file may read, with their sizes, and its folders
+    (hidden and protected ones are left out).
+
+    Args:
+        path: the folder's path; "." is the working directory.
+    """
+    return folder_listing(path, data_folders=_session_data(context))
 
 
 def _session_data(context: ToolContext) -> list[Path]:
@@ -191,6 +201,7 @@ BUILTIN_TOOLS: dict[str, BuiltinTool] = {
     "list_variables": BuiltinTool(list_variables, essential=True),
     "describe_variable": BuiltinTool(describe_variable, essential=True),
     "read_file": BuiltinTool(read_file, paging=True),
+    "list_files": BuiltinTool(list_files),
     "read_output": BuiltinTool(read_output, paging=True),
     "recall": BuiltinTool(recall, paging=True),
     "propose_cell": BuiltinTool(propose_cell, essential=True),

@@ -30,7 +30,8 @@ _SECRET_NAMES = frozenset({
     "fish_history", ".rhistory", "authinfo", ".authinfo", ".authinfo.gpg",
 })
 _SECRET_PATTERNS = (".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
-                    "*.keychain", "*.keychain-db", "*.kdbx", "*.ppk", "service-account*.json",
+                    "*.keychain", "*.keychain-db", "*.kdbx", "*.ppk", "*.ovpn",
+                    "service-account*.json",
                     "*-credentials.json", "*.tfstate", ".*_history", ".*history", ".histfile",
                     "jpserver-*.json", "jpserver-*.html", "nbserver-*.json", "kernel-*.json")
 _SECRET_PLACES = ("*/.ssh/*", "*/.gnupg/*", "*/.aws/*", "*/.azure/*", "*/.docker/config.json",

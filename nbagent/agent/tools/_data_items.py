@@ -1,8 +1,9 @@
 """The data a delegated task concerns, as its sub-agent is first told of it: each item the
 model named — a variable (its listing line), a file the file tools may read (its size), a
-folder (the readable files in it, with their sizes: there is no tool that lists a folder),
-or anything else as named (an MCP resource's URI, which the MCP tools read). Bounded, and
-never a read of the data itself: the sub-agent reads what it needs with its own tools.
+folder (the readable files in it, with their sizes: `folder_listing`, which the
+`list_files` tool shows too), or anything else as named (an MCP resource's URI, which the
+MCP tools read). Bounded, and never a read of the data itself: the sub-agent reads what it
+needs with its own tools.
 """
 
 from __future__ import annotations
@@ -31,27 +32,50 @@ def _size(size: int) -> str:
 
 def _folder(path: str, resolved: Path, data_folders: Sequence[Path]) -> list[str]:
     """The readable regular files right in the folder (no link followed, no dot-name),
-    each checked as `read_file` would check it."""
+    each checked as `read_file` would check it, then its folders the same way."""
     shown: list[str] = []
     names: list[tuple[str, int]] = []
+    folders: list[str] = []
     try:
         with os.scandir(resolved) as entries:
             for entry in entries:
-                if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
+                is_folder = entry.is_dir(follow_symlinks=False)
+                if entry.name.startswith(".") or not (
+                        is_folder or entry.is_file(follow_symlinks=False)):
                     continue
                 child = os.path.join(path, entry.name)
                 if check_readable(child, data_folders=data_folders)[0] is None:
                     continue
-                names.append((entry.name, entry.stat(follow_symlinks=False).st_size))
+                if is_folder:
+                    folders.append(entry.name)
+                else:
+                    names.append((entry.name, entry.stat(follow_symlinks=False).st_size))
     except OSError as error:
         return [f"- folder `{path}`: cannot be listed ({error.strerror or error})"]
     names.sort()
+    folders.sort()
     shown.append(f"- folder `{path}`: {len(names)} readable file(s)"
                  + (f", the first {MAX_FOLDER_FILES}:" if len(names) > MAX_FOLDER_FILES
                     else ":"))
     shown += [f"  - `{os.path.join(path, name)}` ({_size(size)})"
               for name, size in names[:MAX_FOLDER_FILES]]
+    if folders:
+        shown.append(f"  and {len(folders)} folder(s): "
+                     + ", ".join(f"`{os.path.join(path, name)}/`"
+                                 for name in folders[:MAX_FOLDER_FILES])
+                     + (", …" if len(folders) > MAX_FOLDER_FILES else ""))
     return shown
+
+
+def folder_listing(path: str, *, data_folders: Sequence[Path] = ()) -> str:
+    """What `list_files` answers: the folder's readable files with their sizes and its
+    folders, as a delegated task is told of a folder; a refusal or a file says so."""
+    resolved, refusal = check_readable(path, data_folders=data_folders)
+    if resolved is None:
+        return refusal
+    if not resolved.is_dir():
+        return f"{path} is not a folder: read_file reads a file."
+    return redact("\n".join(_folder(path, resolved, data_folders)))
 
 
 def _item(item: str, namespace: Mapping[str, Any], data_folders: Sequence[Path]) -> list[str]:

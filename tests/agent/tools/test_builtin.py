@@ -87,6 +87,16 @@ def test_describe_variable_bounds_rows_and_size() -> None:
     assert "head(50):" in described and len(described) < 4_200
 
 
+def test_describe_variable_is_cut_where_the_setting_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 50 rows of 15 columns of floats and their statistics: about 5,000 characters
+    big = {"big": pd.DataFrame(np.arange(15_000.0).reshape(1_000, 15) / 7)}
+    assert len(tools(big)["describe_variable"](name="big", rows=50)) < 4_200
+    chosen = tools(big, settings=lambda: Settings(describe_max_chars=12_000))
+    assert 4_500 < len(chosen["describe_variable"](name="big", rows=50)) < 12_000
+    monkeypatch.setenv("NBAGENT_DESCRIBE_MAX_CHARS", "1000")
+    assert len(tools(big)["describe_variable"](name="big", rows=50)) < 1_200
+
+
 def test_read_file_pages_by_lines_inside_the_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -100,6 +110,27 @@ def test_read_file_pages_by_lines_inside_the_working_directory(
     assert page.startswith("[lines 10–15 of 30; next offset 15]\nline 10")
     refused = read_file(path=str(elsewhere / "private.txt"))
     assert refused.startswith("Refused:") and "NBAGENT_READ_ROOTS" in refused
+
+
+def test_list_files_shows_what_read_file_may_read_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    (work / "data" / "raw").mkdir(parents=True), elsewhere.mkdir(), (work / ".git").mkdir()
+    (work / "data" / "sales.csv").write_text("region,revenue\n" * 100)
+    (work / "data" / ".env").write_text("OPENAI_API_KEY=sk-do-not-list\n")
+    (work / "data" / "server.pem").write_text("key\n")
+    (work / "data" / "outside").symlink_to(elsewhere)
+    (work / "notes.txt").write_text("hello\n")
+    monkeypatch.chdir(work)
+    list_files = tools({})["list_files"]
+    assert list_files() == ("- folder `.`: 1 readable file(s):\n  - `./notes.txt` (6 bytes)\n"
+                            "  and 1 folder(s): `./data/`")
+    assert list_files(path="data") == ("- folder `data`: 1 readable file(s):\n"
+                                       "  - `data/sales.csv` (1.5 KB)\n"
+                                       "  and 1 folder(s): `data/raw/`")
+    assert list_files(path=str(elsewhere)).startswith("Refused:")
+    assert list_files(path="notes.txt") == "notes.txt is not a folder: read_file reads a file."
 
 
 def test_recall_reads_the_session_archive(tmp_path: Path) -> None:

@@ -59,7 +59,8 @@ def test_explicit_roots_replace_the_defaults(work: Path) -> None:
                                   ".git-credentials", "home/.ssh/config", "home/.ssh/known_hosts",
                                   "home/.aws/credentials", "Library/Keychains/login.keychain-db",
                                   "cert.p12", ".pypirc", "gcp/service-account-prod.json",
-                                  "home/.config/gh/hosts.yml", "terraform.tfstate"])
+                                  "home/.config/gh/hosts.yml", "terraform.tfstate",
+                                  "vpn/office.ovpn"])
 def test_well_known_secret_files_are_refused_even_inside_the_roots(work: Path, name: str) -> None:
     path = work / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -108,6 +109,15 @@ def test_an_absolute_place_keeps_its_slash_in_the_refusal(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("name", sorted(_confinement._SECRET_NAMES))
 def test_each_secret_name_is_refused_in_any_folder_and_case(name: str) -> None:
+    for path in (Path("work") / name, Path("/srv/data") / name.upper()):
+        assert secret_file_reason(path) == f"{path.name} holds keys or credentials"
+
+
+@pytest.mark.parametrize("pattern", _confinement._SECRET_PATTERNS)
+def test_each_secret_pattern_is_refused_in_any_folder_and_case(pattern: str) -> None:
+    # names are compared lowercased: a pattern with a capital letter would never match, and
+    # nothing else reads each pattern (the docs block only prints it)
+    name = pattern.replace("*", "x")
     for path in (Path("work") / name, Path("/srv/data") / name.upper()):
         assert secret_file_reason(path) == f"{path.name} holds keys or credentials"
 
