@@ -112,6 +112,35 @@ def test_a_long_session_in_a_2048_window_never_overflows_and_compacts_again(
     assert agent.context_state().tokens < WINDOW
 
 
+def cpu_seconds(pid: int) -> float:
+    """The server process's CPU time so far (user and system)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@real
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_chats_next_request_reuses_the_prefix_the_server_evaluated(
+        server: LocalServer) -> None:
+    """A turn with a tool call makes two requests: the call, then the answer, whose
+    prompt extends the call's. The server reads only what the answer's request adds (its
+    system message shows the same tools though no call may be made): its CPU for the
+    answer is well under the call's. Hiding the tools at the answer made it re-read the
+    whole prompt (more CPU than the call)."""
+    assert server.pid is not None
+    marks: list[float] = []
+    model = server.model(max_tokens=24, on_status=lambda _line: marks.append(
+        cpu_seconds(server.pid or 0)))  # a status line before each request
+    agent = Agent(model=model, system=SYSTEM, tools=sales_tools(), builtin_tools=False,
+                  namespace={})
+    notes = "Note: the sales table holds one row per order, by region and month. " * 40
+    agent.chat(f"{notes}\nWhat are the first rows?", tool_choice="show_rows")
+    marks.append(cpu_seconds(server.pid))
+    assert len(marks) == 3 and agent.history[2]["tool_calls"]  # the call, then the answer
+    call, answer = marks[1] - marks[0], marks[2] - marks[1]
+    assert answer < 0.5 * call, (call, answer)
+
+
 @real
 def test_the_estimator_against_the_models_own_tokenizer(server: LocalServer) -> None:
     sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
