@@ -18,8 +18,7 @@ def may_cut_silently(model: ChatModel) -> bool:
     instead, so a usage far below our count there is our estimate's error (numbers and
     tables count differently), never a reason to drop a paid-for reply and ask again. A
     model that says (`cuts_prompts`, e.g. the embedded model: its server refuses an
-    over-long prompt; its small model's built-ins are shown only at a turn that names one) is
-    believed."""
+    over-long prompt, and shows its tools only at a turn's first request) is believed."""
     declared = getattr(model, "cuts_prompts", None)
     if isinstance(declared, bool):
         return declared

@@ -48,9 +48,6 @@ NO_CALL_GRAMMAR = r'''root ::= first rest
 first ::= [^<f \t\n] | "<" [^t] | "f" [^u]
 rest ::= [^\x00]*
 '''
-# Tools shown but none may be called (`tool_choice="none"`): the answer, marked as the
-# tool prompt tells the model to mark one.
-ANSWER_GRAMMAR = f'root ::= "{ANSWER}" [^\\x00]*\n'
 _FORMATTERS: dict[str, llama_chat_format.Jinja2ChatFormatter] = {}
 # one generation's time bound from its first token: the server's process sets it from
 # `--reply-seconds`
@@ -178,28 +175,20 @@ def _events(llama: llama_cpp.Llama, messages: list[dict[str, Any]],
             tools: list[dict[str, Any]], tool_choice: Any, sampling: dict[str, Any],
             max_tokens: int | None, seen: dict[str, str]) -> Iterator[dict[str, Any]]:
     """The reply as stream chunks, from one generation: an answer streams as it comes;
-    a tool call (grammar-bound when tools are offered) is sent once whole. Tools shown
-    that may not be called (`tool_choice="none"`) bind the reply to an answer. With no
-    tools, text that begins like a tool call is held back and, as no call can be made, asked
+    a tool call (grammar-bound when tools are offered) is sent once whole. With no tools,
+    text that begins like a tool call is held back and, as no call can be made, asked
     again as an answer that cannot begin like one."""
-    offered = tools if tool_choice != "none" else []
+    offered = tools if tools and tool_choice != "none" else []
     functions = {t.get("function", t)["name"]: t.get("function", t) for t in offered}
     if isinstance(tool_choice, dict) and tool_choice["function"]["name"] in functions:
         functions = {tool_choice["function"]["name"]: functions[tool_choice["function"]["name"]]}
-    # the tools are shown whatever the choice: a turn's answer after its tool round then
-    # renders the same system message as the call before it, so each request of a chat
-    # extends the last one's prompt and the server evaluates only what is new (hidden at
-    # "none", every second request diverged 21 tokens in and was read whole)
-    prompt = seen["prompt"] = render(llama, messages, tools)
+    prompt = seen["prompt"] = render(llama, messages, offered)
     if "seed" not in sampling:  # the prompt's own: the same request draws the same reply
         sampling = {**sampling, "seed": prompt_seed(prompt)}
     chunk = _Chunks()
     yield chunk({"role": "assistant"})
-    grammar = None
-    if functions:
-        grammar = call_grammar(functions, answer=not isinstance(tool_choice, dict))
-    elif tools:
-        grammar = LlamaGrammar.from_string(ANSWER_GRAMMAR, verbose=False)
+    grammar = call_grammar(functions, answer=not isinstance(tool_choice, dict)) if (
+        functions) else None
     generation = _Generation(llama, prompt, sampling, max_tokens, grammar)
     held, streaming = "", False
     for text in generation:

@@ -65,8 +65,8 @@ class LocalModel(LiteLLMModel):
     request) and restarts it if it died, saying so through `on_status`.
     """
 
-    # its server refuses a prompt over its window (never cuts it silently): a usage that
-    # shrinks (the small model's built-ins shown only at a turn that names one) is no cut
+    # its server refuses a prompt over its window (never cuts it silently), and its prompt
+    # shows the tools only at a turn's first request: a usage that shrinks is no cut
     cuts_prompts: ClassVar[bool] = False
     counter: PromptCounter | None = field(default=None, repr=False, compare=False)
     tool_rounds: int = TOOL_ROUNDS
@@ -133,10 +133,8 @@ class LocalModel(LiteLLMModel):
     def _send(self, adapted: list[Message], tools: list[dict[str, Any]],
               choice: str | dict[str, Any] | None,
               on_text: Callable[[str], None] | None) -> Completion:
-        # the tools go with every request, "none" too (the handler shows them and binds
-        # the reply to an answer): one system message for a chat, so its server reads
-        # only what each request adds
-        prompt = self._prompt_tokens(adapted, tools, choice)
+        shown = tools if choice not in (None, "none") else []
+        prompt = self._prompt_tokens(adapted, shown, choice)
         if prompt is not None and self.on_status is not None:
             # llama.cpp's server gives no sign while it reads a prompt: say how long it is
             self.on_status(READING.format(tokens=figures.tokens(prompt)))
@@ -146,13 +144,13 @@ class LocalModel(LiteLLMModel):
             # then just ends the stream, which reads as an empty answer. Unstreamed, the same
             # request gets the real "context length exceeded" error.
             on_text = None
-        completion = self._request(adapted, tools, on_text=on_text, tool_choice=choice)
+        completion = self._request(adapted, shown, on_text=on_text, tool_choice=choice)
         if on_text is None:
             return completion
         if completion.finish_reason is None and not completion.message.get("content") and not (
                 completion.message.get("tool_calls")):
             # a stream cut short by a server-side error: ask again to hear the error itself
-            return self._request(adapted, tools, on_text=None, tool_choice=choice)
+            return self._request(adapted, shown, on_text=None, tool_choice=choice)
         # llama-cpp-python's server streams no usage; what litellm puts there is its own
         # estimate (tiktoken's count of the messages), not the server's
         return replace(completion, usage=None)
@@ -207,7 +205,8 @@ class LocalModel(LiteLLMModel):
         the system message, all through the model's own tokenizer. No network call."""
         offered = self.offered(tools, messages, tool_choice)
         choice = self.choose_tools(messages, offered, tool_choice)
-        return self._counter().count_prompt(adapt_messages(messages), offered, choice)
+        shown = offered if choice not in (None, "none") else []
+        return self._counter().count_prompt(adapt_messages(messages), shown, choice)
 
     def message_tokens(self, message: Message) -> int:
         """What one message adds to a request (its framing included) — for a per-message

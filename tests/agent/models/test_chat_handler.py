@@ -128,17 +128,6 @@ def test_raw_tool_syntax_when_no_tool_may_be_called_is_asked_again_as_an_answer(
     assert llama.prompts[0] == llama.prompts[1]
 
 
-def test_tools_that_may_not_be_called_are_still_shown_and_the_reply_is_an_answer() -> None:
-    """A turn's answer after its tool round ("none") renders the call's system message:
-    the chat's prompts stay append-only, so the server reuses what it evaluated."""
-    offered, answered = ScriptedLlama(f"{ANSWER} x"), ScriptedLlama(f"{ANSWER} Four rows.")
-    reply(offered, [SHOW_ROWS], "auto")
-    text, calls, finish = reply(answered, [SHOW_ROWS], "none")
-    assert (text, calls, finish) == ("Four rows.", [], "stop")
-    assert answered.prompts == offered.prompts and "show_rows" in answered.prompts[0]
-    assert answered.grammars[0] is not None  # bound to an answer: no call can be made
-
-
 def test_an_answer_that_only_starts_like_a_marker_streams_whole() -> None:
     text, _, _ = reply(ScriptedLlama("func is a short name for function."), [], "none")
     assert text == "func is a short name for function."

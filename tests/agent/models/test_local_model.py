@@ -41,16 +41,14 @@ def test_the_exact_count_needs_no_server() -> None:
     with_tools, without = model.count_request(messages, TOOLS), model.count_request(messages, [])
     assert abs(with_tools - without - model.tools_tokens(TOOLS)) <= 1  # the handler's tool prompt
     assert model.tools_tokens(TOOLS) > 30
-    # "none" still shows the tools (the handler binds the reply to an answer): one system
-    # message for every request of a chat, whose prefix the server then reuses
-    assert model.count_request(messages, TOOLS, "none") == with_tools
+    assert model.count_request(messages, TOOLS, "none") == without  # "none" hides the tools
     assert sum(model.message_tokens(m) for m in messages) == without - model.count_request([], [])
     assert counter.count_text("12345") == 5  # SmolLM2 spends a token per digit; o200k two
 
 
 def test_its_server_refuses_an_over_long_prompt_so_a_shrinking_usage_is_no_cut() -> None:
-    """Its prompt showed the tools only at a turn's first request, so the next request of
-    the turn read fewer tokens though more was sent: taken for a cut to fit, that taught a
+    """Its prompt shows the tools only at a turn's first request, so the next request of
+    the turn reads fewer tokens though more was sent: taken for a cut to fit, that taught a
     421-token window of a 2,048 one (the demo). Its server refuses an over-long prompt
     instead, so it never cuts silently, and the model says so."""
     from nbagent import Usage
