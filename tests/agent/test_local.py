@@ -96,12 +96,14 @@ def test_a_long_session_in_a_2048_window_never_overflows_and_compacts_again(
     questions = ["What columns are there?", "What is the average revenue?",
                  "Which region sold most?", "Show the first rows.", "Stats of units_sold?"]
     compacted: list[Any] = []
-    # Until the second compaction, within 25 turns: when each lands depends on the model's
+    # Until the second compaction, within 32 turns: when each lands depends on the model's
     # own replies, which differ between llama.cpp builds; a fixed 15 turns missed the second
     # by one turn on one (compacted at turn 10, then 1,792 of the 1,867 trigger at turn 14).
     # (Questions padded with ~200 tokens of notes reach it in half the turns but cost more:
     # 367 s in a suite run at load 6.5, against 185 s unpadded at load 10 or more.)
-    for turn in range(25):
+    # 32 turns: ~100 tokens a turn put the first at turn 16 and the second past turn 25
+    # (h50's run); each turn now reads only what it adds, 3-4 s of server CPU.
+    for turn in range(32):
         tool = "column_stats" if turn % 2 else "show_rows"
         agent.chat(f"Turn {turn}: {questions[turn % len(questions)]}", tool_choice=tool)
         compacted = [d for d in agent.controller.decisions if d.action == "compacted"]
@@ -110,6 +112,37 @@ def test_a_long_session_in_a_2048_window_never_overflows_and_compacts_again(
     assert len(compacted) >= 2
     assert sum(m["role"] == "tool" for m in agent.history) >= 1
     assert agent.context_state().tokens < WINDOW
+
+
+def cpu_seconds(pid: int) -> float:
+    """The server process's CPU time so far (user and system)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@real
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_chats_next_turn_reuses_the_prefixes_the_server_evaluated(
+        server: LocalServer) -> None:
+    """A turn with a tool call makes two requests whose prompts differ from the system
+    message on (the call's shows the tools, the answer's does not): each extends its
+    counterpart of the turn before, which the server's prompt cache must still hold. The
+    second turn, a short question after a long first one, costs the server well under
+    the first in CPU. With a row of scores per token kept in each entry, an entry of this
+    size outgrew the 256 MiB cache: the two evicted each other and were read whole."""
+    assert server.pid is not None
+    marks: list[float] = []
+    model = server.model(max_tokens=24, on_status=lambda _line: marks.append(
+        cpu_seconds(server.pid or 0)))  # a status line before each request
+    agent = Agent(model=model, system=SYSTEM, tools=sales_tools(), builtin_tools=False,
+                  namespace={})
+    notes = "Note: the sales table holds one row per order, by region and month. " * 50
+    agent.chat(f"{notes}\nWhat are the first rows?", tool_choice="show_rows")
+    agent.chat("And the revenue?", tool_choice="column_stats")
+    marks.append(cpu_seconds(server.pid))
+    assert len(marks) == 5  # a call and an answer each turn
+    first, second = marks[2] - marks[0], marks[4] - marks[2]
+    assert second < 0.4 * first, (first, second)
 
 
 @real

@@ -90,6 +90,28 @@ def _cache_counts_everything() -> None:
     setattr(llama_cache.LlamaRAMCache, "cache_size", property(size))  # noqa: B010
 
 
+def _cache_keeps_no_prefix_scores() -> None:
+    """A prompt cache entry keeps the model's state and only the last row of scores.
+
+    llama-cpp-python keeps a row of scores per token (n_vocab floats: 196 KB a token for
+    SmolLM2, 350 MB at 1,800 tokens), which nothing reads again: a request continuing a
+    cached prompt evaluates at least its last token afresh. Counted (above), an entry over
+    ~1,300 tokens outgrew the whole cache and was dropped at once, and the two prompts of
+    an agent's turn (the call, its tools in the system message; the answer, without) kept
+    evicting each other: every request was read whole. Loading broadcasts the row over
+    the prefix's rows (never read)."""
+    from llama_cpp import llama
+
+    save = llama.Llama.save_state
+
+    def save_state(self: Any) -> Any:
+        state = save(self)
+        state.scores = state.scores[-1:].copy()
+        return state
+
+    setattr(llama.Llama, "save_state", save_state)  # noqa: B010
+
+
 def _without_extra_buffers() -> None:
     import llama_cpp
     import llama_cpp.llama
@@ -125,6 +147,7 @@ def main(argv: list[str]) -> None:
     else:
         threading.Thread(target=_end_with_parent, name="end-with-parent", daemon=True).start()
     _cache_counts_everything()
+    _cache_keeps_no_prefix_scores()
     if NO_EXTRA_BUFFERS in argv:
         argv = [a for a in argv if a != NO_EXTRA_BUFFERS]
         _without_extra_buffers()
