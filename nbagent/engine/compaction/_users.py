@@ -104,6 +104,8 @@ def fit_users(texts: list[str], budget: int, keep_first: bool, keep_last: bool,
         gone.add(index)
         counted = _OMITTED_COUNT.match(items[index])
         left_out += int(counted.group(1)) if counted else 1
+    if not gone:  # nothing here may be left out: over the budget as it is
+        return items
     note = _OMITTED.format(count=left_out)
     kept: list[str] = []
     for index, text in enumerate(items):

@@ -46,3 +46,12 @@ def test_fitting_keeps_the_first_and_latest_whole_and_counts_what_it_leaves_out(
     counted = int(left_out[0].split()[0][1:])
     shown = sum(1 for k in kept if k not in left_out)
     assert shown + counted == len(asks)  # every message shown or counted
+
+
+def test_when_only_protected_messages_are_over_the_budget_none_is_left_out() -> None:
+    """The first whole (L4's block) and the last kept: nothing may be left out, so they
+    come back as they are, over the budget (it raised on an empty `min`: hypothesis found
+    it in test_compaction_properties with a short request and a one-character ask)."""
+    texts = ["the request: " + "keep every column of sales " * 30, "and the last ask " * 30]
+    kept = fit_users(texts, 10, keep_first=False, keep_last=True, whole_first=True)
+    assert kept[0] == texts[0] and len(kept) == 2
