@@ -44,6 +44,7 @@ from .models._call import RetryPolicy
 from .models._llm import ChatModel
 from .models._resolve import chat_model
 from .tools._code_scope import interrupt
+from .tools._per_session import PerSession
 from .tools._run_code import code_runs
 from .tools._tool import HandOver, OutputStore, Tool
 
@@ -157,18 +158,7 @@ class BranchStops:
         return True
 
 
-_stops: weakref.WeakKeyDictionary[EventStream, BranchStops] = weakref.WeakKeyDictionary()
-_stops_lock = threading.Lock()
-
-
-def branch_stops(events: EventStream) -> BranchStops:
-    """The branch stopper of `events`' session (subscribed to it once)."""
-    with _stops_lock:
-        stops = _stops.get(events)
-        if stops is None:
-            stops = _stops[events] = BranchStops(events)
-            events.subscribe(stops)
-        return stops
+branch_stops = PerSession(BranchStops)  # a session's branch stopper (subscribed once)
 
 
 class _Relay:

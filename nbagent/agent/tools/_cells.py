@@ -8,10 +8,10 @@ the earlier ones). The notebook room puts it below the chat cell.
 from __future__ import annotations
 
 import threading
-import weakref
 
 from ...engine._events import CellProposed, Event, EventStream, MessageAdded
 from ...engine._markers import is_plain_user
+from ._per_session import PerSession
 
 SEPARATOR = "\n\n"
 
@@ -36,18 +36,7 @@ class CellDraft:
             return SEPARATOR.join(self.pieces), len(self.pieces)
 
 
-_drafts: weakref.WeakKeyDictionary[EventStream, CellDraft] = weakref.WeakKeyDictionary()
-_drafts_lock = threading.Lock()
-
-
-def cell_draft(events: EventStream) -> CellDraft:
-    """The one draft of `events`' session (subscribed to it once)."""
-    with _drafts_lock:
-        draft = _drafts.get(events)
-        if draft is None:
-            draft = _drafts[events] = CellDraft()
-            events.subscribe(draft)
-        return draft
+cell_draft = PerSession(lambda events: CellDraft())  # a session's one draft (subscribed once)
 
 
 def cell_piece(code: str, explanation: str) -> str:

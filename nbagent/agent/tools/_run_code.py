@@ -27,6 +27,7 @@ from ._code_runner import CodeResult, code_request, code_runner
 from ._code_scope import detach, interrupt
 from ._context import ToolContext
 from ._images import attach_png
+from ._per_session import PerSession
 from ._tool import HandOver
 
 TOOL_NAME = "run_code"
@@ -154,18 +155,7 @@ class CodeRuns:
 
 
 _RUN_KINDS = ("code_start", "code_run")
-_runs: weakref.WeakKeyDictionary[EventStream, CodeRuns] = weakref.WeakKeyDictionary()
-_runs_lock = threading.Lock()
-
-
-def code_runs(events: EventStream) -> CodeRuns:
-    """The runs of `events`' session (subscribed to it once)."""
-    with _runs_lock:
-        runs = _runs.get(events)
-        if runs is None:
-            runs = _runs[events] = CodeRuns(events)
-            events.subscribe(runs)
-        return runs
+code_runs = PerSession(CodeRuns)  # the runs of a session (subscribed to it once)
 
 
 def _as_cells(runs: list[tuple[int, str, str, bool]]) -> str:
@@ -190,7 +180,7 @@ def _as_cells(runs: list[tuple[int, str, str, bool]]) -> str:
 def runs_as_cells(events: EventStream) -> str:
     """The code of every run of the session as one cell's source, each run under a
     comment naming it and how it ended (empty when nothing ran)."""
-    runs = _runs.get(events)
+    runs = code_runs.get(events)
     done = runs.done if runs is not None else []
     return _as_cells([(r.number, r.code, r.status, r.detached) for r in done])
 
