@@ -85,6 +85,15 @@ def shown(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return outputs
 
 
+def redrawn(messages: list[dict[str, Any]], first: str) -> int:
+    """How often the run's printed text (starting with `first`) was redrawn: that run's
+    own updates — the meter line and the status line are updated too, at other moments
+    (the meter at each request a turn sends)."""
+    return sum(m["msg_type"] == "update_display_data"
+               and m["content"]["data"].get("text/plain", "").startswith(first)
+               for m in messages)
+
+
 @pytest.fixture
 def kernel(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
     with python_kernel(tmp_path) as running:
@@ -225,8 +234,7 @@ def test_the_kernels_interrupt_stops_a_runaway_run_and_the_session_goes_on(
     sent: list[bool] = []
 
     def interrupt(messages: list[dict[str, Any]]) -> None:
-        printed = [m for m in messages if m["msg_type"] == "update_display_data"]
-        if len(printed) >= 3 and not sent:
+        if redrawn(messages, "line") >= 3 and not sent:
             sent.append(True)
             manager.interrupt_kernel()
 
@@ -335,8 +343,7 @@ def test_a_run_that_ignores_the_interrupt_is_cut_loose_and_later_cells_print_the
     sent: list[bool] = []
 
     def interrupt(messages: list[dict[str, Any]]) -> None:
-        printed = [m for m in messages if m["msg_type"] == "update_display_data"]
-        if len(printed) >= 3 and not sent:
+        if redrawn(messages, "beat") >= 3 and not sent:
             sent.append(True)
             manager.interrupt_kernel()
 
