@@ -9,7 +9,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from nbagent import Settings, Usage, estimate_tokens, tool
+import pytest
+
+from nbagent import (
+    ModelCallError,
+    Settings,
+    Usage,
+    estimate_tokens,
+    tool,
+    validate_messages,
+)
 from nbagent.events import ContextChanged
 from nbagent.testing import ScriptedModel, calls, reply
 from tests import helpers
@@ -159,3 +168,48 @@ def test_only_a_compaction_lowers_the_figure_within_a_turn() -> None:
     at = seen.index("compacted")  # and the turn's highest figure did not hide it
     assert isinstance(seen[at - 1], int) and isinstance(seen[at + 1], int)
     assert seen[at + 1] < seen[at - 1]
+
+
+def _interrupting(a: int, b: int) -> int:
+    """Add two integers (and the user interrupts meanwhile).
+
+    Args:
+        a: the first.
+        b: the second.
+    """
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("ending", ["interrupt mid-stream", "interrupt in a tool",
+                                    "SystemExit in a callback", "error in a callback"])
+def test_a_turn_that_ends_early_keeps_its_figure_risen_and_the_next_turn_starts_fresh(
+        ending: str) -> None:
+    """However a turn ends early, its figures never fell (the count underneath did: the
+    usage reads under our estimate), the history is valid, and the session no longer holds
+    the turn's figure: the meter between turns, and the next turn, read the context as it
+    stands."""
+    low = Usage(input_tokens=1_000, output_tokens=10)  # two thirds of our estimate
+    in_tool = ending == "interrupt in a tool"
+    answer = [] if in_tool else [reply("one and two make three", usage=Usage(1_040, 10))]
+    model = ScriptedModel([calls(("add", {"a": 1, "b": 2}), usage=low), *answer,
+                           reply("again", usage=Usage(1_080, 10))], name="gpt-4o-mini")
+    agent, _ = make_agent(model, tools=[tool(name="add")(_interrupting) if in_tool else add],
+                          system=SYSTEM, builtin_tools=False)
+    readings = Readings(agent)
+    streamed: list[str] = []
+
+    def on_text(delta: str) -> None:
+        streamed.append(delta)
+        if len(streamed) == 2:
+            raise {"interrupt mid-stream": KeyboardInterrupt(),
+                   "SystemExit in a callback": SystemExit(1)}.get(ending, RuntimeError("gone"))
+
+    with pytest.raises((KeyboardInterrupt, SystemExit, ModelCallError)):
+        readings.turn("add 1 and 2", on_text=on_text)
+    assert dips(readings.seen) == [], readings.seen
+    validate_messages(agent.history.messages)
+    assert not agent.history.pending_tool_calls
+    assert agent.session.reading().tokens == agent.context_state().tokens  # not held
+    seen = readings.turn("and now?")
+    assert dips(seen) == [], seen
+    assert agent.history.messages[-1]["content"] == "again"
