@@ -222,6 +222,13 @@ class MeterLine:
         self._retire()
         self.display_id = f"nbagent-meter-{secrets.token_hex(6)}"
         self._run = _cell_run()
+        if self._agent is not None:
+            # the context as it stands, not the last figure told: the turn this line is
+            # shown for starts from it, and its figure only rises from there (the line
+            # before keeps the highest figure its own turn held)
+            self.reading = _read(ContextChanged(self._agent.context_state(), self._agent.cost),
+                                 self.last_compaction, self._agent)
+            self.last_compaction = self.reading.last_compaction
         bundle = self._bundle()
         # the line names its session in its metadata: the saved notebook then names its
         # conversation, found again after a rename or a move (`nbagent.current()`)

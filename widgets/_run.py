@@ -25,7 +25,7 @@ ERRORS: dict[int, str] = {}  # execution count → the error that cell raised (f
 def chat(shell: Any, agent: Agent, typed: str, *, as_cell: bool, exchange: str | None) -> None:
     """One chat in this cell: the meter from the first moment, the reply as it streams,
     proposed code into a new cell below, and what happened in one line each."""
-    meter = meter_line(agent)
+    meter_line(agent)
     view = ChatDisplay()
     proposals = CellProposals(shell)
     for subscriber in (view, proposals):
@@ -41,9 +41,11 @@ def chat(shell: Any, agent: Agent, typed: str, *, as_cell: bool, exchange: str |
         view.error(str(error))
         return
     finally:
+        # the line needs no reading here: the turn told it every change, its last the
+        # turn's own figure (read again now, a count that fell within the turn would
+        # lower it at the turn's end)
         for subscriber in (view, proposals):
             agent.events.unsubscribe(subscriber)
-        _refresh(meter, agent)
     if as_cell and proposals.code is None:  # the model's own proposal comes first
         code = last_code_block(result.text)
         if code is not None:
@@ -120,12 +122,6 @@ def meter_line(agent: Agent) -> Any:
     meter = MeterLine.follow(agent)
     meter.show()
     return meter
-
-
-def _refresh(meter: Any, agent: Agent) -> None:
-    from nbagent.events import ContextChanged
-
-    meter(ContextChanged(agent.context_state(), agent.cost))
 
 
 def compact(agent: Agent, focus: str | None) -> None:

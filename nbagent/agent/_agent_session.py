@@ -67,7 +67,9 @@ class AgentSessionMixin:
         return self.session.window()
 
     def context_state(self) -> ContextState:
-        """How full the context is now (what the meter shows)."""
+        """How full the context is now: the count of the next request. The meter shows it
+        between turns; within a turn its figure only rises (`ContextChanged` carries the
+        turn's highest), though this count may fall as a usage calibrates it."""
         return self.session.context_state()
 
     def breakdown(self) -> Breakdown:
@@ -94,8 +96,10 @@ class AgentSessionMixin:
     def compact(self, focus: str | None = None) -> Decision:
         """Compact now, with optional focus instructions (what the summary must keep)."""
         self._answers.probe()
-        with self.session.turn():
-            return self.session.controller.compact_now(self.history, focus=focus)
+        limits = self.session.limits()  # one snapshot for the compaction and its meter
+        with self.session.turn(limits):
+            return self.session.controller.compact_now(self.history, focus=focus,
+                                                       limits=limits)
 
     def preview_compaction(self, focus: str | None = None) -> Preview:
         """What `compact(focus)` would do now — which turns it would fold or clear, what

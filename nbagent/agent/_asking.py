@@ -5,7 +5,8 @@ in a kernel its input request would stay open after the turn ended, taking the a
 user typed for a later question. So the thread that waits for a tool serves its questions
 (`answered_here`, `QuestionDesk.wait`): the question is asked where the interrupt lands,
 an interrupt cancels it, and once the turn has moved on a question still to come is
-refused at once — no later answer applies to it and no later call waits for it.
+refused at once — no later answer applies to it and no later call waits for it; work
+the call has not started by then does not start (`call_over`).
 
 `USER_CLOCK` counts the seconds spent waiting for the user, so a tool's time limit counts
 only the tool's own work. `ask_with_input` is the default way to ask: `input()`.
@@ -151,6 +152,13 @@ class QuestionDesk:
                 question.answer.set_exception(error)
         return future.done()
 
+    def over(self) -> bool:
+        """Whether the call this desk serves has ended (or the call it runs inside)."""
+        with self._lock:
+            if self._closed:
+                return True
+        return self._outer is not None and self._outer.over()
+
     def close(self) -> None:
         """The turn moved on: a question waiting, or put from now on, is refused."""
         with self._lock:
@@ -175,6 +183,14 @@ def answered_here() -> Iterator[QuestionDesk]:
     finally:
         _DESK.reset(token)
         desk.close()
+
+
+def call_over() -> bool:
+    """Whether the tool call this thread works for has ended: the thread that waited for it
+    moved on (the user interrupted the turn, or the call timed out), so what the call has
+    not started yet must not start — no one would see it, and no one could stop it."""
+    desk = _DESK.get()
+    return desk is not None and desk.over()
 
 
 def put_question(ask: Callable[[str], str], text: str) -> str:

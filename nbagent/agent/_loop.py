@@ -21,7 +21,7 @@ from ..engine.compaction import notebook_note
 from . import _texts as texts
 from ._model_traits import may_cut_silently, sees_images
 from ._reply import repair_reply
-from ._request import CacheMemory, with_context
+from ._request import CacheMemory, context_block, with_context
 from ._session import Session
 from ._settings import Settings
 from ._tool_round import Repeats, run_round
@@ -83,8 +83,9 @@ def run_chat(agent: Configured, session: Session, text: str, *,
              on_text: Callable[[str], None] | None = None,
              tool_choice: str | None = None, exchange: str | None = None) -> ChatResult:
     """One user turn, start to finish; one turn at a time per session."""
-    with session.turn():
-        turn = _Turn(agent, session, on_text)
+    limits = session.limits()  # the turn's one snapshot, from the meter's first reading on
+    with session.turn(limits):
+        turn = _Turn(agent, session, on_text, limits)
         try:
             return turn.run(text, tool_choice, exchange)
         except BaseException as stop:  # an interrupt, SystemExit, a hook's error, a failure
@@ -99,9 +100,9 @@ class _Turn:
     changes the window, a limit the server showed: `relimit`)."""
 
     def __init__(self, agent: Configured, session: Session,
-                 on_text: Callable[[str], None] | None) -> None:
+                 on_text: Callable[[str], None] | None, limits: Limits[Settings]) -> None:
         self.agent, self.session = agent, session
-        self.limits = session.limits()
+        self.limits = limits
         self.settings = self.limits.settings
         # at a provider whose prompt cache counts, the notebook context is a note in the
         # history (`_add_notebook_note`); other models get it on each request (`request`)
@@ -216,10 +217,16 @@ class _Turn:
                 # model, as their cleared text
                 messages = without_images(messages)
             plan = CacheMemory.plan(session, tools, enabled=caching)
+            choice = _tool_choice(tool_choice)
+            # the meter reads the request while it is sent, and no later figure of the turn
+            # falls under it (`Session.reading`)
+            added = context_block(context) if context else ""
+            session.announce_state(self.limits, sent=session.answers.model.count_sent(
+                session.history, messages, added, choice, session.tracker, self.limits))
             try:
                 return call_model(agent.model, messages, tools,
                                   on_text=self.on_text if self._on_text else None,
-                                  policy=agent.retry, tool_choice=_tool_choice(tool_choice),
+                                  policy=agent.retry, tool_choice=choice,
                                   events=session.events, plan=plan)
             except NbagentError:  # already says what to do (the local model's own failures)
                 raise

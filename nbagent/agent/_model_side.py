@@ -221,6 +221,19 @@ class AgentModel:
         done = last["role"] == "assistant" and not last.get("tool_calls")
         return int(exact(history.messages, schemas, "auto" if done else None))
 
+    def count_sent(self, history: History, messages: list[Message], added: str,
+                   tool_choice: str | dict[str, Any] | None, tracker: TokenTracker,
+                   limits: Limits[Settings] | None = None) -> int:
+        """What a request being sent occupies (under `limits`): the model's own count of it,
+        else the history's and, calibrated, the text it `added` (the notebook context)."""
+        agent = self._agent
+        exact = request_counter(agent.model)
+        if exact is not None:
+            return int(exact(messages, agent.tool_schemas(limits), tool_choice))
+        extra = (tracker.count_text or estimate_tokens)(added) if added else 0
+        return self.count(history, tracker, limits) + round(
+            tracker.ratio(agent.model.name) * extra)
+
     def tools_tokens(self, schemas: list[dict[str, Any]], count_text: TextCounter | None
                      ) -> int:
         """What offering `schemas` costs in a request to this model: the text its prompt
@@ -323,6 +336,7 @@ class SessionAnswers:
 
     def count(self, history: History, limits: Limits[Settings] | None = None) -> int:
         return self.model.count(history, self.tracker, limits)
+
 
     def count_text(self) -> TextCounter | None:
         return self.model.count_text()

@@ -23,6 +23,11 @@ from .providers._caching import CachePlan
 Message = dict[str, Any]
 
 
+def context_block(context: str) -> str:
+    """The notebook context as a request carries it, before the user's text."""
+    return f"[{context}]\n\n"
+
+
 def with_context(messages: list[Message], context: str | None) -> list[Message]:
     """The request with the notebook context in the latest plain user message, before its
     text — the question is what the model reads last (a small model named the columns the
@@ -36,7 +41,7 @@ def with_context(messages: list[Message], context: str | None) -> list[Message]:
     for index in range(len(messages) - 1, 0, -1):
         message = messages[index]
         if is_plain_user(message) and isinstance(message.get("content"), str):
-            sent = {**message, "content": f"[{context}]\n\n{message['content']}"}
+            sent = {**message, "content": context_block(context) + message["content"]}
             return [*messages[:index], sent, *messages[index + 1:]]
     return messages
 

@@ -10,7 +10,8 @@ session reaches its archive is its part in `_session_archive`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,9 @@ class Session(SessionArchiveMixin):
         self._exchanges: dict[str, Message] = {}  # a cell's key → the user message it sent
         self._unsynced = False  # a message joined the history but its announcement broke
         self._undo: tuple[list[Message], int, int] | None = None  # a resumed undo point
+        # while a turn runs: the history's generation and the highest figure the meter was
+        # told in it (`reading`)
+        self._held: tuple[int, int] | None = None
         self.controller = CompactionController(self.answers, tracker=self.tracker,
                                                events=self.events)
         self.events.subscribe(self._on_compacted)
@@ -209,15 +213,28 @@ class Session(SessionArchiveMixin):
         self._unsynced = False  # the rewrite record carried everything
         self.history.replace(messages)
 
-    def turn(self) -> _Turn:
-        """Hold the session for one chat turn: a second one at the same time fails at once."""
-        return _Turn(self._turn)
+    @contextmanager
+    def turn(self, limits: Limits[Settings] | None = None) -> Iterator[None]:
+        """Hold the session for one chat turn: a second one at the same time fails at once.
+        While it runs, the meter's figure only rises (`reading`), from the context as it
+        stands at its start (what a meter shown then reads: a new line in the notebook)."""
+        if not self._turn.acquire(blocking=False):
+            raise BusyError("The agent is busy with another chat; wait for it to finish (one "
+                            "turn at a time).")
+        try:
+            self._held = (self.history.generation, self.context_state(limits).tokens)
+            yield
+        finally:
+            self._held = None
+            self._turn.release()
 
     def model_changed(self) -> None:
         """The agent switched models: forget the old one's stated limit and count with the
         new one's tokenizer from now on (every message once)."""
         self.learned_window, self._limits, self.usage_partial = None, {}, False
         self.said.clear()  # another server: what was found out of the last one is not said
+        if self._held is not None:  # counted by another tokenizer: a figure of its own
+            self._held = (self.history.generation, 0)
         self.tracker.forget_server()
         count_text = self.answers.count_text()
         if count_text is not self.tracker.count_text:
@@ -285,12 +302,33 @@ class Session(SessionArchiveMixin):
         return [text]
 
     def context_state(self, limits: Limits[Settings] | None = None) -> ContextState:
-        """How full the context is, under `limits` (a turn's; by default the limits now)."""
+        """How full the context is, under `limits` (a turn's; by default the limits now): the
+        count of the next request, as the controller and the blocking check read it."""
         return self.controller.state(self.history, limits)
 
-    def announce_state(self, limits: Limits[Settings] | None = None) -> None:
-        """Tell the meter (and every subscriber) the state now, under `limits`."""
-        self.events.emit(ContextChanged(self.context_state(limits), self.cost))
+    def reading(self, limits: Limits[Settings] | None = None, *, sent: int = 0
+                ) -> ContextState:
+        """The state the meter is told (`announce_state`). Between turns, `context_state`.
+        Within a turn its figure only rises: never under one the turn already showed, nor
+        under a request it sent (`sent`: that request's own count) — though the count
+        underneath may fall, when a usage reads less than our estimate (the tracker learns
+        from it) or a request shows fewer tools than the one before. A rewritten history
+        (a compaction, the one fall the meter shows, and says) starts the figure again from
+        its new count."""
+        state = self.context_state(limits)
+        if self._held is None:
+            return state
+        generation, held = self._held
+        if generation != self.history.generation:
+            held = 0
+        figure = max(state.tokens, held, sent)
+        self._held = (self.history.generation, figure)
+        return state.at_least(figure)
+
+    def announce_state(self, limits: Limits[Settings] | None = None, *, sent: int = 0) -> None:
+        """Tell the meter (and every subscriber) the context state under `limits`
+        (`reading`; `sent`: a request being sent now)."""
+        self.events.emit(ContextChanged(self.reading(limits, sent=sent), self.cost))
 
     def _on_compacted(self, event: Event) -> None:
         if isinstance(event, Compacted):
@@ -298,16 +336,3 @@ class Session(SessionArchiveMixin):
             self.announce_state(event.limits)  # the state under the compaction's limits
         elif isinstance(event, CompactionUndone):  # the history moved back: no cost
             self.announce_state()
-
-
-class _Turn:
-    def __init__(self, lock: threading.Lock) -> None:
-        self._lock = lock
-
-    def __enter__(self) -> None:
-        if not self._lock.acquire(blocking=False):
-            raise BusyError("The agent is busy with another chat; wait for it to finish (one "
-                            "turn at a time).")
-
-    def __exit__(self, *exc: object) -> None:
-        self._lock.release()

@@ -121,6 +121,15 @@ class ContextState:
             return "nearly full"
         return next(m.words for m in METER_LEVELS if m.name == self.shown_level)
 
+    def at_least(self, tokens: int) -> ContextState:
+        """This state with `tokens` where that is more (the percent left and the level read
+        again from the same thresholds): what a meter shows while a turn holds its highest
+        figure (`Session.reading`)."""
+        if tokens <= self.tokens:
+            return self
+        return context_state(self.thresholds.window, tokens, breaker_open=self.breaker_open,
+                             limits=self.thresholds)
+
     @property
     def compaction_note(self) -> str | None:
         """Why automatic compaction is not armed, in words (None when it is)."""

@@ -66,11 +66,14 @@ def agent_with(*steps: Any) -> nbagent.Agent:
 def test_one_turn_with_a_tool_round_answers_each_question_at_most_once() -> None:
     agent_with(reply("warm")).chat("hi")  # imports (litellm's among them) outside the count
     agent = agent_with(calls(("add_one", {"x": 1})), reply("2"))
+    agent.context_state()  # as a meter shown at the turn's start reads it (a chat cell's)
     with counted() as hits:
         result = agent.chat("add one to 1")
     assert result.text == "2"
     assert hits["settings"] <= 1 and hits["window"] <= 1 and hits["thresholds"] <= 1
     assert hits["schemas"] == 0  # the tools did not change
+    # The state the turn starts from (its meter's first figure) was counted before it: the
+    # turn finds that count, as every turn after a session's first does.
     # One count per state of the history the turn reads: the user's message (the check
     # before the first request), the tool call (the meter), its result (the mid-loop
     # check) and the answer (the meter). The other asks in between — the blocking check

@@ -85,6 +85,15 @@ def shown(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return outputs
 
 
+def redrawn(messages: list[dict[str, Any]], first: str) -> int:
+    """How often the run's printed text (starting with `first`) was redrawn: that run's
+    own updates — the meter line and the status line are updated too, at other moments
+    (the meter at each request a turn sends)."""
+    return sum(m["msg_type"] == "update_display_data"
+               and m["content"]["data"].get("text/plain", "").startswith(first)
+               for m in messages)
+
+
 @pytest.fixture
 def kernel(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
     with python_kernel(tmp_path) as running:
@@ -225,8 +234,7 @@ def test_the_kernels_interrupt_stops_a_runaway_run_and_the_session_goes_on(
     sent: list[bool] = []
 
     def interrupt(messages: list[dict[str, Any]]) -> None:
-        printed = [m for m in messages if m["msg_type"] == "update_display_data"]
-        if len(printed) >= 3 and not sent:
+        if redrawn(messages, "line") >= 3 and not sent:
             sent.append(True)
             manager.interrupt_kernel()
 
@@ -246,6 +254,53 @@ def test_the_kernels_interrupt_stops_a_runaway_run_and_the_session_goes_on(
     record = value(client, "[r.status for r in __import__('nbagent.agent.tools', "
                            "fromlist=['x']).code_runs(agent.events).done]")
     assert record == ["interrupted"]
+    reply, _ = run(client, "%%chat\nare you there?")
+    assert reply["status"] == "ok"
+    assert value(client, "agent.history.messages[-1]['content']") == "after"
+
+
+def test_an_interrupt_as_the_tool_starts_leaves_no_run_unseen_and_the_meter_unlowered(
+        kernel: tuple[Any, Any]) -> None:
+    """The interrupt sent the moment the status line says the tool runs — before its code
+    is shown or run (where the kernel tests above once landed by counting the meter's
+    updates): whatever the run got to, the cell says it, the cells to keep name only a run
+    the cell showed, nothing runs afterwards unseen, and the meter line never fell."""
+    manager, client = kernel
+    setup(client, "auto")
+    flood = "n = 0\nwhile True:\n    n += 1\n    print('line', n)"
+    run(client, f"model, agent = scripted(calls(('run_code', {{'code': {flood!r}}})), "
+                "reply('after'))")
+    sent: list[bool] = []
+
+    def interrupt(messages: list[dict[str, Any]]) -> None:
+        if not sent and any(m["msg_type"] == "update_display_data" and str(
+                m["content"]["data"].get("text/plain", "")).startswith("running run_code")
+                for m in messages):
+            sent.append(True)
+            manager.interrupt_kernel()
+
+    reply, messages = run(client, "%%chat\nloop", interrupt=interrupt)
+    assert sent
+    plains = [str(o.get("text/plain", "")) for o in shown(messages) if o.get("text/plain")]
+    assert plains[-1].startswith("interrupted")
+    said = [p for p in plains if p.startswith("agent run 1")]
+    (status,) = value(client, "[r.status for r in __import__('nbagent.agent.tools', "
+                              "fromlist=['x']).code_runs(agent.events).done]") or ["none"]
+    cells = value(client, "agent_cells(agent)")
+    if status == "interrupted":  # it got to its code: shown, and stopped
+        assert said and "interrupted after" in said[0] and "agent run 1 (interrupted)" in cells
+    else:  # stopped before its code: not run, and kept out of the cells
+        assert status in ("not run", "none") and cells == ""
+        assert said in ([], ["agent run 1 · not run: interrupted"])
+    time.sleep(0.5)
+    stopped = value(client, "n if 'n' in globals() else None")
+    time.sleep(0.5)
+    assert value(client, "n if 'n' in globals() else None") == stopped  # nothing runs unseen
+    figures = [int(m["content"]["data"]["text/plain"].split(" · ")[1].split()[0].replace(
+        ",", "")) for m in messages if str(m["content"].get("transient", {}).get(
+            "display_id", "")).startswith("nbagent-meter-")]
+    assert figures and figures == sorted(figures), figures  # the turn's figure only rose
+    assert value(client, "agent.history.pending_tool_calls") == []
     reply, _ = run(client, "%%chat\nare you there?")
     assert reply["status"] == "ok"
     assert value(client, "agent.history.messages[-1]['content']") == "after"
@@ -335,8 +390,7 @@ def test_a_run_that_ignores_the_interrupt_is_cut_loose_and_later_cells_print_the
     sent: list[bool] = []
 
     def interrupt(messages: list[dict[str, Any]]) -> None:
-        printed = [m for m in messages if m["msg_type"] == "update_display_data"]
-        if len(printed) >= 3 and not sent:
+        if redrawn(messages, "beat") >= 3 and not sent:
             sent.append(True)
             manager.interrupt_kernel()
 

@@ -126,6 +126,29 @@ def test_a_session_has_one_meter_of_each_kind_however_often_it_is_shown(kind: An
     assert "4,000 tokens · auto-compact at 6,841" in str(first._repr_mimebundle_())
 
 
+def test_a_new_line_starts_from_the_context_as_it_stands_and_the_last_keeps_its_turn(
+        shell: InteractiveShell) -> None:
+    # within a turn the session tells the line the turn's highest figure (4,000), though
+    # the count underneath fell (3,000: a usage calibrated it); the next cell's turn starts
+    # from the count, so its line must too: shown at 4,000, its first figure would fall
+    agent = FakeAgent()
+    line = MeterLine.follow(agent)
+    first_run = shell.execution_count
+    try:
+        with capture_output() as captured:
+            line.show()
+            first = line.display_id
+            agent.events.emit(ContextChanged(state(4_000), 0.5))  # its turn's highest
+            shell.execution_count += 1
+            line.show()  # the next chat cell
+    finally:
+        shell.execution_count = first_run
+    lines = plain(captured)
+    assert "3,000 tokens" in lines[1]  # the context as it stands
+    assert "4,000 tokens" in [o.data["text/plain"] for o in captured.outputs
+                              if o.transient["display_id"] == first][-1]  # its own turn
+
+
 def test_the_widget_keeps_a_plain_copy_beside_it_up_to_date() -> None:
     meter = ContextMeter.for_state(state(3_000))
     with capture_output() as captured:

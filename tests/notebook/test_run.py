@@ -11,7 +11,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 from nbagent.widgets import ContextMeter, MeterLine
 
-from nbagent import tool
+from nbagent import Usage, tool
 from nbagent.events import ToolStarted
 from nbagent.testing import ScriptedModel, ScriptedSummarizer, calls, provider_error, reply
 from tests.helpers import nine_sections
@@ -48,6 +48,31 @@ def test_a_chat_cell_has_no_widget_only_rich_outputs_with_the_meter_first(
                             o.data["text/plain"]).group(1).replace(",", "")) for o in updates]
     assert len(tokens) >= 3 and tokens == sorted(tokens) and len(set(tokens)) >= 3  # live
     assert "context left" in shown(captured)[0]["text/html"]
+
+
+def test_a_chat_cells_line_only_rises_though_the_usage_reads_under_our_count(
+        ip: InteractiveShell) -> None:
+    # the provider reads about two thirds of what we count: the count falls at each usage,
+    # the line of the cell whose turn it is does not (nor at the cell's end)
+    model = ScriptedModel([calls(("add", {"a": 1, "b": 2}), usage=Usage(1_000, 10)),
+                           reply("3", usage=Usage(1_030, 2)),
+                           reply("again 3", usage=Usage(1_060, 3))], name="gpt-4o-mini")
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    session(model, tools=[add], builtin_tools=False,
+            system="You answer questions about the user's data. " * 120)
+    for question in ("add 1 and 2", "once more"):
+        with capture_output() as captured:
+            ip.run_cell_magic("chat", "", question)
+        meter_id = captured.outputs[0].transient["display_id"]
+        tokens = [int(re.search(r"([\d,]+) tokens ·", o.data["text/plain"]).group(1)
+                      .replace(",", "")) for o in captured.outputs
+                  if o.transient.get("display_id") == meter_id]
+        assert len(tokens) >= 3 and tokens == sorted(tokens), (question, tokens)
 
 
 def test_every_chat_cell_shows_a_meter_line_of_its_own(ip: InteractiveShell) -> None:

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ...engine._events import Event, EventStream, MessageAdded
+from .._approval import outcome_note
+from .._asking import call_over
 from ..archive._records import read_records
 from ..archive._redact import redact
 from ._cells import cell_piece, propose
@@ -41,6 +43,7 @@ AS_CELL = ("Not run by you: the user took this code as a new cell below the chat
            "and run themselves; when they chat again you will see what the cell printed.")
 STOP_WAIT_S = 5.0  # how long a stop waits for the run to end
 INTERRUPTED_ASKING = "Not run: the user interrupted while the question waited."
+NOT_STARTED = "Not run: the turn ended before the code started."
 _REFUSED = {"n": DECLINED, "no one": NO_ONE, "interrupted": INTERRUPTED_ASKING}
 
 
@@ -106,6 +109,12 @@ class CodeRuns:
         events = self._events()
         if events is not None:
             events.emit(CodeStarting(number, code))
+
+    def not_started(self) -> None:
+        """The run `starting` announced never ran its code (stopped first): when its block
+        ends it is recorded as not run, not as interrupted."""
+        with self._lock:
+            self._current = None
 
     def stop(self) -> bool:
         """Raise KeyboardInterrupt in the thread running code, if one is (the runner turns
@@ -242,10 +251,18 @@ def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
                 raise HandOver(AS_CELL)  # the turn ends: the next step is the user's
             if not verdict.allowed:
                 return _REFUSED.get(verdict.outcome, f"Not run: {verdict.reason}.")
-        if runs is not None and number is not None:
-            runs.starting(number, code)  # on disk before it runs: a run may end the process
-        # whatever the run changes of how the user is asked is put back and said (`guard`)
-        undone = guarded.enter_context(context.guard(label))
+        if call_over():  # the turn ended first (the user's interrupt, the tool's timeout):
+            return NOT_STARTED  # started now, it would run unseen, with no one to stop it
+        try:
+            if runs is not None and number is not None:
+                runs.starting(number, code)  # on disk before it runs: a run may end the process
+            # whatever the run changes of how the user is asked is put back and said (`guard`)
+            undone = guarded.enter_context(context.guard(label))
+        except KeyboardInterrupt:  # the turn's stop (`CodeRuns.stop`) came before the code ran
+            if runs is not None:
+                runs.not_started()
+            runner.tell(f"{label} · {outcome_note('interrupted')}")
+            raise
         result = runner.run(code, context.namespace, label, explanation)
         if runs is not None:
             runs.record(result, number)

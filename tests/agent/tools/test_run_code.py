@@ -440,3 +440,70 @@ def test_the_older_python_tool_cannot_widen_approval_either() -> None:
     assert agent.settings().run_code == "ask"
     assert "the python tool's code changed how you are asked (run_code 'ask' → 'auto')" in \
         agent.history.messages[-2]["content"]
+
+
+class Told(PlainRunner):
+    """The plain runner, keeping the lines it tells instead of warning them."""
+
+    def __init__(self) -> None:
+        self.told: list[str] = []
+
+    def tell(self, text: str) -> None:
+        self.told.append(text)
+
+
+def test_a_run_whose_call_ended_before_it_started_never_starts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The turn's stop finds no run going on while the tool's thread is still on its way
+    to the code (slow to start, here the archive's numbering): that thread must not run
+    it afterwards, unseen and with no one to stop it."""
+    from nbagent.agent.tools._run_code import CodeRuns
+
+    slow = CodeRuns.continue_from
+
+    def late(self: CodeRuns, archive: Any) -> None:
+        time.sleep(0.6)
+        slow(self, archive)
+
+    monkeypatch.setattr(CodeRuns, "continue_from", late)
+    namespace: dict[str, Any] = {}
+    agent, text = turn("ran = True", namespace=namespace, tool_timeout_s=0.2)
+    assert "did not finish" in text
+    runs = code_runs(agent.events)
+    deadline = time.monotonic() + 10
+    while not runs.done and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
+    assert "ran" not in namespace
+    assert [r.status for r in runs.done] == ["not run"]
+    assert agent_cells(agent) == ""
+
+
+def test_a_stop_that_lands_before_the_code_ran_records_it_not_run_and_says_so(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The turn's stop (an interrupt raised in the run's thread) landing after the run was
+    announced to the archive but before its code ran: not run, and the user told which."""
+    from nbagent.agent.tools._run_code import CodeRuns
+
+    announce = CodeRuns.starting
+
+    def stopped(self: CodeRuns, number: int, code: str) -> None:
+        announce(self, number, code)
+        raise KeyboardInterrupt  # as `CodeRuns.stop` raises it, here
+
+    monkeypatch.setattr(CodeRuns, "starting", stopped)
+    runner = Told()
+    use_code_runner(runner)
+    namespace: dict[str, Any] = {}
+    model = ScriptedModel([calls(("run_code", {"code": "ran = True"})), reply("after")])
+    agent = Agent(model=model, namespace=namespace, archive=False, settings={"run_code": "auto"})
+    with pytest.raises(KeyboardInterrupt):
+        agent.chat("go")
+    assert "ran" not in namespace
+    assert [r.status for r in code_runs(agent.events).done] == ["not run"]
+    assert runner.told == ["agent run 1 · not run: interrupted"]
+    assert agent_cells(agent) == ""  # not "agent run 1 (interrupted)": it never ran
+    assert agent.history.messages[-1]["role"] == "tool"  # the call answered
+    assert not agent.history.pending_tool_calls
+    agent.chat("again")
+    assert agent.history.messages[-1]["content"] == "after"
