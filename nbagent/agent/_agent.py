@@ -22,6 +22,7 @@ from ._approval import allowed_line
 from ._configuration import Configuration
 from ._loop import ChatResult, run_chat
 from ._model_side import AgentModel
+from ._model_traits import told_builtins
 from ._resume import kept_sessions, resume
 from ._session import Session
 from ._settings import Settings
@@ -91,7 +92,8 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
     ) -> None:
         self._configuration = Configuration(settings)
         current = self.settings()
-        self.model: ChatModel = chat_model(model, current, on_status=self._status_line)
+        self.model: ChatModel = told_builtins(
+            chat_model(model, current, on_status=self._status_line))
         self.notice: str | None = None
         # the first notice says which model answers — decided when it is shown, from the
         # model in use then (a model chosen before the first chat is not the embedded one)
@@ -172,7 +174,7 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         before = self.model
         if isinstance(before, EmbeddedModel):  # its lines are no longer this agent's
             before.unlisten(self._status_line)
-        chosen = chat_model(model, self.settings(), on_status=self._status_line)
+        chosen = told_builtins(chat_model(model, self.settings(), on_status=self._status_line))
         if isinstance(before, EmbeddedModel) and isinstance(chosen, EmbeddedModel) and (
                 (before.path, before.context_window, before.max_output)
                 == (chosen.path, chosen.context_window, chosen.max_output)):
