@@ -22,9 +22,8 @@ lines) and `_discovery` (local models already on the machine).
 
 from __future__ import annotations
 
-
-# `SMALL_MODEL_SKIPS`, deprecated: every built-in, which an agent tells the bundled model
-from .agent._model_traits import deprecated_local_name as __getattr__
+# the module's __getattr__: `SMALL_MODEL_SKIPS`, deprecated (every built-in, the table's)
+from .agent._model_traits import deprecated_local_name as __getattr__  # noqa: F401
 from .agent.models._chat_format import TOOL_CALLING_FORMAT, chat_format_for
 from .agent.models._gguf import INSTALL, gguf_path
 from .agent.models._local_messages import adapt_messages, tool_rounds_this_turn
