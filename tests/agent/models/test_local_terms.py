@@ -52,17 +52,17 @@ def test_every_built_in_is_shown_to_the_bundled_model_only_when_a_turn_names_it(
     nothing."""
     from nbagent.agent.tools import BUILTIN_TOOLS, BuiltinTool, ToolContext
 
-    def count_rows(context: ToolContext) -> str:
+    def peek_rows(context: ToolContext) -> str:
         """Count the rows of every DataFrame."""
         return "0"
 
-    monkeypatch.setitem(BUILTIN_TOOLS, "count_rows", BuiltinTool(count_rows))
+    monkeypatch.setitem(BUILTIN_TOOLS, "peek_rows", BuiltinTool(peek_rows))
     model = served()
     model.hides_builtins = True  # as the server's bundled model is made
     Agent(model=model, archive=False, namespace={})
-    assert model.skips == frozenset(BUILTIN_TOOLS) and "count_rows" in model.skips
+    assert model.skips == frozenset(BUILTIN_TOOLS) and "peek_rows" in model.skips
     tools = [{"type": "function", "function": {"name": name, "parameters": {}}}
-             for name in ("list_variables", "run_code", "count_rows", "column_mean")]
+             for name in ("list_variables", "run_code", "peek_rows", "column_mean")]
 
     def shown(text: str, choice: object = None) -> list[str]:
         messages = [{"role": "system", "content": "s"}, {"role": "user", "content": text}]
@@ -71,7 +71,7 @@ def test_every_built_in_is_shown_to_the_bundled_model_only_when_a_turn_names_it(
 
     assert shown("Which columns does trips have?") == ["column_mean"]  # the user's own tool
     assert shown("Use run_code to compute the mean fare") == ["run_code", "column_mean"]
-    assert shown("count_rows of trips, please") == ["count_rows", "column_mean"]
+    assert shown("peek_rows of trips, please") == ["peek_rows", "column_mean"]
     forced = {"type": "function", "function": {"name": "list_variables"}}
     assert shown("hi", forced) == ["list_variables", "column_mean"]
     assert model.tool_prompt(tools) == model.tool_prompt(tools[3:])  # what %context counts
