@@ -29,7 +29,7 @@ EARLIER = ("import nbagent\n"
            "earlier.close()")
 WAYS = {
     "the %nbagent form": f"%nbagent model={OTHER}",
-    "%%chat --new --model": f"%%chat --new --model {OTHER}\n",
+    "%chat --new --model": f"%chat --new --model {OTHER}",
     "new_session(model=)": f"nbagent.new_session(model={OTHER!r})",
     "set_current(Agent(model=))": f"nbagent.set_current(nbagent.Agent(model={OTHER!r}))",
     "configure(model=)": f"nbagent.current().configure(model={OTHER!r})",
