@@ -11,7 +11,7 @@ and this module is their one public door:
     _prompt_counter   the GGUF's tokenizer and template, in process
     _local_model      the model (litellm to the server; counts; tool choice)
     _local_server     the server process (kept alive; `_server_child` is its entry point)
-    _local_terms      the built-ins shown only when named, sampling, a summary's cost
+    _local_terms      why built-ins are shown only when named, sampling, a summary's cost
 
 Beside them: `_embedded` (the embedded model as the agent holds it: warm start, status
 lines) and `_discovery` (local models already on the machine).
@@ -22,6 +22,8 @@ lines) and `_discovery` (local models already on the machine).
 
 from __future__ import annotations
 
+# the module's __getattr__: `SMALL_MODEL_SKIPS`, deprecated (every built-in, the table's)
+from .agent._model_traits import deprecated_local_name as __getattr__  # noqa: F401
 from .agent.models._chat_format import TOOL_CALLING_FORMAT, chat_format_for
 from .agent.models._gguf import INSTALL, gguf_path
 from .agent.models._local_messages import adapt_messages, tool_rounds_this_turn
@@ -33,7 +35,6 @@ from .agent.models._local_model import (
     LocalModel,
 )
 from .agent.models._local_server import CACHE_BYTES, LocalServer, local_model, server
-from .agent.models._local_terms import SMALL_MODEL_SKIPS
 from .agent.models._prompt_counter import PromptCounter, prompt_counter
 
 __all__ = [
@@ -43,7 +44,6 @@ __all__ = [
     "LocalServer",
     "PromptCounter",
     "REPLY_TOKENS",
-    "SMALL_MODEL_SKIPS",
     "SUMMARY_TOKENS",
     "TOOL_CALLING_FORMAT",
     "TOOL_ROUNDS",
@@ -56,3 +56,4 @@ __all__ = [
     "server",
     "tool_rounds_this_turn",
 ]
+

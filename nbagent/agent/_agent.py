@@ -22,6 +22,7 @@ from ._approval import allowed_line
 from ._configuration import Configuration
 from ._loop import ChatResult, run_chat
 from ._model_side import AgentModel
+from ._model_traits import told_builtins
 from ._resume import kept_sessions, resume
 from ._session import Session
 from ._settings import Settings
@@ -91,7 +92,8 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
     ) -> None:
         self._configuration = Configuration(settings)
         current = self.settings()
-        self.model: ChatModel = chat_model(model, current, on_status=self._status_line)
+        self.model: ChatModel = told_builtins(
+            chat_model(model, current, on_status=self._status_line))
         self.notice: str | None = None
         # the first notice says which model answers — decided when it is shown, from the
         # model in use then (a model chosen before the first chat is not the embedded one)
@@ -172,10 +174,9 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         before = self.model
         if isinstance(before, EmbeddedModel):  # its lines are no longer this agent's
             before.unlisten(self._status_line)
-        chosen = chat_model(model, self.settings(), on_status=self._status_line)
-        if isinstance(before, EmbeddedModel) and isinstance(chosen, EmbeddedModel) and (
-                (before.path, before.context_window, before.max_output)
-                == (chosen.path, chosen.context_window, chosen.max_output)):
+        chosen = told_builtins(chat_model(model, self.settings(), on_status=self._status_line))
+        if isinstance(before, EmbeddedModel) and isinstance(chosen, EmbeddedModel) and _same(
+                before, chosen):
             chosen = before  # the same embedded model: its server (or its start) is kept
             chosen.listen(self._status_line)
         self.model = chosen
@@ -184,6 +185,25 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
         self._answers.model_changed()
         self._answers.probe(tentative=True)  # a server not up yet is asked again at the chat
         self.session.model_changed()
+
+    def _replaces(self, before: Agent) -> None:
+        """This agent becomes the kernel's in place of `before` (`nbagent.current()`): the
+        embedded model `before` chats with is let go of — its server, or the warm start
+        `%load_ext` began, ends when no kernel needs it — unless this agent chats with it;
+        or with the same embedded model not started yet: then this agent takes `before`'s,
+        its server (or its start under way) kept, as `use_model` keeps it."""
+        old, mine = before.model, self.model
+        if not isinstance(old, EmbeddedModel) or old is mine:
+            return
+        old.unlisten(before._status_line)
+        if isinstance(mine, EmbeddedModel) and (old.running is not None or old.loading) and (
+                mine.running is None and not mine.loading) and _same(old, mine):
+            old.listen(self._status_line)
+            self.model = told_builtins(old)
+            self._answers.model_changed()  # the summarizer follows the model object
+            mine.unlisten(self._status_line)
+            return
+        old.release()
 
     def _status_line(self, text: str) -> None:
         """A model's status line (its server starting, restarted) as an event."""
@@ -274,3 +294,10 @@ class Agent(AgentSessionMixin, AgentToolsMixin):
                             exchange=exchange)
         finally:
             self.toolbox.end_turn()
+
+
+def _same(one: EmbeddedModel, other: EmbeddedModel) -> bool:
+    """Whether two embedded models are the same model (GGUF, window, reply cap): one
+    server serves both."""
+    return (one.path, one.context_window, one.max_output) == (
+        other.path, other.context_window, other.max_output)

@@ -36,6 +36,7 @@ from . import _texts as texts
 from ._branch_events import Branch, BranchMessage, BranchProgress, BranchStarted
 from ._loop import run_chat
 from ._model_side import AgentModel
+from ._model_traits import told_builtins
 from ._session import Session
 from ._settings import Settings
 from ._tool_sizes import TOOLS_SHARE, sized_tools
@@ -195,7 +196,7 @@ def branch_model(agent: Delegating) -> ChatModel:
         spec = agent.settings().delegate_model
     if spec is None or spec is agent.model or spec == agent.model.name:
         return agent.model
-    return chat_model(spec, agent.settings())
+    return told_builtins(chat_model(spec, agent.settings()))
 
 
 def branch_tools(agent: Delegating, store: OutputStore) -> dict[str, Tool]:

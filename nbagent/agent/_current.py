@@ -20,6 +20,7 @@ from .archive._archive import data_dir, session_path
 from .archive._paths import last_sequence
 from .archive._private_files import is_held
 from .models._llm import ChatModel
+from .models._resolve import EmbeddedModel
 
 _current: Agent | None = None
 
@@ -52,7 +53,6 @@ def current(
             that place in `nbagent.Agent.sessions()` (1 is the last written).
         builtin_tools: for a new session, offer the built-in notebook tools or not.
     """
-    global _current
     namespace = user_namespace()
     notebook = notebook_path(namespace)
     if resume is not None:
@@ -63,16 +63,13 @@ def current(
             _current.session.close()  # release its archive: it may be the one to resume
         session = latest_session() if session == "latest" else session
         chosen = {"model": model} if model else {}
-        _current = Agent.resume(session, namespace=namespace, **chosen)
-        _follow(notebook, _current)
-        return _current
+        return _follow(notebook, _become(Agent.resume(session, namespace=namespace, **chosen)))
     if new or _current is None:
         why = None
         if not new and notebook is not None:
             continued, why = _continue(notebook, model, namespace)
             if continued is not None:
-                _current = continued
-                return continued
+                return _become(continued)
         previous = _current.model if _current is not None and model is None else model
         options = {} if builtin_tools is None else {"builtin_tools": builtin_tools}
         agent = new_session(previous, **options)
@@ -155,12 +152,10 @@ def _follow(notebook: str | None, agent: Agent, earlier: list[str] | None = None
 def new_session(model: Any = None, **options: Any) -> Agent:
     """Start a new agent and session (a fresh history) and make it the current one; in a
     notebook it becomes the conversation the notebook continues when reopened."""
-    global _current
     if _current is not None:
         _current.close()  # its archive, and its MCP servers' processes
     namespace = options.setdefault("namespace", user_namespace())
-    _current = Agent(model=model, **options)
-    return _follow(notebook_path(namespace), _current)
+    return _follow(notebook_path(namespace), _become(Agent(model=model, **options)))
 
 
 def kernel_agent() -> Agent | None:
@@ -178,9 +173,28 @@ def set_current(agent: None) -> None: ...
 
 def set_current(agent: Agent | None) -> Agent | None:
     """Make `agent` the session the magics talk to; None forgets the current one without
-    closing it (the next `current()` makes or continues one, as in a new kernel)."""
+    closing it (the next `current()` makes or continues one, as in a new kernel). The
+    embedded model the current one chatted with is let go of unless `agent` chats with it
+    (`_become`)."""
     global _current
-    _current = agent
+    if agent is None:
+        if _current is not None and isinstance(_current.model, EmbeddedModel):
+            _current.model.release()  # no agent of this kernel chats with it now
+        _current = None
+        return None
+    return _become(agent)
+
+
+def _become(agent: Agent) -> Agent:
+    """`agent` becomes the kernel's agent. Whatever way the model in use changes (an agent
+    made, resumed or set in its place), the embedded model the one before chatted with is
+    let go of unless `agent` chats with it, or is handed to `agent` when its own is the
+    same embedded model not started yet (`Agent._replaces`): the server `%load_ext`
+    warm-starts runs only while the embedded model answers (issue 40 item 3)."""
+    global _current
+    before, _current = _current, agent
+    if before is not None and before is not agent:
+        agent._replaces(before)
     return agent
 
 

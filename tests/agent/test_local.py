@@ -188,8 +188,8 @@ def test_the_count_matches_the_servers_own_over_several_turns(server: LocalServe
     tools = {t.name: t for t in notebook_tools(namespace, OutputStore())}
     schemas = [t.schema for t in tools.values()]
     model = server.model(max_tokens=24)
-    model.skips = frozenset()  # every tool shown (the bundled model sees them when named):
-    # this is about the server's count of tool rounds, not about which tools it is shown
+    # every tool shown: no agent told this model which are the built-ins (it hides them
+    # unless named); this is about the server's count of tool rounds, not about which it is shown
     messages: list[dict[str, Any]] = [{"role": "system", "content": DEFAULT_SYSTEM}]
     requests = 0
     for question in ["What variables do I have?", "Hello!", "Which city had more visitors?"]:
@@ -222,8 +222,8 @@ def run(tools: dict[str, Tool], call: dict[str, Any]) -> str:
 def test_a_data_question_gets_a_tool_call_and_a_greeting_an_answer(server: LocalServer) -> None:
     tools = [t.schema for t in notebook_tools({}, OutputStore())]
     model = server.model(max_tokens=24)
-    model.skips = frozenset()  # every tool shown (the bundled model sees them when named):
-    # this is about the server's tool-call grammar, not about which tools it is shown
+    # every tool shown: no agent told this model which are the built-ins (it hides them
+    # unless named); this is about the server's tool-call grammar, not about which it is shown
     ask = [{"role": "system", "content": DEFAULT_SYSTEM},
            {"role": "user", "content": "What columns does df have?"}]
     looked = model.complete(ask, tools, on_text=None)

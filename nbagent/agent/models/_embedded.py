@@ -18,7 +18,7 @@ from typing import Any
 from ...engine._exceptions import LocalModelError
 from ...engine._questions import SummaryCost
 from ._llm import ChatModel, Completion, Message, TextCallback
-from ._local_terms import SMALL_MODEL_SKIPS, local_summary_cost, summary_tokens
+from ._local_terms import local_summary_cost, summary_tokens
 from ._tool_prompt import tools_text
 
 LOCAL_MODEL = "local/smollm2"
@@ -61,6 +61,24 @@ class EmbeddedModel:
         self._loading_since = 0.0
         self._failure: BaseException | None = None
         self._released = False  # let go of (another model chosen): a start under way too
+        self._skips: frozenset[str] = frozenset()
+
+    @property
+    def hides_builtins(self) -> bool:
+        """True for the bundled SmolLM2-135M: it is shown the built-in tools only when a
+        turn names one (`_local_terms`); a GGUF of the user's is shown every tool."""
+        return self.path is None
+
+    @property
+    def skips(self) -> frozenset[str]:
+        """The tools shown only when a turn names them: the built-ins, as the agent that
+        holds this model says (`hides_builtins`); passed on to the served model."""
+        return self._skips
+
+    @skips.setter
+    def skips(self, names: frozenset[str]) -> None:
+        self._skips = frozenset(names)
+        _told(self._model, self._skips)
 
     def listen(self, on_status: Callable[[str], None]) -> None:
         """Send this model's status lines to `on_status` too (once, however often asked).
@@ -126,6 +144,7 @@ class EmbeddedModel:
             with self._lock:
                 self._failure = failure
             return
+        _told(model, self._skips)
         with self._lock:
             if not self._released:
                 self._model = model
@@ -181,7 +200,7 @@ class EmbeddedModel:
         if self.path is not None:  # a GGUF of the user's: its chat format is not known yet
             return None
         return tools_text([t for t in tools
-                           if t.get("function", t).get("name") not in SMALL_MODEL_SKIPS])
+                           if t.get("function", t).get("name") not in self._skips])
 
     def _status(self, text: str) -> None:
         listeners = self._live()
@@ -194,6 +213,13 @@ class EmbeddedModel:
                  on_text: TextCallback | None,
                  tool_choice: str | dict[str, Any] | None = None) -> Completion:
         return self.started().complete(messages, tools, on_text=on_text, tool_choice=tool_choice)
+
+
+def _told(model: ChatModel | None, skips: frozenset[str]) -> None:
+    """The served model told which tools it is shown only when named (its own: the
+    bundled one's server hides them, a GGUF of the user's shows every tool)."""
+    if model is not None and getattr(model, "hides_builtins", False) is True:
+        model.skips = skips  # type: ignore[attr-defined]
 
 
 def _let_go(model: ChatModel) -> None:

@@ -19,7 +19,6 @@ from ._chat_format import TOOL_CALLING_FORMAT
 from ._llm import Completion, LiteLLMModel
 from ._local_messages import Message, adapt_messages, tool_rounds_this_turn
 from ._local_terms import DECODING as DECODING  # the server's model reads them
-from ._local_terms import SMALL_MODEL_SKIPS as SMALL_MODEL_SKIPS
 from ._local_terms import SUMMARY_TOKENS as SUMMARY_TOKENS  # nbagent.local's
 from ._local_terms import asked_for, local_summary_cost, summary_tokens
 from ._prompt_counter import PromptCounter
@@ -71,6 +70,9 @@ class LocalModel(LiteLLMModel):
     counter: PromptCounter | None = field(default=None, repr=False, compare=False)
     tool_rounds: int = TOOL_ROUNDS
     skips: frozenset[str] = frozenset()  # tools shown only when a turn names them
+    # the bundled small model hides the built-ins unless named (`_local_terms`): an agent
+    # given this model puts their names in `skips` (`agent/_model_traits.told_builtins`)
+    hides_builtins: bool = False
     server: KeptAlive | None = field(default=None, repr=False, compare=False)
     on_status: StatusCallback | None = field(default=None, repr=False, compare=False)
     _counts: dict[str, int] = field(default_factory=dict, repr=False, compare=False)

@@ -27,7 +27,6 @@ from ._local_model import (
     DECODING,
     ENDED_ELSEWHERE,
     REPLY_TOKENS,
-    SMALL_MODEL_SKIPS,
     TOOL_ROUNDS,
     TOOL_ROUNDS_SMALL,
     LocalModel,
@@ -308,7 +307,7 @@ class LocalServer:
             context_window=self.n_ctx, max_output=max_tokens, counter=self.counter,
             tool_rounds=TOOL_ROUNDS_SMALL if self.bundled else TOOL_ROUNDS, server=self,
             on_status=on_status,
-            skips=SMALL_MODEL_SKIPS if self.bundled else frozenset(),
+            hides_builtins=self.bundled,
         )
 
     def tokenize(self, text: str) -> list[int]:

@@ -1,5 +1,5 @@
-"""What a model served on this machine's CPU is shown and what a summary costs it: the
-built-in tools the bundled small model is offered only when asked for, how the embedded
+"""What a model served on this machine's CPU is shown and what a summary costs it: why
+the bundled small model is offered the built-in tools only when asked for, how the embedded
 server samples, a summary's output bound, and the `SummaryCost` the compaction ladder
 weighs a summarizer call by. The embedded model and the served model (`_embedded`,
 `_local_model`, `_local_server`) read it.
@@ -20,16 +20,14 @@ from ...engine._questions import SummaryCost
 # deterministic floor does the work, or nothing does.
 LOCAL_SUMMARY_SAVING = 0.15
 SUMMARY_TOKENS = 320  # a summary's output bound on a local model: shorter than a reply
-# The built-in tools the bundled 135M model is shown only when the turn asks for one by
-# name (the user's message names it, or a forced tool choice): offered every time, it
-# called list_variables before every answer and then described the tool's output instead
-# of answering (its notebook state already lists the variables and their columns), and
-# it runs made-up code, reads made-up paths, recalls nothing useful, delegates to itself.
-# Every built-in is here (tests/agent/models/test_local_terms.py checks), so its window
-# goes to the chat.
-SMALL_MODEL_SKIPS = frozenset({"list_variables", "describe_variable", "propose_cell",
-                               "run_code", "python", "read_file", "list_files", "read_output",
-                               "recall", "delegate", "compact_context"})
+# The bundled 135M model hides the built-in tools unless the turn asks for one by name
+# (the user's message names it, or a forced tool choice): offered every time, it called
+# list_variables before every answer and then described the tool's output instead of
+# answering (its notebook state already lists the variables and their columns), and it
+# ran made-up code, read made-up paths, recalled nothing useful, delegated to itself. A
+# model says so (`hides_builtins`); which tools are the built-ins is the agent's table's
+# to say (it sets the model's `skips`, `agent/_model_traits.told_builtins`): the models
+# room knows no tool, and a new built-in is hidden with no second place to add it.
 # How the embedded server samples a reply. Greedy decoding (temperature 0) gave nine of
 # ten different questions the same canned sentence; these, with a seed the chat handler
 # derives from the prompt itself (the same request, the same reply; another question,

@@ -1,4 +1,4 @@
-"""The size of one page a paging tool returns (`read_file`, `read_output`, `recall`):
+"""The size of one page a paging tool returns (a `paging` row of `BUILTIN_TOOLS`):
 bounded in characters, in UTF-8 bytes and in lines at once, so no page can be larger
 than the model can keep in view, whatever the text is made of (one long line, wide
 characters, many short lines).

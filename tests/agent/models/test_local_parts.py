@@ -22,7 +22,6 @@ HOMES = {
     "TOOL_ROUNDS_SMALL": "_local_model",
     "LocalServer": "_local_server", "server": "_local_server", "local_model": "_local_server",
     "CACHE_BYTES": "_local_server",
-    "SMALL_MODEL_SKIPS": "_local_terms",
 }
 
 

@@ -44,15 +44,25 @@ def test_a_cloud_model_states_no_cost(monkeypatch: pytest.MonkeyPatch) -> None:
     assert summary_cost(agent.controller.summarize) is FREE  # as the ladder reads it: FREE
 
 
-def test_every_built_in_is_shown_to_the_bundled_model_only_when_a_turn_names_it() -> None:
-    from nbagent.agent.tools import BUILTIN_TOOLS
-    from nbagent.local import SMALL_MODEL_SKIPS
+def test_every_built_in_is_shown_to_the_bundled_model_only_when_a_turn_names_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent tells a model that hides the built-ins (the bundled one says so) which
+    tools they are, from the table: a new row (a function and its row, nothing else) is
+    hidden too; the user's own tools are shown; a model that does not hide them is told
+    nothing."""
+    from nbagent.agent.tools import BUILTIN_TOOLS, BuiltinTool, ToolContext
 
-    assert set(BUILTIN_TOOLS) <= SMALL_MODEL_SKIPS  # a new built-in is decided here too
-    tools = [{"type": "function", "function": {"name": name, "parameters": {}}}
-             for name in ("list_variables", "run_code", "column_mean")]
+    def peek_rows(context: ToolContext) -> str:
+        """Count the rows of every DataFrame."""
+        return "0"
+
+    monkeypatch.setitem(BUILTIN_TOOLS, "peek_rows", BuiltinTool(peek_rows))
     model = served()
-    model.skips = SMALL_MODEL_SKIPS
+    model.hides_builtins = True  # as the server's bundled model is made
+    Agent(model=model, archive=False, namespace={})
+    assert model.skips == frozenset(BUILTIN_TOOLS) and "peek_rows" in model.skips
+    tools = [{"type": "function", "function": {"name": name, "parameters": {}}}
+             for name in ("list_variables", "run_code", "peek_rows", "column_mean")]
 
     def shown(text: str, choice: object = None) -> list[str]:
         messages = [{"role": "system", "content": "s"}, {"role": "user", "content": text}]
@@ -61,6 +71,37 @@ def test_every_built_in_is_shown_to_the_bundled_model_only_when_a_turn_names_it(
 
     assert shown("Which columns does trips have?") == ["column_mean"]  # the user's own tool
     assert shown("Use run_code to compute the mean fare") == ["run_code", "column_mean"]
+    assert shown("peek_rows of trips, please") == ["peek_rows", "column_mean"]
     forced = {"type": "function", "function": {"name": "list_variables"}}
     assert shown("hi", forced) == ["list_variables", "column_mean"]
-    assert model.tool_prompt(tools) == model.tool_prompt(tools[2:])  # what %context counts
+    assert model.tool_prompt(tools) == model.tool_prompt(tools[3:])  # what %context counts
+    other = served()  # a GGUF of the user's: shown every tool
+    Agent(model=other, archive=False, namespace={})
+    assert other.skips == frozenset() and len(other.offered(tools)) == 4
+
+
+def test_the_embedded_model_passes_the_built_ins_to_the_model_its_server_serves(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from nbagent.agent.tools import BUILTIN_TOOLS
+
+    for name in ("NBAGENT_MODEL", "NBAGENT_LOCAL_MODEL_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    agent = Agent(settings={"local_n_ctx": 2048}, archive=False, namespace={})
+    embedded = agent.model
+    assert embedded.hides_builtins and embedded.skips == frozenset(BUILTIN_TOOLS)
+    bundled = served()
+    bundled.hides_builtins = True
+    monkeypatch.setattr(embedded, "_serve", lambda: bundled)  # no server: its model
+    assert embedded.started() is bundled and bundled.skips == frozenset(BUILTIN_TOOLS)
+    gguf = Agent(settings={"local_n_ctx": 2048, "local_model_path": "/x/mine.gguf"},
+                 archive=False, namespace={}).model
+    assert not gguf.hides_builtins and gguf.skips == frozenset()
+
+
+def test_small_model_skips_is_deprecated_and_is_the_tables_names() -> None:
+    import nbagent.local
+    from nbagent.agent.tools import BUILTIN_TOOLS
+
+    with pytest.deprecated_call():
+        assert nbagent.local.SMALL_MODEL_SKIPS == frozenset(BUILTIN_TOOLS)
+    assert "SMALL_MODEL_SKIPS" not in nbagent.local.__all__
