@@ -27,13 +27,11 @@ EARLIER = ("import nbagent\n"
            "                        session_id='earlier')\n"
            "earlier.chat('hello')\n"
            "earlier.close()")
+# each way is its own kernel and server start (~19 s): the real path is proven on two that
+# replace the current agent by different routes (the magic's new session, a resume); every
+# way of choosing a model is checked against the release in tests/agent/test_embedded_released.py
 WAYS = {
-    "the %nbagent form": f"%nbagent model={OTHER}",
     "%chat --new --model": f"%chat --new --model {OTHER}",
-    "new_session(model=)": f"nbagent.new_session(model={OTHER!r})",
-    "set_current(Agent(model=))": f"nbagent.set_current(nbagent.Agent(model={OTHER!r}))",
-    "configure(model=)": f"nbagent.current().configure(model={OTHER!r})",
-    "use_model": f"nbagent.current().use_model({OTHER!r})",
     "a resume": f"nbagent.current(resume='earlier', model={OTHER!r})",
 }
 
