@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from nbagent.widgets import ChatMagics
 
 from nbagent import Agent, Settings
-from nbagent.agent.mcp import SERVER_KEYS
+from nbagent.agent.mcp import SERVER_KEYS, HttpServer, StdioServer
+from nbagent.agent.mcp._config import _PASSED_OVER
 from nbagent.agent.providers import FAMILIES, families_named
 from nbagent.agent.tools import BUILTIN_TOOLS, _confinement
 from nbagent.engine import METER_LEVELS, THRESHOLD_COLUMNS, Decision
@@ -123,6 +125,27 @@ def test_what_is_sent_says_which_values_from_the_value_kinds_table_only() -> Non
     section = section[:section.index(" ## ", 1)]
     assert '"What the model can read"' in section and "last column" in section
     assert "never their values" not in section and "except numbers" not in section
+
+
+def _spec_key(name: str, info: Any) -> str:
+    """How a config file spells a spec field: its first alias, else its name."""
+    choices = getattr(info.validation_alias, "choices", None)
+    return str(choices[0]) if choices else name
+
+
+def test_the_mcp_section_names_every_key_a_spec_takes_and_passes_over_only_unused_ones(
+        ) -> None:
+    # a spec's fields are the keys a config file may give; the docs say them by hand, so a
+    # new option is checked here, and a key taken into use is no longer "passed over"
+    text = (ROOT / "docs" / "tools.md").read_text(encoding="utf-8")
+    section = text[text.index("## MCP servers"):]
+    keys = {_spec_key(name, info) for model in (StdioServer, HttpServer)
+            for name, info in model.model_fields.items()}
+    unnamed = sorted(k for k in keys if f"`{k}`" not in section and f'"{k}"' not in section)
+    assert unnamed == [], "say these spec keys in docs/tools.md's MCP section"
+    passed = _prose(ROOT / "docs" / "tools.md").split("nbagent has no use for (", 1)[1]
+    named = re.findall(r"`(\w+)`", passed[:passed.index(")")])
+    assert named and set(named) <= _PASSED_OVER, named
 
 
 def test_the_prompt_caching_texts_name_every_cache_family() -> None:
