@@ -98,8 +98,10 @@ def describe_shapes() -> str:
 
 def describe_value_kinds() -> str:
     """One row per `VALUE_KINDS` row: what the variable listing shows of that kind."""
-    rows = ["| kind (a row of `VALUE_KINDS`) | what the model sees of it |", "|---|---|"]
-    rows += [f"| {kind.name} | {kind.shows} |" for kind in VALUE_KINDS]
+    rows = ["| kind (a row of `VALUE_KINDS`) | what the model sees of it | its value sent |",
+            "|---|---|---|"]
+    rows += [f"| {kind.name} | {kind.shows} | {'yes' if kind.value_shown else 'never'} |"
+             for kind in VALUE_KINDS]
     return "\n".join(rows)
 
 

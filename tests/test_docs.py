@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from nbagent.widgets import ChatMagics
 
 from nbagent import Agent, Settings
-from nbagent.agent.mcp import SERVER_KEYS
+from nbagent.agent.mcp import SERVER_KEYS, HttpServer, StdioServer
+from nbagent.agent.mcp._config import _PASSED_OVER
 from nbagent.agent.providers import FAMILIES, families_named
-from nbagent.agent.tools import BUILTIN_TOOLS, RANK, VALUE_KINDS, ValueKind, _confinement, entry_of
+from nbagent.agent.tools import BUILTIN_TOOLS, _confinement
 from nbagent.engine import METER_LEVELS, THRESHOLD_COLUMNS, Decision
 from tests.docs_blocks import (
     BLOCKS,
@@ -113,6 +115,39 @@ def _prose(path: Path) -> str:
     return " ".join(path.read_text(encoding="utf-8").split())
 
 
+def test_what_is_sent_says_which_values_from_the_value_kinds_table_only() -> None:
+    # which variables' values reach the provider is `VALUE_KINDS`' `value_shown`, printed
+    # as the table's last column; the section on what is sent points there rather than
+    # saying it again (it said "never their values, except numbers and short strings", and
+    # a new kind that shows its value left it false)
+    text = _prose(ROOT / "docs" / "security.md")
+    section = text[text.index("## What is sent to the model's provider"):]
+    section = section[:section.index(" ## ", 1)]
+    assert '"What the model can read"' in section and "last column" in section
+    assert "never their values" not in section and "except numbers" not in section
+
+
+def _spec_key(name: str, info: Any) -> str:
+    """How a config file spells a spec field: its first alias, else its name."""
+    choices = getattr(info.validation_alias, "choices", None)
+    return str(choices[0]) if choices else name
+
+
+def test_the_mcp_section_names_every_key_a_spec_takes_and_passes_over_only_unused_ones(
+        ) -> None:
+    # a spec's fields are the keys a config file may give; the docs say them by hand, so a
+    # new option is checked here, and a key taken into use is no longer "passed over"
+    text = (ROOT / "docs" / "tools.md").read_text(encoding="utf-8")
+    section = text[text.index("## MCP servers"):]
+    keys = {_spec_key(name, info) for model in (StdioServer, HttpServer)
+            for name, info in model.model_fields.items()}
+    unnamed = sorted(k for k in keys if f"`{k}`" not in section and f'"{k}"' not in section)
+    assert unnamed == [], "say these spec keys in docs/tools.md's MCP section"
+    passed = _prose(ROOT / "docs" / "tools.md").split("nbagent has no use for (", 1)[1]
+    named = re.findall(r"`(\w+)`", passed[:passed.index(")")])
+    assert named and set(named) <= _PASSED_OVER, named
+
+
 def test_the_prompt_caching_texts_name_every_cache_family() -> None:
     # the setting's description is printed from FAMILIES; the docs' words are checked here
     row = _setting_row("prompt_caching")
@@ -178,33 +213,6 @@ def test_every_decision_field_the_docs_name_is_one() -> None:
     unknown = sorted((doc, name) for doc, name in named
                      if name not in Decision.model_fields and not hasattr(Decision, name))
     assert unknown == [], "a doc names a Decision field that does not exist"
-
-
-def _an_xgboost_model() -> object:
-    return type("XGBClassifier", (), {"__module__": "xgboost.sklearn"})()
-
-
-def _value_samples() -> dict[str, object]:
-    """One value of each kind the listing tells apart: a kind added to VALUE_KINDS needs
-    one here (and entry_of must give it that kind), a kind removed fails too."""
-    import numpy as np
-    import pandas as pd
-
-    return {"table": pd.DataFrame({"a": [1]}), "series": pd.Series([1.0], name="s"),
-            "array": np.zeros(3), "model": _an_xgboost_model(), "value": 3,
-            "object": object()}
-
-
-def test_every_value_kind_has_a_sample() -> None:
-    assert set(_value_samples()) == {kind.name for kind in VALUE_KINDS}
-
-
-@pytest.mark.parametrize("kind", VALUE_KINDS, ids=[kind.name for kind in VALUE_KINDS])
-def test_each_value_kind_is_what_the_listing_makes_of_its_sample(kind: ValueKind) -> None:
-    entry = entry_of("sample", _value_samples()[kind.name])
-    assert entry is not None and entry.rank == RANK[kind.name]
-    # what list_variables tells the model (and docs/tools.md shows) says it, in brief
-    assert kind.brief in " ".join((BUILTIN_TOOLS["list_variables"].function.__doc__ or "").split())
 
 
 DOTTED = re.compile(r"`(nbagent(?:\.[A-Za-z_]\w*)+)")  # a name in code spans: `nbagent.x.y`

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from nbagent.widgets import SETTINGS, SUBCOMMANDS
+from nbagent.widgets import MAGIC_OPTIONS, SETTINGS, SUBCOMMANDS
 
 from nbagent.agent.models import RUNTIMES
 from nbagent.agent.tools import BUILTIN_TOOLS
@@ -99,6 +99,38 @@ def test_a_hand_kept_list_is_found() -> None:
     assert lists_of(builtin_words(), BUILTIN_ITEM,  # the models room's copy, until issue 43
                     'SKIPS = frozenset({"list_variables", "describe_variable", "run_code"})')
     assert lists_of(builtin_words(), BUILTIN_ITEM, "(`read_file`, `read_output`, `recall`)")
+
+
+def options_listed(text: str) -> list[str]:
+    """Runs of two or more of one magic's options (`%pin --list`, `%pin --remove N`) side
+    by side, joined by separators only, outside the generated blocks."""
+    found = []
+    for magic, options in MAGIC_OPTIONS.items():
+        names = "|".join(re.escape(n) for o in options for n in o.names if n.startswith("--"))
+        if not names:
+            continue
+        one = rf"`%%?{magic} (?:{names})(?![\w-])[^`\n]*`"
+        found += [" ".join(m.group(0).split()) for m in re.finditer(
+            rf"{one}(?:{SEPARATOR}{one})+", GENERATED.sub("", text))]
+    return found
+
+
+def test_no_prose_lists_a_magics_options_by_hand() -> None:
+    """A magic's options are its row of `MAGIC_OPTIONS`, printed with their help in
+    docs/configuration.md's magics block and by `%magic --help`: the README and the docs
+    name one option where a sentence needs it, never a list of them (the README's list of
+    `%pin`'s options missed the one added next, every test passing)."""
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    found = [f"{path.relative_to(ROOT)}: {run}" for path in docs
+             for run in options_listed(path.read_text(encoding="utf-8"))]
+    assert found == [], f"options listed by hand (point at --help or the magics block): {found}"
+
+
+def test_a_hand_kept_list_of_options_is_found() -> None:
+    assert options_listed("compaction (`%pin --list`, `%pin --remove N`). `%compact`")
+    assert options_listed("`%compact --show` or `%compact --undo`")
+    assert not options_listed("`%compact --preview [focus]` shows … (`recall`, `%compact --undo`)")
+    assert not options_listed("`%compact focus…` and `%pin text…`")
 
 
 # A figure written for the user by hand, beside `nbagent.text`'s one way of writing it:

@@ -25,8 +25,10 @@ _RAW_TAIL = re.compile(r"\s*\((\w+(?:Error|Exception)\b[^()]*(?:\([^()]*\)[^()]*
 
 def _threshold_names(state: ContextState) -> list[str]:
     """The thresholds `%context` lists, lowest first: where each meter level starts (from
-    `METER_LEVELS`, so a new level is listed without an edit) and the mid-loop snip's."""
-    names = [level.starts_at for level in METER_LEVELS if level.starts_at] + ["midloop"]
+    `METER_LEVELS`, so a new level is listed without an edit) and the mid-loop snip's, each
+    once (a level may start where the mid-loop snip does)."""
+    names = dict.fromkeys([level.starts_at for level in METER_LEVELS if level.starts_at]
+                          + ["midloop"])
     return sorted(names, key=lambda name: getattr(state.thresholds, name))
 
 

@@ -24,19 +24,22 @@ Level = Literal["ok", "warning", "error", "compact", "blocking"]
 
 @dataclass(frozen=True)
 class MeterLevel:
-    """One level of the context meter: its name, the words it shows, and the threshold
-    (a `Thresholds` field) at which it starts ("" for the lowest)."""
+    """One level of the context meter: its name, the words it shows, the threshold
+    (a `Thresholds` field) at which it starts ("" for the lowest), and whether it is
+    reached only while automatic compaction is armed (`armed_only`: a level that says
+    compaction is coming would be false when none is)."""
 
     name: Level
     words: str
     starts_at: str
+    armed_only: bool = False
 
 
 METER_LEVELS: tuple[MeterLevel, ...] = (  # lowest first; `context_state` reads it
     MeterLevel("ok", "ok", ""),
     MeterLevel("warning", "warning", "warning"),
     MeterLevel("error", "compacting soon", "error"),
-    MeterLevel("compact", "compacting", "auto_compact"),  # only while auto-compact is armed
+    MeterLevel("compact", "compacting", "auto_compact", armed_only=True),
     MeterLevel("blocking", "blocked", "blocking"),
 )
 
@@ -235,7 +238,7 @@ def context_state(
     percent_left = max(0.0, min(100.0, 100.0 * (base - tokens) / base)) if base > 0 else 0.0
     level: Level = METER_LEVELS[0].name
     for meter in METER_LEVELS[1:]:
-        if (meter.name != "compact" or armed) and tokens >= getattr(limits, meter.starts_at):
+        if (armed or not meter.armed_only) and tokens >= getattr(limits, meter.starts_at):
             level = meter.name
     return ContextState(tokens, percent_left, level, armed, limits.window.source, limits,
                         breaker_open)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nbagent import Settings, context_state, thresholds
+from nbagent import MeterLevel, Settings, context_state, thresholds
 from nbagent.compaction import describe_ladder
 from nbagent.engine import (
     ENV_PREFIX,
@@ -47,8 +47,10 @@ def test_the_breaker_note_counts_from_max_failures(monkeypatch: pytest.MonkeyPat
 
 def test_the_meter_levels_are_public_data_the_context_state_follows() -> None:
     names = [level.name for level in METER_LEVELS]
-    assert names == ["ok", "warning", "error", "compact", "blocking"]
+    assert len(set(names)) == len(names) and METER_LEVELS[0].starts_at == ""
     limits = thresholds("local/test", settings=Settings(max_context_tokens=8_192))
+    starts = [getattr(limits, level.starts_at) for level in METER_LEVELS[1:]]
+    assert starts == sorted(set(starts)), "the table is lowest first, each its own start"
     for level in METER_LEVELS[1:]:
         start = getattr(limits, level.starts_at)
         state = context_state("local/test", start, limits=limits)
@@ -100,3 +102,19 @@ def test_the_docs_thresholds_are_computed_by_the_meters_function() -> None:
 def test_the_docs_ladder_is_the_ladder() -> None:
     text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     assert "\n".join(_section(text, "ladder")) == describe_ladder()
+
+
+def test_a_level_marked_armed_only_is_never_reached_while_compaction_is_off(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # which levels wait for an armed auto-compact is the row's `armed_only`, never a name:
+    # a new one ("trimming tool results" at the mid-loop trigger, say) is gated as its row says
+    limits = thresholds("local/test", settings=Settings(max_context_tokens=8_192))
+    # (a name borrowed: `Level` lists the table's names; the gate must not read them)
+    trimming = MeterLevel("blocking", "trimming tool results", "midloop", armed_only=True)
+    monkeypatch.setattr("nbagent.engine._thresholds.METER_LEVELS", (*METER_LEVELS[:3], trimming))
+    tokens = limits.midloop + 1
+    armed = context_state("local/test", tokens, limits=limits)
+    assert armed.auto_compact_armed and armed.level == "blocking"
+    assert armed.level_words == "trimming tool results"
+    disarmed = context_state("local/test", tokens, limits=limits, breaker_open=True)
+    assert disarmed.level == "error"

@@ -13,8 +13,10 @@ from nbagent.widgets import ContextMeter, MeterReading
 from nbagent import METER_LEVELS
 from tests.notebook.helpers import state
 
-# a context of this many tokens (of 8,192) reads as each level of the meter's table
-LEVELS = {"ok": 1_000, "warning": 6_100, "error": 6_500, "compact": 6_900, "blocking": 7_300}
+# a context of this many tokens (of 8,192) reads as each level of the meter's table: where
+# the level starts (derived from the table, so a new level is drawn here without an edit)
+LEVELS = {level.name: getattr(state(0).thresholds, level.starts_at) if level.starts_at else 0
+          for level in METER_LEVELS}
 
 
 def drawing_colours() -> dict[str, str]:

@@ -109,3 +109,12 @@ def test_a_new_meter_level_is_listed_without_an_edit_there(
     assert thresholds_line().endswith(
         f"blocking {limits.blocking:,} · effective {limits.effective_window:,}")  # words of
     # `Thresholds.words`, as the docs' table header says them
+
+
+def test_a_level_that_starts_where_the_mid_loop_snip_does_names_it_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a meter level at the mid-loop trigger ("trimming tool results", say): the line lists
+    # where each level starts and the mid-loop snip's trigger, and that is one threshold
+    extra = MeterLevel("compact", "trimming", "midloop")
+    monkeypatch.setattr("nbagent.widgets._report.METER_LEVELS", (*METER_LEVELS, extra))
+    assert thresholds_line().count("mid-loop") == 1, thresholds_line()

@@ -35,39 +35,44 @@ _PASSED_OVER = {"timeout", "description", "dev", "gallery", "version", "transpor
 _ALLOW = AliasChoices("alwaysAllow", "autoApprove", "always_allow")
 
 
-class StdioServer(BaseModel):
+class ServerOptions(BaseModel):
+    """What every server's spec may say, whichever its transport: an option declared
+    here once is taken by both `StdioServer` and `HttpServer` (declared on one of them, a
+    config file's key would be refused for the other kind of server). What only one
+    transport has (a command, a url) is that class's own."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    # tools that run without asking (Cline's `alwaysAllow`, Roo's `autoApprove`); True: all
+    always_allow: bool | list[str] = Field(False, validation_alias=_ALLOW)
+
+
+class StdioServer(ServerOptions):
     """An MCP server nbagent starts as a child process and talks to over stdin/stdout.
 
     `env` is added to a minimal inherited environment (PATH, HOME, ...); its values
     (often keys) never appear in a repr or a message.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
     type: Literal["stdio"] = "stdio"
     command: str = Field(min_length=1)
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict, repr=False)
     cwd: str | None = None
-    # tools that run without asking (Cline's `alwaysAllow`, Roo's `autoApprove`); True: all
-    always_allow: bool | list[str] = Field(False, validation_alias=_ALLOW)
 
     def describe(self) -> str:
         return " ".join([self.command, *self.args])
 
 
-class HttpServer(BaseModel):
+class HttpServer(ServerOptions):
     """An MCP server already running somewhere, reached over streamable HTTP at `url`.
 
     `headers` (often a bearer token) never appear in a repr or a message.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
     type: Literal["http", "streamable-http", "streamableHttp", "sse"] = "http"
     url: str
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
-    always_allow: bool | list[str] = Field(False, validation_alias=_ALLOW)
     # sign-in when the server asks for it (OAuth): `false` never; an object gives a client
     # registered beforehand (`clientId`, `clientSecret`, `scope`, `callbackPort`)
     oauth: bool | dict[str, Any] = Field(True, repr=False)

@@ -44,12 +44,15 @@ _CONTAINERS = (list, tuple, set, frozenset, dict)
 @dataclass(frozen=True)
 class ValueKind:
     """One kind of value `entry_of` tells apart: what a listing `shows` of it (the docs'
-    words), and `brief`, the same said short for the model in `list_variables`' description
-    (sent with every request, so it stays a few words)."""
+    words), `brief`, the same said short for the model in `list_variables`' description
+    (sent with every request, so it stays a few words), and `value_shown`: whether its line
+    may carry the value itself (`name: int = 3`), which docs/security.md tells the user
+    from this row alone (a sample of each kind checks it, tests/agent/tools/test_values.py)."""
 
     name: str
     brief: str
     shows: str
+    value_shown: bool
 
 
 # The kinds, in the listing's order (an entry's rank is its kind's place here): the one
@@ -57,18 +60,19 @@ class ValueKind:
 # docs/tools.md) is printed from `brief`, docs/security.md's table from `shows`.
 VALUE_KINDS: tuple[ValueKind, ...] = (
     ValueKind("table", "DataFrames with shape, columns and dtypes",
-              "DataFrames (pandas, polars) with shape, columns and dtypes"),
-    ValueKind("series", "Series with shape and dtype", "Series with shape, dtype and name"),
+              "DataFrames (pandas, polars) with shape, columns and dtypes", False),
+    ValueKind("series", "Series with shape and dtype", "Series with shape, dtype and name",
+              False),
     ValueKind("array", "arrays with shape and dtype",
-              "arrays (NumPy, PyTorch, JAX, ...) with package, shape and dtype"),
+              "arrays (NumPy, PyTorch, JAX, ...) with package, shape and dtype", False),
     ValueKind("model", "models with class",
-              "models (scikit-learn, PyTorch, Keras, XGBoost, ...) with class"),
+              "models (scikit-learn, PyTorch, Keras, XGBoost, ...) with class", False),
     ValueKind("value", "numbers and strings with their value, containers with their size",
               "numbers and short strings with their value, longer strings with "
               "their start, bytes and containers (list, tuple, set, dict) with their size "
               "(a dict's first keys too); secrets in text redacted, a variable whose name "
-              "says it holds a secret by type only"),
-    ValueKind("object", "other values with type", "other objects with type"),
+              "says it holds a secret by type only", True),
+    ValueKind("object", "other values with type", "other objects with type", False),
 )
 RANK = {kind.name: rank for rank, kind in enumerate(VALUE_KINDS)}
 

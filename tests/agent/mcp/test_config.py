@@ -22,7 +22,10 @@ from nbagent.agent.mcp import (
     server_spec,
     server_specs,
 )
-from nbagent.agent.mcp._config import _PASSED_OVER  # its own table of dropped keys, kept private
+from nbagent.agent.mcp._config import (  # its own table of dropped keys, kept private
+    _PASSED_OVER,
+    ServerOptions,
+)
 from nbagent.mcp import McpConfigError
 
 
@@ -217,3 +220,10 @@ def test_each_passed_over_key_is_accepted_and_changes_nothing() -> None:
         assert server_spec("a", {"command": "a", key: 1}) == server_spec("a", {"command": "a"})
         assert server_spec("b", {"url": "https://b.example/mcp", key: 1}) == server_spec(
             "b", {"url": "https://b.example/mcp"})
+
+
+def test_an_option_both_kinds_of_server_take_is_declared_once() -> None:
+    # declared on each class, an option forgotten on one is refused there ("Extra inputs
+    # are not permitted") for a config file that gives it to that kind of server
+    both = (set(StdioServer.model_fields) & set(HttpServer.model_fields)) - {"type"}
+    assert both and both <= set(ServerOptions.model_fields)
