@@ -1,8 +1,8 @@
 """How the suite runs, and what a test that starts something real should use.
 
 `python -m pytest` runs the tests on xdist workers (pyproject's addopts: `-n auto --dist
-loadgroup`; `-n auto` is a worker per core, and four at least on 2 cores, see below);
-`-n 0` runs them in this one process. Each worker is a process of its own:
+loadgroup`; `-n auto` is a worker per core, and four at least on 2 cores, three for the
+fast loop, see below); `-n 0` runs them in this one process. Each worker is a process of its own:
 a session or module fixture is started once per worker, not per run, and a test that
 changes process-wide state (the environment, `nbagent.current()`, litellm's settings)
 changes it only on its worker — the autouse fixture below and monkeypatch still put it
@@ -91,10 +91,12 @@ def _uses_a_module_fixture(item: pytest.Item) -> bool:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: a worker per core, and at least one more than the long groups — the
-    browser and llama groups (two where servers run side by side) each keep one worker
-    busy for minutes, mostly waiting on their servers, and the rest of the suite needs
-    a worker of its own beside them: a worker running a group takes nothing else."""
+    """`-n auto`: a worker per core, and at least three, or one more than the long
+    groups — the browser and llama groups (two where servers run side by side) each keep
+    one worker busy for minutes, mostly waiting on their servers, and the rest of the
+    suite needs a worker of its own beside them: a worker running a group takes nothing
+    else. A run that leaves the real tests out (the fast loop) has no long group, and
+    each more worker collects the whole suite again."""
     try:
         import psutil  # xdist's own count: physical cores
 
@@ -102,7 +104,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     except ImportError:
         cores = None
     long_groups = 3 if LLAMA_OWN != "llama" else 2
-    return max(long_groups + 1, cores or os.cpu_count() or 1)
+    if "not real" in (config.getoption("markexpr", "") or ""):
+        long_groups = 0
+    return max(3, long_groups + 1, cores or os.cpu_count() or 1)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into node ids
