@@ -2,8 +2,8 @@
 
 `python -m pytest` runs the tests on xdist workers (pyproject's addopts: `-n auto --dist
 loadgroup`; `-n auto` is a worker per core, and four at least on 2 cores, three for the
-fast loop, see below); `-n 0` runs them in this one process. Each worker is a process of its own:
-a session or module fixture is started once per worker, not per run, and a test that
+fast loop, see below); `-n 0` runs them in this one process. Each worker is a process of
+its own: a session or module fixture is started once per worker, not per run, and a test that
 changes process-wide state (the environment, `nbagent.current()`, litellm's settings)
 changes it only on its worker — the autouse fixture below and monkeypatch still put it
 back for the next test there.
