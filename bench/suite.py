@@ -111,10 +111,11 @@ The README's figure: **{readme.words}** for {readme.ran:,} tests.
 |---|---|---|---:|---:|---:|
 {chr(10).join(row(name, run) for name, run in runs)}
 
-The tests run on xdist workers, one per core and three at least; the browser tests (one
-JupyterLab, one Notebook 7, one Chromium) and the llama.cpp tests (one embedded server at a
-time) each run on one worker, beside the rest (tests/conftest.py says how a test joins a
-group).
+The tests run on xdist workers, one per core and four at least on 2 cores; the browser
+tests (one JupyterLab, one Notebook 7, one Chromium) run on one worker, the llama.cpp tests
+on the run's shared server on another and those that start a server of their own on a third
+(one group with the second where a server runs more than one thread), beside the rest
+(tests/conftest.py says how a test joins a group).
 """)
 
 

@@ -1,9 +1,9 @@
 """How the suite runs, and what a test that starts something real should use.
 
 `python -m pytest` runs the tests on xdist workers (pyproject's addopts: `-n auto --dist
-loadgroup`; `-n auto` is a worker per core and at least three, see below); `-n 0` runs them
-in this one process. Each worker is a process of its own:
-a session or module fixture is started once per worker, not per run, and a test that
+loadgroup`; `-n auto` is a worker per core, and four at least on 2 cores, three for the
+fast loop, see below); `-n 0` runs them in this one process. Each worker is a process of
+its own: a session or module fixture is started once per worker, not per run, and a test that
 changes process-wide state (the environment, `nbagent.current()`, litellm's settings)
 changes it only on its worker — the autouse fixture below and monkeypatch still put it
 back for the next test there.
@@ -15,12 +15,15 @@ set here from what they use, so nothing needs marking by hand in the common case
   (`notebook7`, `notebook7_server`) and one headless Chromium (`browser`). A browser test
   asks for `browser` and `lab` (or `tests.real.lab.serving("lab", prepare)` to write its
   notebooks into its module's folder first); see tests/real/lab.py.
-- **llama**: the embedded llama.cpp server. Its worker threads spin while they wait, so
-  two servers at once on 2 cores slow each other about 12×: every test that runs one runs
-  here. A test that can use the run's shared server (SmolLM2, 2,048-token window) asks
-  for `local_server`; a test that starts its own — another window, a kernel or a
-  subprocess that starts the embedded model, a server it kills — is marked
-  `@pytest.mark.llama`.
+- **llama** and **llama-own**: the embedded llama.cpp server. A test that can use the
+  run's shared server (SmolLM2, 2,048-token window) asks for `local_server` and runs in
+  "llama"; a test that starts its own — another window, a kernel or a subprocess that
+  starts the embedded model, a server it kills — is marked `@pytest.mark.llama` and runs
+  in "llama-own". The two groups run side by side only where a server runs one thread
+  (`server_threads()`, on 2 or 3 cores): with more, its worker threads spin while they
+  wait, and two servers at once stall each other, so both groups are one ("llama").
+  (On 2 cores, a request read whole cost its server the same CPU with another server
+  busy beside it, 11.1 s against 11.4 s alone.)
 - **a module**: a test that uses a module-scoped fixture (a built wheel, an MCP server, a
   loaded tokenizer) runs with the rest of its module, so the fixture starts once.
 
@@ -53,10 +56,23 @@ settings.load_profile("nbagent")
 BROWSER_FIXTURES = {"browser", "jupyterlab_server", "notebook7_server"}
 
 
+def _llama_own_group() -> str:
+    """The group of the tests that start an embedded server of their own: beside the
+    shared server's group when a server runs one thread (it never spins), else the same."""
+    from nbagent.agent.models import server_threads
+
+    return "llama-own" if server_threads() == 1 else "llama"
+
+
+LLAMA_OWN = _llama_own_group()
+
+
 def _group(item: pytest.Item) -> str | None:
     """The xdist group `item` runs in, or None to be spread one by one."""
     names = set(getattr(item, "fixturenames", ()))
-    if item.get_closest_marker("llama") or "local_server" in names:
+    if item.get_closest_marker("llama"):
+        return LLAMA_OWN
+    if "local_server" in names:
         return "llama"
     if names & BROWSER_FIXTURES:
         return "browser"
@@ -75,16 +91,22 @@ def _uses_a_module_fixture(item: pytest.Item) -> bool:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """`-n auto`: a worker per core, and at least three — the browser and llama groups
-    each keep one worker busy for minutes, mostly waiting on their servers, and the
-    rest of the suite needs a worker of its own beside them."""
+    """`-n auto`: a worker per core, and at least three, or one more than the long
+    groups — the browser and llama groups (two where servers run side by side) each keep
+    one worker busy for minutes, mostly waiting on their servers, and the rest of the
+    suite needs a worker of its own beside them: a worker running a group takes nothing
+    else. A run that leaves the real tests out (the fast loop) has no long group, and
+    each more worker collects the whole suite again."""
     try:
         import psutil  # xdist's own count: physical cores
 
         cores = psutil.cpu_count(logical=False)
     except ImportError:
         cores = None
-    return max(3, cores or os.cpu_count() or 1)
+    long_groups = 3 if LLAMA_OWN != "llama" else 2
+    if "not real" in (config.getoption("markexpr", "") or ""):
+        long_groups = 0
+    return max(3, long_groups + 1, cores or os.cpu_count() or 1)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the groups into node ids

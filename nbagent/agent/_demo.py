@@ -210,9 +210,12 @@ def run(window: int = 2048, offline: bool = False, out: TextIO = sys.stdout) -> 
               "time)",
               file=out)
         agent.configure(window=4 * window)
+        shown = {"overflow", "auto"}  # the server's refusal recovered, then the learned window
         try:
             for question, _ in QUESTIONS[:4]:
                 ask(f"{OVERFLOW_QUESTION} {question}", "none")  # answer, no tool
+                if shown <= {d.trigger for d in decisions if d.action == "compacted"}:
+                    break  # both shown: a further question only compacts again
         finally:
             agent.configure(window=None)
     counts = {trigger: sum(d.trigger == trigger and d.action == "compacted" for d in decisions)

@@ -114,16 +114,23 @@ NOTIFICATIONS = "@jupyterlab/apputils-extension/notification.jupyterlab-settings
 def serve(app: str, root: Path, scratch: pytest.TempPathFactory) -> Iterator[Lab]:
     """Run `jupyter <app>` on `root` with settings of its own (no news, no update check)
     until the block ends. Its kernels start from the defaults, as each test does: no
-    NBAGENT_ setting of the shell that runs the tests, and a data folder of their own."""
+    NBAGENT_ setting of the shell that runs the tests, and a data folder of their own;
+    their default model is a cloud one, so loading the extension starts no embedded server."""
     title, app_class, options = APPS[app]
     settings = scratch.mktemp(f"{app}-settings")
     plugin = settings / NOTIFICATIONS
     plugin.parent.mkdir(parents=True)
     plugin.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     port, token = free_port(), secrets.token_hex(16)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(ENV_PREFIX)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith((ENV_PREFIX, "OPENAI_"))}
     data = scratch.mktemp(f"{app}-nbagent-data")
     env["NBAGENT_DATA_DIR"] = str(data)
+    # Not the embedded model: every notebook here picks its own model in a cell after
+    # `%load_ext`, which would warm-start a llama.cpp server in each kernel for nothing
+    # (its CPU taken from the llama group's tests beside this one). A notebook that forgot
+    # to pick one fails at its first chat (no key, none passed on) instead of starting a
+    # server here.
+    env["NBAGENT_MODEL"] = "openai/gpt-4o-mini"
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyter", app, "--no-browser", "--ip=127.0.0.1",
          f"--port={port}", f"--IdentityProvider.token={token}",

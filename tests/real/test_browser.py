@@ -44,9 +44,11 @@ import nbagent
 from nbagent.testing import ScriptedModel, reply
 
 class SlowModel(ScriptedModel):
-    """Streams each word 20 ms apart, as a provider does; "slowly" makes it think 60 s."""
+    """Streams each word 20 ms apart, as a provider does; a message ending "slowly" makes
+    it think 60 s. (Not one holding it: the first chat's message carries the note of the
+    cells run before it, this code among them, and slept 60 s for nothing.)"""
     def complete(self, messages, tools, *, on_text, tool_choice=None):
-        if "slowly" in str(messages[-1].get("content")):
+        if str(messages[-1].get("content")).endswith("slowly"):
             time.sleep(60)
         def drip(delta):
             time.sleep(0.02)
