@@ -148,10 +148,11 @@ def describe_thresholds() -> str:
 
 
 def describe_meter_levels() -> str:
-    """One row per `METER_LEVELS` row: its name, the meter's words, where it starts."""
-    rows = ["| level (a row of `METER_LEVELS`) | the meter says | starts at (a column above) |",
-            "|---|---|---|"]
-    rows += [f"| `{level.name}` | {level.words} | "
+    """One row per `METER_LEVELS` row: its name, the meter's words (and those while no
+    automatic compaction is coming), where it starts."""
+    rows = ["| level (a row of `METER_LEVELS`) | the meter says | with auto-compact off or "
+            "its breaker open | starts at (a column above) |", "|---|---|---|---|"]
+    rows += [f"| `{level.name}` | {level.words} | {'(not reached)' if level.armed_only else level.unarmed_words or level.words} | "
              f"{Thresholds.words(level.starts_at) if level.starts_at else '0 tokens'} |"
              for level in METER_LEVELS]
     return "\n".join(rows)

@@ -27,20 +27,25 @@ class MeterLevel:
     """One level of the context meter: its name, the words it shows, the threshold
     (a `Thresholds` field) at which it starts ("" for the lowest), and whether it is
     reached only while automatic compaction is armed (`armed_only`: a level that says
-    compaction is coming would be false when none is)."""
+    compaction is coming would be false when none is), and its words while none is coming
+    (`unarmed_words`; None: the same words)."""
 
     name: Level
     words: str
     starts_at: str
     armed_only: bool = False
+    unarmed_words: str | None = None
 
 
 METER_LEVELS: tuple[MeterLevel, ...] = (  # lowest first; `context_state` reads it
     MeterLevel("ok", "ok", ""),
     MeterLevel("warning", "warning", "warning"),
-    MeterLevel("error", "compacting soon", "error"),
+    MeterLevel("error", "compacting soon", "error", unarmed_words="nearly full"),
     MeterLevel("compact", "compacting", "auto_compact", armed_only=True),
-    MeterLevel("blocking", "blocked", "blocking"),
+    # past the blocking limit a chat stops before sending — unless the automatic compaction
+    # that runs first at the turn's start brings it back under (so "blocked" only when none
+    # is coming: a demo's and a meter's "blocked" between two turns was not true)
+    MeterLevel("blocking", "compacting at the next chat", "blocking", unarmed_words="blocked"),
 )
 
 REFERENCE_WINDOW = 200_000
@@ -119,10 +124,9 @@ class ContextState:
     @property
     def level_words(self) -> str:
         """The shown level in the meter's words (`METER_LEVELS`): "compacting soon" rather
-        than "error" — and "nearly full" when no automatic compaction is coming."""
-        if self.shown_level == "error" and not self.auto_compact_armed:
-            return "nearly full"
-        return next(m.words for m in METER_LEVELS if m.name == self.shown_level)
+        than "error" — and the row's `unarmed_words` when no automatic compaction is coming."""
+        row = next(m for m in METER_LEVELS if m.name == self.shown_level)
+        return row.words if self.auto_compact_armed else row.unarmed_words or row.words
 
     def at_least(self, tokens: int) -> ContextState:
         """This state with `tokens` where that is more (the percent left and the level read

@@ -56,7 +56,19 @@ def test_the_meter_levels_are_public_data_the_context_state_follows() -> None:
         state = context_state("local/test", start, limits=limits)
         assert state.level == level.name
         assert context_state("local/test", start - 1, limits=limits).level != level.name
-    assert {level.name: level.words for level in METER_LEVELS}["blocking"] == "blocked"
+
+
+@pytest.mark.parametrize(("settings", "breaker", "words"), [
+    ({}, False, "compacting at the next chat"),  # the turn's start compacts first
+    ({"disable_compact": True}, False, "blocked"),  # nothing will: the next chat stops
+    ({}, True, "blocked")], ids=["armed", "auto-compact off", "breaker open"])
+def test_past_the_blocking_limit_the_meter_says_blocked_only_when_no_compaction_is_coming(
+        settings: dict[str, bool], breaker: bool, words: str) -> None:
+    limits = thresholds("local/test", settings=Settings(max_context_tokens=8_192, **settings))
+    state = context_state("local/test", limits.blocking, limits=limits, breaker_open=breaker)
+    assert (state.level, state.level_words) == ("blocking", words)
+    nearly = context_state("local/test", limits.error, limits=limits, breaker_open=breaker)
+    assert nearly.level_words == ("compacting soon" if words != "blocked" else "nearly full")
 
 
 def test_the_engine_reads_its_own_part_of_the_settings() -> None:

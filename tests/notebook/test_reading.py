@@ -18,7 +18,7 @@ from tests.notebook.helpers import state
         (6_100, "warning", "warning"),
         (6_500, "error", "compacting soon"),
         (6_900, "compact", "compacting"),
-        (7_300, "blocking", "blocked"),
+        (7_300, "blocking", "compacting at the next chat"),
     ],
     ids=["ok", "low-space", "warning", "soon", "compacting", "blocked"],
 )

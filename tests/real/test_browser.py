@@ -167,7 +167,7 @@ def test_the_meter_in_jupyterlab_light_and_dark_then_saved_restarted_and_reloade
     assert re.search(r"\d+% context left", before)
     level = meter.get_attribute("data-level")
     words = {"ok": "ok", "warning": "warning", "error": "compacting soon",
-             "compact": "compacting", "blocking": "blocked"}[level]
+             "compact": "compacting", "blocking": "compacting at the next chat"}[level]
     assert words in meter.locator(".nbagent-meter-status").inner_text()
     assert "last compaction" not in before
     assert page.locator(WIDGET).count() == 0  # chat cells hold no widget
