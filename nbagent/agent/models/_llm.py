@@ -20,6 +20,7 @@ from ...engine._usage import Usage
 from ..providers._caching import CachePlan, apply_cache_plan, cache_family
 from ..providers._roles import shaped
 from ._litellm import litellm
+from ._direct import direct_route, send_direct
 from ._stream import stream_reply
 
 Message = dict[str, Any]
@@ -159,7 +160,9 @@ class LiteLLMModel:
             response = module.completion(**request)
             usage = getattr(response, "usage", None)
         else:
-            streamed = stream_reply(module, request, on_text)
+            route = direct_route(module, request)
+            streamed = (send_direct(module, route, request, on_text) if route is not None
+                        else stream_reply(module, request, on_text))
             response = streamed.response
             # without the provider's count, litellm's own estimate is no usage to calibrate on
             usage = getattr(response, "usage", None) if streamed.usage_reported else None

@@ -40,8 +40,9 @@ def stream_reply(module: Any, request: dict[str, Any], on_text: Callable[[str], 
     `on_text` as it arrives, and return the whole reply."""
     stream = module.completion(**request, stream=True, stream_options={"include_usage": True})
     raw = getattr(stream, "completion_stream", None)
-    if _is_openai_stream(raw) and not _logged(module):
-        return _read_events(module, stream, raw, on_text)
+    if _is_openai_stream(raw) and not logged(module):
+        return read_events(module, raw, on_text, model=stream.model,
+                           provider=stream.custom_llm_provider)
     chunks: list[Any] = []
     for chunk in stream:
         chunks.append(chunk)
@@ -53,7 +54,7 @@ def stream_reply(module: Any, request: dict[str, Any], on_text: Callable[[str], 
     return Streamed(response, reported)
 
 
-def _logged(module: Any) -> bool:
+def logged(module: Any) -> bool:
     """Whether the user gave litellm callbacks (Langfuse, a logger of their own): they see
     a stream only through litellm's wrapper, so the wrapper reads it then."""
     return any(getattr(module, name, None) for name in (
@@ -154,7 +155,10 @@ def _events(chunks: Iterable[bytes]) -> Iterator[Any]:
             yield from parsed
 
 
-def _read_events(module: Any, stream: Any, raw: Any, on_text: Callable[[str], None]) -> Streamed:
+def read_events(module: Any, raw: Any, on_text: Callable[[str], None], *, model: str,
+                provider: str | None) -> Streamed:
+    """Read the openai SDK's stream `raw` (not yet started) event by event; errors as
+    litellm's kinds for `model` at `provider`."""
     import openai
 
     reply = _Reply()
@@ -168,8 +172,8 @@ def _read_events(module: Any, stream: Any, raw: Any, on_text: Callable[[str], No
             if isinstance(data, dict):
                 reply.add(data, on_text)
     except Exception as error:  # a dropped connection, an error event: litellm's kinds
-        raise module.exception_type(model=stream.model, original_exception=error,
-                                    custom_llm_provider=stream.custom_llm_provider) from error
+        raise module.exception_type(model=model, original_exception=error,
+                                    custom_llm_provider=provider) from error
     finally:
         raw.close()
     response = module.ModelResponse(
