@@ -19,8 +19,8 @@ from typing import Any, Protocol
 from ...engine._usage import Usage
 from ..providers._caching import CachePlan, apply_cache_plan, cache_family
 from ..providers._roles import shaped
-from ._litellm import litellm
 from ._direct import direct_route, send_direct
+from ._litellm import litellm
 from ._stream import stream_reply
 
 Message = dict[str, Any]
@@ -143,19 +143,7 @@ class LiteLLMModel:
     ) -> Completion:
         """`complete`, with the prompt cache's markers or key placed by `plan`."""
         module = litellm()
-        provider = self.provider()
-        sent, caching = apply_cache_plan(self.name, provider, messages, plan)
-        sent = shaped(sent, self.name, provider)
-        request: dict[str, Any] = {"model": self.name, "messages": sent, **caching,
-                                   **self.options}
-        if tools:
-            request["tools"] = tools
-            if tool_choice is not None:
-                request["tool_choice"] = tool_choice
-        if self.api_base:
-            request["api_base"] = self.api_base
-        if self.api_key:
-            request["api_key"] = self.api_key
+        request = self.request(messages, tools, tool_choice=tool_choice, plan=plan)
         if on_text is None:
             response = module.completion(**request)
             usage = getattr(response, "usage", None)
@@ -174,6 +162,31 @@ class LiteLLMModel:
             finish_reason=getattr(choice, "finish_reason", None),
             input_cost=self._input_cost(usage),
         )
+
+    def request(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        *,
+        tool_choice: str | dict[str, Any] | None = None,
+        plan: CachePlan | None = None,
+    ) -> dict[str, Any]:
+        """The arguments `send` gives litellm (or litellm's pieces, `_direct`) for a call:
+        the messages shaped for the model, the cache plan's markers or key, the options."""
+        provider = self.provider()
+        sent, caching = apply_cache_plan(self.name, provider, messages, plan)
+        sent = shaped(sent, self.name, provider)
+        request: dict[str, Any] = {"model": self.name, "messages": sent, **caching,
+                                   **self.options}
+        if tools:
+            request["tools"] = tools
+            if tool_choice is not None:
+                request["tool_choice"] = tool_choice
+        if self.api_base:
+            request["api_base"] = self.api_base
+        if self.api_key:
+            request["api_key"] = self.api_key
+        return request
 
     def prices(self) -> dict[str, float] | None:
         """The prices per token given in `options` (litellm's `input_cost_per_token`,

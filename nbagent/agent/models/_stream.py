@@ -55,10 +55,15 @@ def stream_reply(module: Any, request: dict[str, Any], on_text: Callable[[str], 
 
 
 def logged(module: Any) -> bool:
-    """Whether the user gave litellm callbacks (Langfuse, a logger of their own): they see
-    a stream only through litellm's wrapper, so the wrapper reads it then."""
-    return any(getattr(module, name, None) for name in (
-        "callbacks", "success_callback", "_async_success_callback"))
+    """Whether the user gave litellm callbacks (Langfuse, a logger of their own) or turned
+    on its response cache: they see a stream only through litellm's wrapper, so the wrapper
+    reads it then. litellm's own "cache" entry is not one: any `Cache()` adds it (litellm's
+    Gemini module makes one at import), and with no response cache set it does nothing."""
+    if getattr(module, "cache", None) is not None:
+        return True
+    return any(callback != "cache" for name in (
+        "callbacks", "success_callback", "_async_success_callback")
+        for callback in getattr(module, name, None) or ())
 
 
 def _is_openai_stream(raw: Any) -> bool:
