@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ._litellm import litellm_params, thought_signature_separator
 from ._stream import Streamed, logged, read_events
 
 # The options this path maps through litellm's own parameter mapping (the request keys a
@@ -97,15 +98,14 @@ def _bridged(module: Any, model: str) -> bool:
 def _signed(module: Any, messages: list[dict[str, Any]]) -> bool:
     """Whether a tool call id carries a Gemini thought signature, which litellm's wrapper
     strips for other providers (a session that switched models)."""
-    from litellm.litellm_core_utils.prompt_templates.factory import THOUGHT_SIGNATURE_SEPARATOR
-
+    separator = thought_signature_separator()
     for message in messages:
         if SEPARATOR_HOLDERS.isdisjoint(message):  # most messages: no id to look at
             continue
         ids = [message.get("tool_call_id") or ""]
         ids += [call.get("id") or "" for call in message.get("tool_calls") or ()
                 if isinstance(call, dict)]
-        if any(THOUGHT_SIGNATURE_SEPARATOR in i for i in ids):
+        if any(separator in i for i in ids):
             return True
     return False
 
@@ -121,17 +121,15 @@ def request_body(module: Any, route: Route, request: dict[str, Any]) -> dict[str
         optional.pop(key, None)
     config = module.ProviderConfigManager.get_provider_chat_config(
         model=route.model, provider=module.LlmProviders.OPENAI)
-    from litellm.litellm_core_utils.get_litellm_params import get_litellm_params
-
     # what the provider's transformation reads of them: the provider and the base the
     # caller named (cache marks are kept for a server of one's own, dropped for OpenAI's)
-    litellm_params = get_litellm_params(
+    params_of_call = litellm_params(
         api_key=route.api_key, custom_llm_provider="openai", api_base=route.named_base,
         model_alias_map=module.model_alias_map, timeout=route.timeout,
         **{key: request[key] for key in PRICES if key in request})
     body: dict[str, Any] = config.transform_request(
         model=route.model, messages=messages, optional_params=optional,
-        litellm_params=litellm_params, headers={})
+        litellm_params=params_of_call, headers={})
     body["stream"] = True
     body["stream_options"] = {"include_usage": True}
     return body
