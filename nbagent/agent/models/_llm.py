@@ -155,12 +155,17 @@ class LiteLLMModel:
             # without the provider's count, litellm's own estimate is no usage to calibrate on
             usage = getattr(response, "usage", None) if streamed.usage_reported else None
         choice = response.choices[0]
+        # litellm prices by the model's name or the name the reply gives; when its map has
+        # neither (a server of one's own) and no prices were given, its cost functions only
+        # raise, at ~0.6 ms a call
+        named = self.prices() is not None or model_info(self.name) is not None
+        priced = named or model_info(str(getattr(response, "model", "") or "")) is not None
         return Completion(
             message=_assistant_message(choice.message),
             usage=Usage.from_response(usage) if usage is not None else None,
-            cost=cost_of(response, self.prices()),
+            cost=cost_of(response, self.prices()) if priced else None,
             finish_reason=getattr(choice, "finish_reason", None),
-            input_cost=self._input_cost(usage),
+            input_cost=self._input_cost(usage) if named else None,
         )
 
     def request(
