@@ -72,7 +72,7 @@ def direct_route(module: Any, request: dict[str, Any]) -> Route | None:
                                                request.get("api_base"))
     except Exception:  # litellm's own call says what is wrong with the name
         return None
-    if provider != "openai" or _bridged(module, model) or _signed(module, request["messages"]):
+    if provider != "openai" or _bridged(module, model) or _signed(request["messages"]):
         return None
     api_base = (request.get("api_base") or base or os.environ.get("OPENAI_BASE_URL")
                 or os.environ.get("OPENAI_API_BASE") or "https://api.openai.com/v1")
@@ -95,7 +95,7 @@ def _bridged(module: Any, model: str) -> bool:
         return False
 
 
-def _signed(module: Any, messages: list[dict[str, Any]]) -> bool:
+def _signed(messages: list[dict[str, Any]]) -> bool:
     """Whether a tool call id carries a Gemini thought signature, which litellm's wrapper
     strips for other providers (a session that switched models)."""
     separator = thought_signature_separator()

@@ -99,9 +99,8 @@ def test_a_streamed_chat_posts_the_body_litellm_completion_posts(
     module = litellm()
 
     def request() -> dict[str, Any]:  # a fresh copy each time: litellm edits messages
-        made = model.request(json.loads(json.dumps(HISTORY)), [TOOL], tool_choice="auto",
+        return model.request(json.loads(json.dumps(HISTORY)), [TOOL], tool_choice="auto",
                              plan=PLAN)
-        return made
 
     assert (direct_route(module, request()) is not None) is direct
     path, body = posted(recorder, lambda: model.send(
@@ -120,6 +119,22 @@ def test_a_streamed_chat_posts_the_body_litellm_completion_posts(
         assert body["messages"][-1]["content"][0]["cache_control"] == {"type": "ephemeral"}
     if name.startswith("anthropic/"):
         assert "cache_control" in json.dumps(body["system"])
+
+
+def test_a_server_named_in_the_environment_gets_the_body_litellm_completion_posts(
+        recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OPENAI_API_BASE names the server (as a user of an OpenAI-compatible one sets it)."""
+    monkeypatch.setenv("OPENAI_API_BASE", recorder.base_url + "/v1")
+    model = LiteLLMModel("openai/qwen2.5-coder-local", api_key="sk-test-not-real")
+    module = litellm()
+    request = model.request(json.loads(json.dumps(HISTORY)), [TOOL], plan=PLAN)
+    assert direct_route(module, request) is not None
+    ours = posted(recorder, lambda: model.send(json.loads(json.dumps(HISTORY)), [TOOL],
+                                               on_text=lambda text: None, plan=PLAN))
+    theirs = posted(recorder, lambda: list(module.completion(
+        **model.request(json.loads(json.dumps(HISTORY)), [TOOL], plan=PLAN), stream=True,
+        stream_options={"include_usage": True})))
+    assert json.dumps(ours) == json.dumps(theirs)
 
 
 def test_litellm_callbacks_or_an_option_it_does_not_map_send_through_litellm_completion(
