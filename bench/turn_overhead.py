@@ -372,19 +372,29 @@ WHERE_IT_GOES = (
     '(now of the new ones); then the window and settings climbed for ~31 and ~55 times a '
     'turn (now one snapshot a turn), three walks of the history a turn looking for '
     'figures a model cannot read (now a count the history keeps) and the cache plan '
-    'classifying every message (now only the preamble and blocks). What is left (cProfile '
-    'at turn ~300, in process): `litellm.completion` about half of a turn — it checks and '
-    'transforms every message of each request (plain litellm keeping the history grows '
-    'alike) and prices the stream wrapper itself —, reading the ~480 events about a '
-    "quarter, the reply's display and the cache plan's backward scan for the last cleared "
-    'message the rest; and compactions (the requests beyond one a turn are their '
-    'summaries). The 2× target is not met: it would take a request path that builds the '
-    "body with litellm's provider transformation but sends it without "
-    "`litellm.completion`'s wrapper. Memory: litellm itself (~175 MB in a kernel); "
-    "litellm's own cost calculation for a stream loads tiktoken's cl100k_base (~40 MB, "
-    "which an unstreamed call does not); Markdown, widgets and nbagent's own modules ~15 "
-    'MB. With no model set, `%load_ext nbagent` also starts the embedded model (llama.cpp '
-    'and its tokenizer in the kernel, ~50 MB): here the model is set first.')
+    'classifying every message (now only the preamble and blocks). Then '
+    "`litellm.completion`'s per-call wrapper, about half of a turn: it set up a logging "
+    'object, copied every message twice more (a thought-signature pass, a re-validation) '
+    'and priced the stream wrapper before reading it, counting the whole history with '
+    "tiktoken's cl100k_base. A streamed chat to litellm's OpenAI handler (OpenAI, an "
+    'OpenAI-compatible server) now has its body built by litellm\'s own pieces — its message '
+    "check, its parameter mapping, the provider's `transform_request` — and posted with the "
+    'openai SDK as litellm posts it (`models/_direct`; a test compares the body with '
+    "litellm.completion's for each provider); other providers, litellm callbacks and "
+    "options it does not map still go through `litellm.completion`. What is left "
+    '(cProfile at turn ~300): reading the ~480 events and showing them as they arrive, '
+    "litellm's message check and transformation of the whole history (~2 ms at 300 "
+    "messages), the reply's display, the archive's records and compactions (the requests "
+    'beyond one a turn are their summaries). Memory: litellm itself (~185 MB in a '
+    "kernel: `import litellm` loads ~3,000 modules, and this version offers no lighter "
+    "import); tiktoken's cl100k_base is no longer loaded (the stream was its only user); "
+    "Markdown, widgets and nbagent's own modules ~15 MB. The growth over the turns is not "
+    'Python objects kept: tracemalloc from turn 1 to 150 finds under 1 MB more live, and '
+    "glibc's malloc_trim gives back ~8 MB of the ~18 MB; the rest the allocators keep "
+    '(not yet traced: likely fragmentation from the copies of the history each request '
+    'makes). With no model set, '
+    '`%load_ext nbagent` also starts the embedded model (llama.cpp and its tokenizer in '
+    'the kernel, ~50 MB): here the model is set first.')
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,7 @@ import sys
 import threading
 import warnings
 from types import ModuleType
-from typing import cast
+from typing import Any, cast
 
 logger = logging.getLogger("nbagent")
 _importing: threading.Thread | None = None
@@ -30,6 +30,21 @@ def litellm() -> ModuleType:
 
     module.suppress_debug_info = True
     return cast(ModuleType, module)
+
+
+def litellm_params(**given: Any) -> dict[str, Any]:
+    """litellm's own `litellm_params` for a call (`get_litellm_params`): what a provider's
+    request transformation reads besides the messages and parameters."""
+    from litellm.litellm_core_utils.get_litellm_params import get_litellm_params
+
+    return dict(get_litellm_params(**given))
+
+
+def thought_signature_separator() -> str:
+    """What litellm puts between a tool call's id and a Gemini thought signature in it."""
+    from litellm.litellm_core_utils.prompt_templates.factory import THOUGHT_SIGNATURE_SEPARATOR
+
+    return str(THOUGHT_SIGNATURE_SEPARATOR)
 
 
 def _import_quietly() -> None:

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from ...engine._usage import Usage
 from ..providers._caching import CachePlan, apply_cache_plan, cache_family
 from ..providers._roles import shaped
+from ._direct import direct_route, send_direct
 from ._litellm import litellm
 from ._stream import stream_reply
 
@@ -142,6 +143,41 @@ class LiteLLMModel:
     ) -> Completion:
         """`complete`, with the prompt cache's markers or key placed by `plan`."""
         module = litellm()
+        request = self.request(messages, tools, tool_choice=tool_choice, plan=plan)
+        if on_text is None:
+            response = module.completion(**request)
+            usage = getattr(response, "usage", None)
+        else:
+            route = direct_route(module, request)
+            streamed = (send_direct(module, route, request, on_text) if route is not None
+                        else stream_reply(module, request, on_text))
+            response = streamed.response
+            # without the provider's count, litellm's own estimate is no usage to calibrate on
+            usage = getattr(response, "usage", None) if streamed.usage_reported else None
+        choice = response.choices[0]
+        # litellm prices by the model's name or the name the reply gives; when its map has
+        # neither (a server of one's own) and no prices were given, its cost functions only
+        # raise, at ~0.6 ms a call
+        named = self.prices() is not None or model_info(self.name) is not None
+        priced = named or model_info(str(getattr(response, "model", "") or "")) is not None
+        return Completion(
+            message=_assistant_message(choice.message),
+            usage=Usage.from_response(usage) if usage is not None else None,
+            cost=cost_of(response, self.prices()) if priced else None,
+            finish_reason=getattr(choice, "finish_reason", None),
+            input_cost=self._input_cost(usage) if named else None,
+        )
+
+    def request(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]],
+        *,
+        tool_choice: str | dict[str, Any] | None = None,
+        plan: CachePlan | None = None,
+    ) -> dict[str, Any]:
+        """The arguments `send` gives litellm (or litellm's pieces, `_direct`) for a call:
+        the messages shaped for the model, the cache plan's markers or key, the options."""
         provider = self.provider()
         sent, caching = apply_cache_plan(self.name, provider, messages, plan)
         sent = shaped(sent, self.name, provider)
@@ -155,22 +191,7 @@ class LiteLLMModel:
             request["api_base"] = self.api_base
         if self.api_key:
             request["api_key"] = self.api_key
-        if on_text is None:
-            response = module.completion(**request)
-            usage = getattr(response, "usage", None)
-        else:
-            streamed = stream_reply(module, request, on_text)
-            response = streamed.response
-            # without the provider's count, litellm's own estimate is no usage to calibrate on
-            usage = getattr(response, "usage", None) if streamed.usage_reported else None
-        choice = response.choices[0]
-        return Completion(
-            message=_assistant_message(choice.message),
-            usage=Usage.from_response(usage) if usage is not None else None,
-            cost=cost_of(response, self.prices()),
-            finish_reason=getattr(choice, "finish_reason", None),
-            input_cost=self._input_cost(usage),
-        )
+        return request
 
     def prices(self) -> dict[str, float] | None:
         """The prices per token given in `options` (litellm's `input_cost_per_token`,

@@ -40,8 +40,9 @@ def stream_reply(module: Any, request: dict[str, Any], on_text: Callable[[str], 
     `on_text` as it arrives, and return the whole reply."""
     stream = module.completion(**request, stream=True, stream_options={"include_usage": True})
     raw = getattr(stream, "completion_stream", None)
-    if _is_openai_stream(raw) and not _logged(module):
-        return _read_events(module, stream, raw, on_text)
+    if _is_openai_stream(raw) and not logged(module):
+        return read_events(module, raw, on_text, model=stream.model,
+                           provider=stream.custom_llm_provider)
     chunks: list[Any] = []
     for chunk in stream:
         chunks.append(chunk)
@@ -53,11 +54,16 @@ def stream_reply(module: Any, request: dict[str, Any], on_text: Callable[[str], 
     return Streamed(response, reported)
 
 
-def _logged(module: Any) -> bool:
-    """Whether the user gave litellm callbacks (Langfuse, a logger of their own): they see
-    a stream only through litellm's wrapper, so the wrapper reads it then."""
-    return any(getattr(module, name, None) for name in (
-        "callbacks", "success_callback", "_async_success_callback"))
+def logged(module: Any) -> bool:
+    """Whether the user gave litellm callbacks (Langfuse, a logger of their own) or turned
+    on its response cache: they see a stream only through litellm's wrapper, so the wrapper
+    reads it then. litellm's own "cache" entry is not one: any `Cache()` adds it (litellm's
+    Gemini module makes one at import), and with no response cache set it does nothing."""
+    if getattr(module, "cache", None) is not None:
+        return True
+    return any(callback != "cache" for name in (
+        "callbacks", "success_callback", "_async_success_callback")
+        for callback in getattr(module, name, None) or ())
 
 
 def _is_openai_stream(raw: Any) -> bool:
@@ -80,6 +86,19 @@ class _Reply:
         self.head: dict[str, Any] = {}
 
     def add(self, event: dict[str, Any], on_text: Callable[[str], None]) -> None:
+        choices = event.get("choices")
+        if self.head and choices and len(choices) == 1 and not event.get("usage"):
+            # the usual event, a piece of text and nothing else: taken in a few lookups
+            # (a reply of several hundred events spent a tenth of its turn here)
+            choice = choices[0]
+            delta = choice.get("delta")
+            if (isinstance(delta, dict) and len(delta) == 1 and choice.get("index", 0) == 0
+                    and not choice.get("finish_reason")):
+                content = delta.get("content")
+                if content and isinstance(content, str):
+                    self.text.append(content)
+                    on_text(content)
+                    return
         if not self.head:
             self.head = {key: event[key] for key in ("id", "created", "model") if event.get(key)}
         if event.get("usage"):
@@ -140,36 +159,43 @@ def _data(block: bytes) -> str | None:
     return b"\n".join(lines).decode("utf-8", "replace") if lines else None
 
 
-def _events(chunks: Iterable[bytes]) -> Iterator[Any]:
-    """Each event's JSON until `[DONE]`, a batch parsed at once when it is all JSON."""
+def _batches(chunks: Iterable[bytes]) -> Iterator[list[Any]]:
+    """The events' JSON until `[DONE]`, a list per batch that arrived together, parsed at
+    once when it is all JSON."""
     for batch in event_data(chunks):
         try:
-            parsed = json.loads("[" + ",".join(batch) + "]")
+            yield json.loads("[" + ",".join(batch) + "]")
         except ValueError:  # [DONE], or an event that is not JSON: each on its own, in order
+            parsed: list[Any] = []
             for data in batch:
                 if data.startswith("[DONE]"):
+                    yield parsed
                     return
-                yield json.loads(data)
-        else:
-            yield from parsed
+                parsed.append(json.loads(data))
+            yield parsed
 
 
-def _read_events(module: Any, stream: Any, raw: Any, on_text: Callable[[str], None]) -> Streamed:
+def read_events(module: Any, raw: Any, on_text: Callable[[str], None], *, model: str,
+                provider: str | None) -> Streamed:
+    """Read the openai SDK's stream `raw` (not yet started) event by event; errors as
+    litellm's kinds for `model` at `provider`."""
     import openai
 
     reply = _Reply()
     try:
-        for data in _events(raw.response.iter_bytes()):
-            if isinstance(data, dict) and data.get("error"):
-                # as the openai SDK raises it, then mapped as litellm's wrapper maps it
-                error = data["error"]
-                message = error.get("message") if isinstance(error, dict) else None
-                raise openai.APIError(str(message or error), raw.response.request, body=error)
-            if isinstance(data, dict):
-                reply.add(data, on_text)
+        for batch in _batches(raw.response.iter_bytes()):
+            for data in batch:
+                if isinstance(data, dict) and data.get("error"):
+                    # as the openai SDK raises it, then mapped as litellm's wrapper maps it
+                    error = data["error"]
+                    message = error.get("message") if isinstance(error, dict) else None
+                    raise openai.APIError(str(message or error), raw.response.request,
+                                          body=error)
+                if isinstance(data, dict):
+                    reply.add(data, on_text)
     except Exception as error:  # a dropped connection, an error event: litellm's kinds
-        raise module.exception_type(model=stream.model, original_exception=error,
-                                    custom_llm_provider=stream.custom_llm_provider) from error
+        raise module.exception_type(model=model, original_exception=error,
+                                    custom_llm_provider=provider) from error
     finally:
         raw.close()
     response = module.ModelResponse(

@@ -1,0 +1,165 @@
+"""A streamed chat request to litellm's OpenAI handler, built by litellm and sent without
+`litellm.completion`'s per-call wrapper. `direct_route` says whether a request may go this
+way; `send_direct` builds its body with litellm's own pieces (its message check, its
+parameter mapping, the provider's `transform_request`, its stream options) and sends it with
+the openai SDK, as litellm does. Anything else goes through `litellm.completion`.
+
+Why: for a stream, the wrapper costs about as much as the rest of the turn — it sets up a
+logging object, copies every message twice more (a thought-signature pass and a
+re-validation), and prices the stream wrapper before a byte is read, counting the whole
+history with tiktoken's cl100k_base (~40 MB loaded into the kernel for it). We price from
+the provider's usage ourselves (`_llm.cost_of`), so none of that is needed. The body is
+what litellm builds: tests/agent/models/test_direct.py compares the two for each provider.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._litellm import litellm_params, thought_signature_separator
+from ._stream import Streamed, logged, read_events
+
+# The options this path maps through litellm's own parameter mapping (the request keys a
+# `LiteLLMModel` sends, and what a local server's options hold); a request with any other
+# key goes through `litellm.completion`, which knows them all.
+MAPPED = frozenset({"temperature", "top_p", "max_tokens", "max_completion_tokens", "stop",
+                    "seed", "presence_penalty", "frequency_penalty", "n", "user",
+                    "prompt_cache_key", "tools", "tool_choice", "parallel_tool_calls"})
+# request keys that are not parameters: where and how to send, and prices litellm keeps
+PRICES = ("input_cost_per_token", "output_cost_per_token")
+NOT_MAPPED = frozenset({"model", "messages", "api_base", "api_key", "timeout", *PRICES})
+# litellm's settings for every call: when one is set, its wrapper applies it
+GLOBALS = ("api_base", "headers", "organization", "model_alias_map")
+ENVIRONMENT = ("EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER", "OPENAI_ORGANIZATION")
+SEPARATOR_HOLDERS = frozenset({"tool_call_id", "tool_calls"})
+DEFAULT_TIMEOUT = 600.0  # litellm's for a call given none (and no litellm.request_timeout)
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a direct request goes: litellm's model name (without its provider), the base
+    URL and key as litellm resolves them for OpenAI, and the request's timeout."""
+
+    model: str
+    api_base: str
+    api_key: str
+    timeout: float
+    named_base: str | None  # the base the request or the model's name gave (not the env)
+
+
+@functools.lru_cache(maxsize=64)
+def _provider(module: Any, model: str, api_base: str | None) -> tuple[str, str, str | None,
+                                                                        str | None]:
+    name, provider, key, base = module.get_llm_provider(model=model, api_base=api_base)
+    return name, provider, key, base
+
+
+def direct_route(module: Any, request: dict[str, Any]) -> Route | None:
+    """The route for `request` when litellm would send it with its OpenAI handler and
+    nothing else of litellm's needs to see it (no callbacks, no global settings, only
+    options this path maps); None otherwise."""
+    if logged(module) or any(key not in MAPPED and key not in NOT_MAPPED for key in request):
+        return None
+    if any(getattr(module, name, None) for name in GLOBALS) or any(
+            os.environ.get(name) for name in ENVIRONMENT):
+        return None
+    try:
+        model, provider, key, base = _provider(module, request["model"],
+                                               request.get("api_base"))
+    except Exception:  # litellm's own call says what is wrong with the name
+        return None
+    if provider != "openai" or _bridged(module, model) or _signed(request["messages"]):
+        return None
+    api_base = (request.get("api_base") or base or os.environ.get("OPENAI_BASE_URL")
+                or os.environ.get("OPENAI_API_BASE") or "https://api.openai.com/v1")
+    api_key = (request.get("api_key") or key or module.api_key or module.openai_key
+               or os.environ.get("OPENAI_API_KEY"))
+    if not api_key:  # litellm's error for a missing key is the one the user should see
+        return None
+    if getattr(module, "request_timeout_explicitly_set", False):
+        return None
+    return Route(model, api_base, api_key, float(request.get("timeout") or DEFAULT_TIMEOUT),
+                 request.get("api_base") or base)
+
+
+@functools.lru_cache(maxsize=64)
+def _bridged(module: Any, model: str) -> bool:
+    """Whether litellm sends `model`'s chat requests to OpenAI's Responses API instead."""
+    try:
+        return bool(module.get_model_info(f"openai/{model}").get("mode") == "responses")
+    except Exception:  # unmapped (a server of one's own): a chat model
+        return False
+
+
+def _signed(messages: list[dict[str, Any]]) -> bool:
+    """Whether a tool call id carries a Gemini thought signature, which litellm's wrapper
+    strips for other providers (a session that switched models)."""
+    separator = thought_signature_separator()
+    for message in messages:
+        if SEPARATOR_HOLDERS.isdisjoint(message):  # most messages: no id to look at
+            continue
+        ids = [message.get("tool_call_id") or ""]
+        ids += [call.get("id") or "" for call in message.get("tool_calls") or ()
+                if isinstance(call, dict)]
+        if any(separator in i for i in ids):
+            return True
+    return False
+
+
+def request_body(module: Any, route: Route, request: dict[str, Any]) -> dict[str, Any]:
+    """The JSON body litellm's OpenAI handler sends for `request`, streamed with usage."""
+    messages = module.utils.validate_and_fix_openai_messages(messages=request["messages"])
+    params = {key: request[key] for key in MAPPED if key in request}
+    optional = module.get_optional_params(
+        model=route.model, custom_llm_provider="openai", messages=messages, stream=True,
+        stream_options={"include_usage": True}, **params)
+    for key in ("stream", "stream_options", "max_retries"):
+        optional.pop(key, None)
+    config = module.ProviderConfigManager.get_provider_chat_config(
+        model=route.model, provider=module.LlmProviders.OPENAI)
+    # what the provider's transformation reads of them: the provider and the base the
+    # caller named (cache marks are kept for a server of one's own, dropped for OpenAI's)
+    params_of_call = litellm_params(
+        api_key=route.api_key, custom_llm_provider="openai", api_base=route.named_base,
+        model_alias_map=module.model_alias_map, timeout=route.timeout,
+        **{key: request[key] for key in PRICES if key in request})
+    body: dict[str, Any] = config.transform_request(
+        model=route.model, messages=messages, optional_params=optional,
+        litellm_params=params_of_call, headers={})
+    body["stream"] = True
+    body["stream_options"] = {"include_usage": True}
+    return body
+
+
+@functools.lru_cache(maxsize=16)
+def _client(api_base: str, api_key: str) -> Any:
+    import openai
+
+    # litellm's own retries are off (tenacity retries a call, `call_model`), as here
+    return openai.OpenAI(api_key=api_key, base_url=api_base, max_retries=0)
+
+
+def send_direct(module: Any, route: Route, request: dict[str, Any],
+                on_text: Callable[[str], None]) -> Streamed:
+    """Send `request` on `route`, each text piece to `on_text`; errors as litellm's kinds."""
+    body = request_body(module, route, request)
+    import openai
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+    extra = body.pop("extra_body", None) or {}  # the SDK's options, as litellm passes them
+    headers = body.pop("extra_headers", None) or {}
+    query = body.pop("extra_query", None) or {}
+    try:  # the body as it is, as litellm posts it (the SDK's create() would rewrite it)
+        stream = _client(route.api_base, route.api_key).post(
+            "/chat/completions", body=body, cast_to=ChatCompletion,
+            options={"timeout": route.timeout, "headers": headers, "params": query,
+                     "extra_json": extra}, stream=True,
+            stream_cls=openai.Stream[ChatCompletionChunk])
+    except Exception as error:
+        raise module.exception_type(model=route.model, original_exception=error,
+                                    custom_llm_provider="openai") from error
+    return read_events(module, stream, on_text, model=route.model, provider="openai")

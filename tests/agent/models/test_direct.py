@@ -1,0 +1,158 @@
+"""The direct path (`models/_direct`): a streamed chat posts the body `litellm.completion`
+posts for the same request — tools, tool choice, cache marks and key included — for OpenAI,
+a server of one's own and the providers it leaves to litellm (Anthropic, Gemini); and it
+steps aside for what litellm's wrapper must see. Both go to one recorder on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from nbagent import LiteLLMModel
+from nbagent.agent.models._direct import direct_route
+from nbagent.agent.models._litellm import litellm
+from nbagent.agent.providers import CachePlan
+
+TOOL = {"type": "function", "function": {
+    "name": "peek", "description": "Show the first rows of a table.",
+    "parameters": {"type": "object", "properties": {"name": {"type": "string"}},
+                   "required": ["name"]}}}
+SYSTEM = "You help a data scientist in a Jupyter notebook. " * 60
+HISTORY: list[dict[str, Any]] = [
+    {"role": "system", "content": SYSTEM},
+    {"role": "user", "content": "Which region leads?"},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function",
+         "function": {"name": "peek", "arguments": '{"name": "sales"}'}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "region,revenue\nr1,10\n" * 40},
+    {"role": "assistant", "content": "r1 leads."},
+    # a mark of the caller's own (a server that reads Anthropic's marks keeps it)
+    {"role": "user", "content": [{"type": "text", "text": "And by month?",
+                                  "cache_control": {"type": "ephemeral"}}]},
+]
+PLAN = CachePlan(stable=len(HISTORY) - 1, prefix_tokens=[1500, 1510, 1530, 2400, 2410, 2420],
+                 key="nbagent-session-1")
+
+
+class Recorder:
+    """Records every POST (path and JSON body) and answers 400, as a provider refusing
+    it would: only the body matters here."""
+
+    def __init__(self) -> None:
+        self.posts: list[tuple[str, dict[str, Any]]] = []
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                recorder.posts.append((self.path.split("?")[0], json.loads(body)))
+                data = b'{"error": {"message": "recorded", "type": "invalid_request_error"}}'
+                self.send_response(400)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base_url = f"http://127.0.0.1:{self.server.server_port}"
+
+
+@pytest.fixture
+def recorder() -> Iterator[Recorder]:
+    recorder = Recorder()
+    yield recorder
+    recorder.server.shutdown()
+    recorder.server.server_close()
+
+
+# (model, the base under the recorder, whether the direct path takes it)
+CASES = [
+    ("openai/gpt-4o-mini", "/v1", True),            # OpenAI's own: the session key, no marks
+    ("openai/qwen2.5-coder-local", "/v1", True),     # a server of one's own: its marks kept
+    ("anthropic/claude-sonnet-4-5", "", False),      # breakpoints; litellm.completion sends
+    ("gemini/gemini-2.0-flash", "/v1beta", False),   # not marked; litellm.completion sends
+]
+
+
+def posted(recorder: Recorder, call: Any) -> tuple[str, dict[str, Any]]:
+    before = len(recorder.posts)
+    with pytest.raises(Exception, match="recorded"):
+        call()
+    [post] = recorder.posts[before:]
+    return post
+
+
+@pytest.mark.parametrize(("name", "under", "direct"), CASES, ids=[c[0] for c in CASES])
+def test_a_streamed_chat_posts_the_body_litellm_completion_posts(
+        recorder: Recorder, name: str, under: str, direct: bool) -> None:
+    model = LiteLLMModel(name, api_base=recorder.base_url + under, api_key="sk-test-not-real",
+                         options={"temperature": 0.25, "max_tokens": 300})
+    module = litellm()
+
+    def request() -> dict[str, Any]:  # a fresh copy each time: litellm edits messages
+        return model.request(json.loads(json.dumps(HISTORY)), [TOOL], tool_choice="auto",
+                             plan=PLAN)
+
+    assert (direct_route(module, request()) is not None) is direct
+    path, body = posted(recorder, lambda: model.send(
+        json.loads(json.dumps(HISTORY)), [TOOL], on_text=lambda text: None,
+        tool_choice="auto", plan=PLAN))
+    litellm_path, litellm_body = posted(recorder, lambda: list(module.completion(
+        **request(), stream=True, stream_options={"include_usage": True})))
+    assert path == litellm_path
+    assert json.dumps(body) == json.dumps(litellm_body)  # the same keys in the same order
+    assert "peek" in json.dumps(body)  # the tool went
+    if name.startswith("openai/"):
+        assert body["stream"] is True and body["tool_choice"] == "auto"
+        # OpenAI's own are given the session's key; litellm keeps the caller's marks for
+        # a base that is not OpenAI's
+        assert ("prompt_cache_key" in body) is name.startswith("openai/gpt")
+        assert body["messages"][-1]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    if name.startswith("anthropic/"):
+        assert "cache_control" in json.dumps(body["system"])
+
+
+def test_a_server_named_in_the_environment_gets_the_body_litellm_completion_posts(
+        recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OPENAI_API_BASE names the server (as a user of an OpenAI-compatible one sets it)."""
+    monkeypatch.setenv("OPENAI_API_BASE", recorder.base_url + "/v1")
+    model = LiteLLMModel("openai/qwen2.5-coder-local", api_key="sk-test-not-real")
+    module = litellm()
+    request = model.request(json.loads(json.dumps(HISTORY)), [TOOL], plan=PLAN)
+    assert direct_route(module, request) is not None
+    ours = posted(recorder, lambda: model.send(json.loads(json.dumps(HISTORY)), [TOOL],
+                                               on_text=lambda text: None, plan=PLAN))
+    theirs = posted(recorder, lambda: list(module.completion(
+        **model.request(json.loads(json.dumps(HISTORY)), [TOOL], plan=PLAN), stream=True,
+        stream_options={"include_usage": True})))
+    assert json.dumps(ours) == json.dumps(theirs)
+
+
+def test_litellm_callbacks_or_an_option_it_does_not_map_send_through_litellm_completion(
+        recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = litellm()
+    model = LiteLLMModel("openai/gpt-4o-mini", api_base=recorder.base_url + "/v1",
+                         api_key="sk-test-not-real")
+    request = model.request([{"role": "user", "content": "hi"}], [])
+    assert direct_route(module, request) is not None
+    assert direct_route(module, {**request, "response_format": {"type": "json_object"}}) is None
+    assert direct_route(module, {**request, "model": "anthropic/claude-sonnet-4-5"}) is None
+    # litellm's own "cache" entry (its Gemini module adds it at import) is no callback
+    monkeypatch.setattr(module, "success_callback", ["cache"])
+    assert direct_route(module, request) is not None
+    monkeypatch.setattr(module, "success_callback", ["cache", lambda *args: None])
+    assert direct_route(module, request) is None
+    signed = [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1__thought__c2ln", "type": "function",
+         "function": {"name": "peek", "arguments": "{}"}}]}]
+    monkeypatch.setattr(module, "success_callback", [])
+    assert direct_route(module, {**request, "messages": signed}) is None
