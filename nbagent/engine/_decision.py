@@ -55,6 +55,8 @@ class Decision(BaseModel):
         None, description="one line: what left the model's view and how to get it back")
     undone: bool = Field(False, description="`agent.undo_compaction()` put the history back "
                                             "as it was before")
+    degraded: bool = Field(False, description="it compacted, but the summarizer failed and the "
+                                              "deterministic floor stood in: counted as a failure")
 
     def words(self, *, brief: bool = False, trigger: bool = False) -> str:
         """One line for this decision: "compacted (L2 memory): 1,972 → 1,463 tokens,
@@ -72,9 +74,12 @@ class Decision(BaseModel):
             plural = "" if self.summary_calls == 1 else "s"
             calls = f"{figures.count(self.summary_calls)} summarizer call{plural}"
             undone = " — undone" if self.undone else ""
+            # it counts against the breaker: said, or "failures now 1" comes from nowhere
+            stood_in = (f"; the summary was not usable, the deterministic floor stood in "
+                        f"(failures in a row: {self.failures})" if self.degraded else "")
             return (f"compacted{when} ({levels}): "
                     f"{figures.count(self.tokens_before)} → "
-                    f"{figures.tokens(self.tokens_after)}, {calls}{undone}")
+                    f"{figures.tokens(self.tokens_after)}, {calls}{stood_in}{undone}")
         if self.action == "failed":
             return (f"compaction failed{when}: {self.reason} — the history is unchanged "
                     f"({figures.tokens(self.tokens_before)})")

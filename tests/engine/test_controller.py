@@ -227,6 +227,8 @@ def test_a_manual_compact_whose_summarizer_raises_keeps_l1_and_falls_back_to_the
     decision = ctl.compact_now(history, focus="keep the column names")
     assert decision.action == "compacted" and decision.levels == ["L1 snip", "L3 floor"]
     assert "provider down" in decision.reason and decision.failures == 1  # degraded
+    assert decision.degraded  # and said: the failure it counts is not hidden in a success
+    assert decision.words().endswith("the deterministic floor stood in (failures in a row: 1)")
     assert history[1]["content"].startswith((MEMORY_HEADER, SUMMARY_HEADER))
     assert "keep the column names" in history[1]["content"]
     assert decision.tokens_after < decision.threshold
@@ -238,6 +240,7 @@ def test_without_a_summarizer_a_manual_compact_is_the_snip_and_the_floor_and_no_
     decision = ctl.compact_now(history)
     assert decision.action == "compacted" and decision.levels == ["L1 snip", "L3 floor"]
     assert decision.summary_calls == 0 and decision.failures == 0
+    assert not decision.degraded and "stood in" not in decision.words()  # chosen, not a failure
     assert history[1]["content"].startswith((MEMORY_HEADER, SUMMARY_HEADER))
 
 
