@@ -62,6 +62,44 @@ agent = nbagent.new_session(model=SlowModel(default=reply(ANSWER)),
 '''
 
 
+# A turn whose count falls underneath (each usage reads two thirds of what nbagent counts:
+# the count recalibrates down at each round): its meter line must still only rise.
+FALLING_COUNT = '''\
+from nbagent import Usage, tool
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers.
+
+    Args:
+        a: the first.
+        b: the second.
+    """
+    return a + b
+
+rounds = [calls(("add", {"a": 1, "b": 2}), usage=Usage(1_000, 10)),
+          calls(("add", {"a": 3, "b": 4}), usage=Usage(1_040, 10)),
+          reply("1+2=3 and 3+4=7.", usage=Usage(1_080, 12))]
+agent = nbagent.new_session(model=ScriptedModel(rounds, name="gpt-4o-mini"), tools=[add],
+                            builtin_tools=False, system="You answer about the data. " * 160,
+                            settings=nbagent.Settings(max_context_tokens=8192))
+'''
+# every figure the chat cell's meter line shows, as the page draws it
+WATCH_FIGURES = """(index) => {
+  window.figures = [];
+  const read = () => {
+    const line = document.querySelectorAll('.jp-Notebook .jp-Cell')[index]
+      ?.querySelector('%s');
+    const found = line && /([\\d,]+) tokens/.exec(line.textContent);
+    const figure = found && Number(found[1].replace(/,/g, ''));
+    if (figure && figure !== window.figures[window.figures.length - 1])
+      window.figures.push(figure);
+  };
+  new MutationObserver(read).observe(document.querySelector('.jp-Notebook'),
+    {subtree: true, childList: true, characterData: true});
+}""" % LINE
+
+
 PROPOSING_MODEL = '''\
 import nbagent
 from nbagent.testing import ScriptedModel, reply
@@ -78,7 +116,8 @@ def write_notebooks(root: Path) -> None:
     notebook(root / "widget.ipynb", "%load_ext nbagent", SLOW_MODEL, "%%chat\nhello",
              "%nbagent meter")  # the interactive meter, an extra
     notebook(root / "stream.ipynb", "%load_ext nbagent", SLOW_MODEL, "%%chat\nstream please",
-             "from nbagent.widgets import MeterLine\ndisplay(MeterLine.follow(agent))")
+             "from nbagent.widgets import MeterLine\ndisplay(MeterLine.follow(agent))",
+             "from nbagent.testing import calls\n" + FALLING_COUNT, "%%chat\nadd some numbers")
     notebook(root / "propose.ipynb", "%load_ext nbagent", PROPOSING_MODEL,
              "%%chat --cell\nshow me the answer as code")
     notebook(root / "follow.ipynb", "%load_ext nbagent",
@@ -306,6 +345,14 @@ def test_a_reply_streams_before_it_ends_and_its_code_can_be_copied(
                     r"auto-compact at 6,841$", " ".join(
         line.inner_text().split()))
     assert min(text_contrasts(page, ".jp-Cell:nth-child(4)").values()) >= 4.5
+    # a turn whose count falls underneath at each usage: the line the page shows only rises
+    run_cell(page, 4)
+    page.evaluate(WATCH_FIGURES, 5)
+    run_cell(page, 5)
+    idle(page)
+    figures = page.evaluate("window.figures")
+    assert "1+2=3 and 3+4=7." in page.locator(".jp-Notebook .jp-Cell").nth(5).inner_text()
+    assert len(figures) >= 2 and figures == sorted(figures), figures
     page.context.close()
 
 
