@@ -157,15 +157,19 @@ class NotebookRunner:
         """Show the code in the chat cell, then the one question (the agent's `Approval`)
         in the front end's input box, pointing up at it; the header then says what
         became of the code."""
-        header = _CodeHeader(code, explanation, label, "waiting for your answer below",
-                             updates_in_place(self.shell))
+        header: _CodeHeader | None
         try:
-            verdict = decide(SHOWN_AT)
+            header = _CodeHeader(code, explanation, label, "waiting for your answer below",
+                                 updates_in_place(self.shell))
+        except Exception:  # a display hook failed: the code is not shown above, so the
+            header = None  # question shows it whole itself
+        try:
+            verdict = decide(SHOWN_AT if header is not None else "")
         except KeyboardInterrupt:  # interrupted while it waited: say so, nothing runs
-            header.update(outcome_note("interrupted"))
+            _redraw(header, outcome_note("interrupted"))
             raise
-        header.update(outcome_note(verdict.outcome))
-        if verdict.allowed:
+        _redraw(header, outcome_note(verdict.outcome))
+        if verdict.allowed and header is not None:
             self._asked[label] = header  # run() updates the same output
         return verdict
 
@@ -236,6 +240,17 @@ class NotebookRunner:
         shown.add(described or text_of(data), data, data.get("image/png"))
         if described is not None:
             _close(value)
+
+
+def _redraw(header: _CodeHeader | None, note: str) -> None:
+    """Say `note` on the header, if it was drawn; a display that fails here changes
+    nothing of the run (its runner redraws the header again when the run ends)."""
+    if header is None:
+        return
+    try:
+        header.update(note)
+    except Exception:  # the display hook's failure, not the run's
+        pass
 
 
 def _cut_short(header: _CodeHeader | None, error: BaseException, code: str, label: str,

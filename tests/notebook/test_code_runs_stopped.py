@@ -157,3 +157,20 @@ def test_a_display_that_raises_after_the_code_ran_leaves_its_true_outcome(
     assert [(r.number, r.status) for r in code_runs(agent.events).done] == [(1, "ok")]
     assert agent_cells(agent) == "# agent run 1 (ok)\nran = 1"
     goes_on(ip, agent, namespace)
+
+
+def test_a_question_whose_code_could_not_be_shown_shows_it_itself(ip: InteractiveShell) -> None:
+    """The header the question points up at could not be drawn (a display hook raised):
+    the question shows the code whole instead, and the run goes on as answered."""
+    questions: list[str] = []
+    namespace: dict[str, Any] = {}
+    agent = session(ScriptedModel([calls(("run_code", {"code": "ran = 1"})), reply("after")]),
+                    namespace=namespace, settings=nbagent.Settings(run_code="ask"))
+    agent.approval.ask = lambda question: questions.append(question) or "y"
+    with capture_output() as captured:
+        AtHeader(ip, 1, raising(RuntimeError("display hook")), before=True)
+        agent.chat("go")
+    (question,) = questions
+    assert "ran = 1" in question and "above" not in question
+    assert namespace["ran"] == 1 and header(captured).startswith("agent run 1 · ran in ")
+    assert [(r.number, r.status) for r in code_runs(agent.events).done] == [(1, "ok")]
