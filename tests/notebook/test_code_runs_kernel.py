@@ -335,13 +335,14 @@ def test_an_interrupt_after_the_answer_before_the_run_started_says_not_run(
     setup(client, "ask")
     run(client, textwrap.dedent("""\
         import time
-        from nbagent.agent.tools._run_code import CodeRuns
+        from nbagent.agent.tools import code_runs
+        model, agent = scripted(calls(('run_code', {'code': 'z = 1'})), reply('after'))
+        CodeRuns = type(code_runs(agent.events))
         announce = CodeRuns.starting
         def slow_start(self, number, code):
             time.sleep(1.0)
             announce(self, number, code)
         CodeRuns.starting = slow_start
-        model, agent = scripted(calls(('run_code', {'code': 'z = 1'})), reply('after'))
     """))
     sent: list[bool] = []
 
