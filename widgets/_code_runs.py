@@ -28,6 +28,7 @@ from nbagent.code import (
     BoundedText,
     CodeResult,
     Displayed,
+    Executed,
     contained,
     describe_figure,
     execute,
@@ -45,7 +46,7 @@ REDRAW_EVERY_S = 0.25  # printed text is redrawn at most this often while the co
 SHOWN_AT = "above"  # where the question says the code is shown whole: in the chat cell
 _OUTCOME = {"ok": "ran in {s:.1f} s", "error": "raised an error after {s:.1f} s",
             "interrupted": "interrupted after {s:.1f} s", "exited": "called sys.exit after "
-            "{s:.1f} s (only the run ended)"}
+            "{s:.1f} s (only the run ended)", "not run": outcome_note("interrupted")}
 DETACHED = ("still running: it did not stop when asked, so it was cut loose — nothing it "
             "prints or shows from now on appears")
 
@@ -156,15 +157,19 @@ class NotebookRunner:
         """Show the code in the chat cell, then the one question (the agent's `Approval`)
         in the front end's input box, pointing up at it; the header then says what
         became of the code."""
-        header = _CodeHeader(code, explanation, label, "waiting for your answer below",
-                             updates_in_place(self.shell))
+        header: _CodeHeader | None
         try:
-            verdict = decide(SHOWN_AT)
+            header = _CodeHeader(code, explanation, label, "waiting for your answer below",
+                                 updates_in_place(self.shell))
+        except Exception:  # a display hook failed: the code is not shown above, so the
+            header = None  # question shows it whole itself
+        try:
+            verdict = decide(SHOWN_AT if header is not None else "")
         except KeyboardInterrupt:  # interrupted while it waited: say so, nothing runs
-            header.update(outcome_note("interrupted"))
+            _redraw(header, outcome_note("interrupted"))
             raise
-        header.update(outcome_note(verdict.outcome))
-        if verdict.allowed:
+        _redraw(header, outcome_note(verdict.outcome))
+        if verdict.allowed and header is not None:
             self._asked[label] = header  # run() updates the same output
         return verdict
 
@@ -175,36 +180,48 @@ class NotebookRunner:
     def run(self, code: str, namespace: dict[str, Any], label: str,
             explanation: str = "") -> CodeResult:
         in_place = updates_in_place(self.shell)
-        header = self._asked.pop(label, None) or _CodeHeader(code, explanation, label,
-                                                             "running…", in_place)
+        header = self._asked.pop(label, None)
         # a terminal or a console prints each display anew: there the printed text is
         # shown once, at the end
         printed = _LivePrinted(live=in_place)
         shown = Displayed()
-        before = _figure_numbers()
-        started = time.monotonic()
-        # what this thread prints goes to `printed` (no other thread's: the user's cells
-        # print where they always do), and all it displays is made inert on its way out
-        with contained(printed) as scope, Recorder(self.shell, shown, printed, scope):
-            scope.on_detach(lambda: _said_detached(header, printed))
-            executed = execute(code, namespace, f"<{label}>")
-        seconds = time.monotonic() - started
         seen = "notebook" if in_place else "terminal"
-        if scope.detached:  # it ended after it was cut loose: nothing more is shown
+        executed: Executed | None = None
+        started = time.monotonic()
+        try:  # whatever stops the showing (a display hook's error, an interrupt raised in
+            # it), the header ends saying what became of the code, and the result agrees
+            if header is None:
+                header = _CodeHeader(code, explanation, label, "running…", in_place)
+            before = _figure_numbers()
+            started = time.monotonic()
+            # what this thread prints goes to `printed` (no other thread's: the user's cells
+            # print where they always do), and all it displays is made inert on its way out
+            with contained(printed) as scope, Recorder(self.shell, shown, printed, scope):
+                scope.on_detach(lambda: _said_detached(header, printed))
+                executed = execute(code, namespace, f"<{label}>")
+            seconds = time.monotonic() - started
+            if scope.detached:  # it ended after it was cut loose: nothing more is shown
+                for figure in _new_figures(before):
+                    _close(figure)
+                return CodeResult(code, executed.status, text_form(
+                    label, executed, printed, shown, seconds, seen=seen), shown.kept(), seconds)
+            if executed.status == "not run":  # asked to stop before its code started
+                header.update(_OUTCOME[executed.status])
+                return CodeResult(code, executed.status, text_form(
+                    label, executed, printed, shown, 0.0, seen=seen), [], 0.0)
+            printed.draw()
+            # the value and the figures are shown after the routing: a terminal shell prints
+            # a display to stdout, which would land in the printed text (twice to the model)
+            if executed.has_value:
+                self._show(executed.value, shown)
             for figure in _new_figures(before):
-                _close(figure)
-            return CodeResult(code, executed.status, text_form(
-                label, executed, printed, shown, seconds, seen=seen), shown.kept(), seconds)
-        printed.draw()
-        # the value and the figures are shown after the routing: a terminal shell prints
-        # a display to stdout, which would land in the printed text (twice to the model)
-        if executed.has_value:
-            self._show(executed.value, shown)
-        for figure in _new_figures(before):
-            self._show(figure, shown, describe_figure(figure))
-        if executed.error:
-            display(error_bundle(executed.error), raw=True)
-        header.update(_OUTCOME[executed.status].format(s=seconds))
+                self._show(figure, shown, describe_figure(figure))
+            if executed.error:
+                display(error_bundle(executed.error), raw=True)
+            header.update(_OUTCOME[executed.status].format(s=seconds))
+        except BaseException as error:  # noqa: B036 -- ours failed, not the code
+            return _cut_short(header, error, code, label, executed, printed, shown,
+                              time.monotonic() - started, seen)
         return CodeResult(code, executed.status, text_form(
             label, executed, printed, shown, seconds, seen=seen), shown.kept(), seconds)
 
@@ -223,6 +240,41 @@ class NotebookRunner:
         shown.add(described or text_of(data), data, data.get("image/png"))
         if described is not None:
             _close(value)
+
+
+def _redraw(header: _CodeHeader | None, note: str) -> None:
+    """Say `note` on the header, if it was drawn; a display that fails here changes
+    nothing of the run (its runner redraws the header again when the run ends)."""
+    if header is None:
+        return
+    try:
+        header.update(note)
+    except Exception:  # the display hook's failure, not the run's
+        pass
+
+
+def _cut_short(header: _CodeHeader | None, error: BaseException, code: str, label: str,
+               executed: Executed | None, printed: _LivePrinted, shown: Displayed,
+               seconds: float, seen: str) -> CodeResult:
+    """The run's showing was cut short by `error` (a display hook's, an interrupt raised
+    in it): before its code ran, the run did not run; after, it ended as it ended and
+    not all of it was shown. The header is redrawn to say so (drawn, if it never was)."""
+    why = ("interrupted" if isinstance(error, KeyboardInterrupt) else
+           f"showing it failed ({type(error).__name__})")
+    if executed is None:
+        executed, seconds, note = Executed("not run", error_name=type(error).__name__), 0.0, (
+            outcome_note("interrupted") if why == "interrupted" else f"not run: {why}")
+    else:
+        note = f"{_OUTCOME[executed.status].format(s=seconds)} · not all shown: {why}"
+    try:
+        if header is None:  # its first drawing is what failed: once more, not in place
+            _CodeHeader(code, "", label, note, False)
+        else:
+            header.update(note)
+    except BaseException:  # noqa: B036,S110 -- the display itself is what fails: the
+        pass               # result still says how the run ended
+    return CodeResult(code, executed.status, text_form(label, executed, printed, shown,
+                                                       seconds, seen=seen), shown.kept(), seconds)
 
 
 def _said_detached(header: _CodeHeader, printed: _LivePrinted) -> None:

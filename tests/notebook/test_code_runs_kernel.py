@@ -291,7 +291,10 @@ def test_an_interrupt_as_the_tool_starts_leaves_no_run_unseen_and_the_meter_unlo
         assert said and "interrupted after" in said[0] and "agent run 1 (interrupted)" in cells
     else:  # stopped before its code: not run, and kept out of the cells
         assert status in ("not run", "none") and cells == ""
-        assert said in ([], ["agent run 1 · not run: interrupted"])
+        # never shown (so never numbered), or shown and its header says it never ran
+        assert said == [] or said[0].startswith("agent run 1 · not run: interrupted\n")
+        assert said or value(client, "__import__('nbagent.agent.tools', fromlist=['x'])"
+                                     ".code_runs(agent.events).taken") == 0
     time.sleep(0.5)
     stopped = value(client, "n if 'n' in globals() else None")
     time.sleep(0.5)
@@ -318,6 +321,48 @@ def test_the_interrupt_while_the_question_waits_runs_nothing_and_the_session_goe
     assert value(client, "'z' in globals()") is False
     (result,) = value(client, "tool_results(agent)")
     assert "interrupted" in result.lower()  # the loop answered the open call
+    reply, _ = run(client, "%%chat\nstill there?")
+    assert reply["status"] == "ok"
+    assert value(client, "agent.history.messages[-1]['content']") == "after"
+
+
+def test_an_interrupt_after_the_answer_before_the_run_started_says_not_run(
+        kernel: tuple[Any, Any]) -> None:
+    """The user answers "y", then interrupts before the run starts (here its start record is
+    slow to write): the code never runs, and the header that said "running…" after the
+    answer says "not run" — it kept saying "running…" when the stop landed there."""
+    manager, client = kernel
+    setup(client, "ask")
+    run(client, textwrap.dedent("""\
+        import time
+        from nbagent.agent.tools import code_runs
+        model, agent = scripted(calls(('run_code', {'code': 'z = 1'})), reply('after'))
+        CodeRuns = type(code_runs(agent.events))
+        announce = CodeRuns.starting
+        def slow_start(self, number, code):
+            time.sleep(1.0)
+            announce(self, number, code)
+        CodeRuns.starting = slow_start
+    """))
+    sent: list[bool] = []
+
+    def interrupt(messages: list[dict[str, Any]]) -> None:
+        if not sent and any(m["msg_type"] == "update_display_data" and str(
+                m["content"]["data"].get("text/plain", "")).startswith("agent run 1 · running…")
+                for m in messages):
+            sent.append(True)
+            manager.interrupt_kernel()
+
+    reply, messages = run(client, "%%chat\nset z", answer="y", interrupt=interrupt)
+    assert sent
+    (code,) = [o for o in shown(messages) if str(o.get("text/plain", "")).startswith(
+        "agent run 1")]
+    assert code["text/plain"].startswith("agent run 1 · not run: interrupted\n"), code
+    assert value(client, "'z' in globals()") is False
+    assert value(client, "[r.status for r in __import__('nbagent.agent.tools', fromlist=['x'])"
+                         ".code_runs(agent.events).done]") == ["not run"]
+    assert value(client, "agent_cells(agent)") == ""
+    run(client, "CodeRuns.starting = announce")
     reply, _ = run(client, "%%chat\nstill there?")
     assert reply["status"] == "ok"
     assert value(client, "agent.history.messages[-1]['content']") == "after"

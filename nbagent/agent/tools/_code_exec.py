@@ -17,7 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Status = Literal["ok", "error", "interrupted", "exited"]
+from ._code_stop import left, user_code
+
+# how a run ended; "not run": it was asked to stop before its code started (`_code_stop`)
+Status = Literal["ok", "error", "interrupted", "exited", "not run"]
 HEAD_CHARS = 6_000  # what a run printed first, kept whole
 TAIL_CHARS = 6_000  # and what it printed last
 TRACEBACK_CHARS = 6_000
@@ -164,12 +167,16 @@ def execute(code: str, namespace: dict[str, Any], filename: str) -> Executed:
     if last is not None:
         tree.body.pop()
     try:
-        exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 -- the user allowed it
-        if last is None:
-            return Executed("ok")
-        value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)  # noqa: S307
-        return Executed("ok", value, value is not None)
+        with user_code() as may:  # a stop lands only in here (`_code_stop`)
+            if not may:
+                return Executed("not run")
+            exec(compile(tree, filename, "exec"), namespace)  # noqa: S102 -- the user allowed it
+            if last is None:
+                return Executed("ok")
+            value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)  # noqa: S307
+            return Executed("ok", value, value is not None)
     except KeyboardInterrupt as stop:
+        left()  # it may have landed as the block was left, before the stop was withdrawn
         return Executed("interrupted", error=_traceback_text(stop, filename),
                         error_name="KeyboardInterrupt")
     except SystemExit as stop:  # sys.exit ends the run, never the kernel

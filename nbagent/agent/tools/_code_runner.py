@@ -77,9 +77,12 @@ def text_form(label: str, executed: Executed, printed: BoundedText,
     outcome = {"ok": f"ran in {seconds:.1f} s",
                "error": f"raised {executed.error_name} after {seconds:.1f} s",
                "interrupted": f"was interrupted by the user after {seconds:.1f} s",
-               "exited": f"called sys.exit after {seconds:.1f} s (only the run ended)"}
+               "exited": f"called sys.exit after {seconds:.1f} s (only the run ended)",
+               "not run": "was not run: the turn ended before its code started"}
     where = (f"the user saw the code and its outputs in the {seen}" if seen else
              "the user was not shown its outputs")
+    if executed.status == "not run":  # nothing ran, nothing to read
+        return f"[{label} {outcome[executed.status]}]"
     parts = [f"[{label} {outcome[executed.status]}; {where}]"]
     if printed.total:
         parts.append(f"printed ({printed.total:,} characters):\n{printed.text()}")

@@ -14,7 +14,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +23,11 @@ from .._approval import outcome_note
 from .._asking import call_over
 from ..archive._records import read_records
 from ..archive._redact import redact
+from . import _code_stop
 from ._cells import cell_piece, propose
 from ._code_ran import DETACHED, NEVER_ENDED, NOT_RUN, CodeRan, CodeStarting
 from ._code_runner import CodeResult, code_request, code_runner
-from ._code_scope import detach, interrupt
+from ._code_scope import detach
 from ._context import ToolContext
 from ._images import attach_png
 from ._per_session import PerSession
@@ -72,8 +73,9 @@ class CodeRuns:
             self.stop()
 
     def take_number(self) -> int:
-        """The next run's number, taken once: a run declined, taken as a cell or
-        interrupted at the question keeps its number, so no two runs share a label."""
+        """The next run's number, taken once, as the run is first shown (`Run.shown`): a
+        run declined, taken as a cell or interrupted at the question keeps its number, so
+        no two runs share a label; one never shown takes none, so none is skipped."""
         with self._lock:
             self.taken += 1
             return (self.before or 0) + self.taken
@@ -83,24 +85,28 @@ class CodeRuns:
         return f"agent run {self.take_number()}"
 
     @contextmanager
-    def running(self, number: int | None = None, code: str = "") -> Iterator[None]:
-        """While the block runs, `stop` interrupts this thread. A run `number` that the
-        block neither started nor finished is recorded as not run; one it started and did
-        not finish (an error of ours) as interrupted."""
-        with self._lock:
-            self._thread = threading.get_ident()
-            self._idle.clear()
-        outcome = len(self.done)
-        try:
-            yield
-        finally:
-            with self._lock:
-                started, self._current = self._current, None
-                self._thread = None
-            if number is not None and not any(r.number == number for r in self.done[outcome:]):
-                status = "interrupted" if started is not None else NOT_RUN
-                self._emit(number, code, status)
-            self._idle.set()
+    def running(self, code: str = "") -> Iterator[Run]:
+        """While the block runs, `stop` stops this thread's run — in its code only
+        (`_code_stop`): outside it the stop is noted and the code never starts. A run
+        shown (numbered) that the block neither started nor finished is recorded as not
+        run; one it started and did not finish (an error of ours) as interrupted."""
+        run = Run(self, code)
+        with _code_stop.guarded(call_over):  # guarded first: a stop that sees the thread
+            with self._lock:                 # always finds its guard
+                self._thread = threading.get_ident()
+                self._idle.clear()
+            outcome = len(self.done)
+            try:
+                yield run
+            finally:
+                with self._lock:
+                    started, self._current = self._current, None
+                    self._thread = None
+                number = run.number
+                if number is not None and not any(r.number == number
+                                                  for r in self.done[outcome:]):
+                    self._emit(number, code, "interrupted" if started is not None else NOT_RUN)
+                self._idle.set()
 
     def starting(self, number: int, code: str) -> None:
         """Run `number` is about to start: written to the archive (on disk) first."""
@@ -117,16 +123,17 @@ class CodeRuns:
             self._current = None
 
     def stop(self) -> bool:
-        """Raise KeyboardInterrupt in the thread running code, if one is (the runner turns
-        it into an interrupted run) and wait a little for it to end; a run still going then
-        (it caught the interrupt, or sits in one C call) is detached: nothing it prints or
-        displays is shown from then on, the runner says it is still running, and its
-        `detached` outcome is recorded (its real one follows if it ever ends)."""
+        """Stop the run going on, if one is: KeyboardInterrupt raised in its code if the
+        code runs (the runner turns it into an interrupted run), else noted so the code
+        never starts (`_code_stop`); then wait a little for it to end. A run still going
+        then (it caught the interrupt, or sits in one C call) is detached: nothing it
+        prints or displays is shown from then on, the runner says it is still running,
+        and its `detached` outcome is recorded (its real one follows if it ever ends)."""
         with self._lock:
             thread, current = self._thread, self._current
         if thread is None:
             return False
-        interrupt(thread)
+        _code_stop.stop(thread)
         # wait a little for the run to show and record how it ended, so the cell (and the
         # turn) ends after it, not before
         if not self._idle.wait(STOP_WAIT_S) and detach(thread) is not None and current:
@@ -161,6 +168,24 @@ class CodeRuns:
         if events is not None:
             events.emit(ran)  # an agent-room event: the archive's table knows it
         return ran
+
+
+@dataclass
+class Run:
+    """One call's run: numbered when it is first shown (`shown`), never before — a run the
+    turn left before anything of it was shown takes no number and leaves no record."""
+
+    runs: CodeRuns | None
+    code: str
+    number: int | None = None
+
+    def shown(self) -> str:
+        """The run's label, its number taken now (once): the caller shows it next."""
+        if self.runs is None:
+            return "agent run"
+        if self.number is None:
+            self.number = self.runs.take_number()
+        return f"agent run {self.number}"
 
 
 _RUN_KINDS = ("code_start", "code_run")
@@ -235,10 +260,11 @@ def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
     runs = code_runs(events) if events is not None else None
     if runs is not None:
         runs.continue_from(context.archive())
-    number = runs.take_number() if runs is not None else None  # once, whatever follows
-    label = f"agent run {number}" if number is not None else "agent run"
-    with runs.running(number, code) if runs is not None else _nothing(), \
+    with runs.running(code) if runs is not None else _unnumbered(code) as run, \
             ExitStack() as guarded:
+        if _code_stop.stopped():  # the turn ended first (the user's interrupt, the tool's
+            return NOT_STARTED  # timeout): nothing shown yet, so nothing numbered either
+        label = run.shown()  # numbered here: what follows shows it, whatever then happens
         if policy == "ask":  # `auto`: allowed without asking, the setting's standing answer
             try:  # the one question, asked and read by the agent's Approval
                 approval = context.approval()
@@ -251,21 +277,24 @@ def run_code(context: ToolContext, code: str, explanation: str = "") -> str:
                 raise HandOver(AS_CELL)  # the turn ends: the next step is the user's
             if not verdict.allowed:
                 return _REFUSED.get(verdict.outcome, f"Not run: {verdict.reason}.")
-        if call_over():  # the turn ended first (the user's interrupt, the tool's timeout):
-            return NOT_STARTED  # started now, it would run unseen, with no one to stop it
         try:
-            if runs is not None and number is not None:
-                runs.starting(number, code)  # on disk before it runs: a run may end the process
+            if runs is not None and run.number is not None:
+                runs.starting(run.number, code)  # on disk before it runs: it may end the process
             # whatever the run changes of how the user is asked is put back and said (`guard`)
             undone = guarded.enter_context(context.guard(label))
-        except KeyboardInterrupt:  # the turn's stop (`CodeRuns.stop`) came before the code ran
-            if runs is not None:
+        except BaseException as error:  # noqa: B036 -- the archive or the guard failed (a
+            if runs is not None:              # hook's error or interrupt): it never ran
                 runs.not_started()
-            runner.tell(f"{label} · {outcome_note('interrupted')}")
+            why = (outcome_note("interrupted") if isinstance(error, KeyboardInterrupt) else
+                   f"not run: {type(error).__name__} before it started")
+            runner.tell(f"{label} · {why}")
             raise
+        # a stop that came after the run was shown (the turn ended after the user allowed
+        # it, or as it was announced) is noted, not raised: the runner shows the run, which
+        # does not start, and redraws its header to say "not run" (`_code_stop`)
         result = runner.run(code, context.namespace, label, explanation)
         if runs is not None:
-            runs.record(result, number)
+            runs.record(result, run.number)
         if events is not None:
             attach_figures(events, result, label)
     if undone:  # the run changed how the user is asked: put back, and said where they see it
@@ -286,5 +315,8 @@ def attach_figures(events: EventStream, result: CodeResult, label: str) -> int:
 
 
 @contextmanager
-def _nothing() -> Iterator[None]:
-    yield
+def _unnumbered(code: str) -> Iterator[Run]:
+    """A run with no session to number it (no event stream): stopped only by its call's
+    end."""
+    with _code_stop.guarded(call_over):
+        yield Run(None, code)

@@ -470,13 +470,41 @@ def test_a_run_whose_call_ended_before_it_started_never_starts(
     agent, text = turn("ran = True", namespace=namespace, tool_timeout_s=0.2)
     assert "did not finish" in text
     runs = code_runs(agent.events)
-    deadline = time.monotonic() + 10
-    while not runs.done and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.2)
+    time.sleep(1.0)  # the thread reached the code's start and went no further
     assert "ran" not in namespace
-    assert [r.status for r in runs.done] == ["not run"]
+    assert runs.done == [] and runs.taken == 0  # never shown, so never numbered
     assert agent_cells(agent) == ""
+
+
+def test_the_runs_shown_are_numbered_without_gaps_in_the_cell_and_the_archive(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A run the turn left before anything of it was shown takes no number: the next run
+    shown is "agent run 1", and the archive's runs (`%nbagent cells`) say the same (it was
+    "agent run 2" after nothing)."""
+    from nbagent.agent.tools._run_code import CodeRuns
+
+    slow, calls_made = CodeRuns.continue_from, []
+
+    def late_once(self: CodeRuns, archive: Any) -> None:
+        if not calls_made:
+            calls_made.append(True)
+            time.sleep(0.6)
+        slow(self, archive)
+
+    monkeypatch.setattr(CodeRuns, "continue_from", late_once)
+    namespace: dict[str, Any] = {}
+    model = ScriptedModel([calls(("run_code", {"code": "first = 1"})), reply("gone"),
+                           calls(("run_code", {"code": "second = 2"})), reply("done")])
+    agent = Agent(model=model, namespace=namespace, archive=True, settings=Settings(
+        run_code="auto", data_dir=str(tmp_path), tool_timeout_s=0.2))
+    agent.chat("go")
+    time.sleep(1.0)  # the first call's thread reached the code's start and went no further
+    agent.chat("again")
+    results = [m["content"] for m in agent.history.messages if m["role"] == "tool"]
+    assert "did not finish" in results[0] and results[1].startswith("[agent run 1 ran in")
+    assert "first" not in namespace and namespace["second"] == 2
+    assert agent_cells(agent) == "# agent run 1 (ok)\nsecond = 2"
+    assert [(r.number, r.status) for r in code_runs(agent.events).done] == [(1, "ok")]
 
 
 def test_a_stop_that_lands_before_the_code_ran_records_it_not_run_and_says_so(
