@@ -224,13 +224,15 @@ def test_a_run_that_widens_its_own_approval_is_undone_and_the_next_run_asks(
     assert "%nbagent run_code=..." in said  # the notebook's spelling of the fix
 
 
+FLOOD = "n = 0\nwhile True:\n    n += 1\n    print('line', n)"  # runs until interrupted
+# the model runs FLOOD, then answers 'after'
+RUNAWAY = f"model, agent = scripted(calls(('run_code', {{'code': {FLOOD!r}}})), reply('after'))"
+
 def test_the_kernels_interrupt_stops_a_runaway_run_and_the_session_goes_on(
         kernel: tuple[Any, Any]) -> None:
     manager, client = kernel
     setup(client, "auto")
-    flood = "n = 0\nwhile True:\n    n += 1\n    print('line', n)"
-    run(client, f"model, agent = scripted(calls(('run_code', {{'code': {flood!r}}})), "
-                "reply('after'))")
+    run(client, RUNAWAY)
     sent: list[bool] = []
 
     def interrupt(messages: list[dict[str, Any]]) -> None:
@@ -267,9 +269,7 @@ def test_an_interrupt_as_the_tool_starts_leaves_no_run_unseen_and_the_meter_unlo
     the cell showed, nothing runs afterwards unseen, and the meter line never fell."""
     manager, client = kernel
     setup(client, "auto")
-    flood = "n = 0\nwhile True:\n    n += 1\n    print('line', n)"
-    run(client, f"model, agent = scripted(calls(('run_code', {{'code': {flood!r}}})), "
-                "reply('after'))")
+    run(client, RUNAWAY)
     sent: list[bool] = []
 
     def interrupt(messages: list[dict[str, Any]]) -> None:
