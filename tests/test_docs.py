@@ -127,6 +127,31 @@ def test_what_is_sent_says_which_values_from_the_value_kinds_table_only() -> Non
     assert "never their values" not in section and "except numbers" not in section
 
 
+
+# One of each kind of name security.md may say the notebook context leaves out: a new
+# claim needs a sample here, and a listing that starts naming one fails the claim.
+LEFT_OUT_SAMPLES: dict[str, tuple[str, Any]] = {
+    "modules": ("json_module", __import__("json")),
+    "functions": ("helper_function", lambda: 0),
+    "classes": ("HelperClass", type("HelperClass", (), {})),
+}
+
+
+def test_what_the_security_page_says_the_notebook_context_leaves_out_is_left_out() -> None:
+    # the page's words are prose; the listing is code: a review added the imported modules
+    # to the listing and "modules ... are not listed" stayed, every test passing
+    from nbagent.agent.tools import notebook_state
+
+    text = _prose(ROOT / "docs" / "security.md")
+    said = re.search(r"\(([a-z, ]+) are not listed\)", text)
+    assert said, "security.md says which names the notebook context leaves out"
+    kinds = re.split(r", | and ", said.group(1))
+    assert set(kinds) <= set(LEFT_OUT_SAMPLES), kinds  # each claim has a sample to check
+    namespace = {name: value for name, value in (LEFT_OUT_SAMPLES[k] for k in kinds)}
+    block = notebook_state({**namespace, "revenue": 1200.5}) or ""
+    assert "revenue" in block  # the listing ran
+    assert not [name for name in namespace if name in block], block
+
 def _spec_key(name: str, info: Any) -> str:
     """How a config file spells a spec field: its first alias, else its name."""
     choices = getattr(info.validation_alias, "choices", None)

@@ -246,6 +246,17 @@ def open_notebook(browser: Any, lab: Lab, name: str, workspace: str) -> Any:
     return page
 
 
+def accept_kernel_choice(page: Any) -> None:
+    """Take the kernel JupyterLab offers when it asks which one to start ("Select Kernel",
+    Python 3 preselected), as a user would: on a loaded machine it asks when the list of
+    kernels was not there in time to start the notebook's own. Any other dialog stays, for
+    the caller to fail on."""
+    dialog = page.locator(".jp-Dialog").filter(has_text="Select Kernel")
+    if dialog.count():
+        dialog.locator(".jp-Dialog-button.jp-mod-accept").first.click()
+        dialog.wait_for(state="detached", timeout=WAIT_MS)
+
+
 def idle(page: Any) -> None:
     page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
         timeout=WAIT_MS)
@@ -282,6 +293,7 @@ def run_cell(page: Any, index: int, *, wait: bool = True) -> Any:
     started = f"(index) => {{ const p = ({PROMPT_JS})(index); return p !== {json.dumps(before)}" \
               " && /\\[(\\d+|\\*)\\]/.test(p); }"
     for attempt in range(3):
+        accept_kernel_choice(page)
         dialog = page.locator(".jp-Dialog")
         assert not dialog.count(), f"JupyterLab shows a dialog: {dialog.first.inner_text()}"
         cell.locator(".jp-InputArea-editor").click()

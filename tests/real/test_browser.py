@@ -89,7 +89,7 @@ WATCH_FIGURES = """(index) => {
   window.figures = [];
   const read = () => {
     const line = document.querySelectorAll('.jp-Notebook .jp-Cell')[index]
-      ?.querySelector('%s');
+      ?.querySelector(SELECTOR);
     const found = line && /([\\d,]+) tokens/.exec(line.textContent);
     const figure = found && Number(found[1].replace(/,/g, ''));
     if (figure && figure !== window.figures[window.figures.length - 1])
@@ -97,7 +97,7 @@ WATCH_FIGURES = """(index) => {
   };
   new MutationObserver(read).observe(document.querySelector('.jp-Notebook'),
     {subtree: true, childList: true, characterData: true});
-}""" % LINE
+}""".replace("SELECTOR", json.dumps(LINE))
 
 
 PROPOSING_MODEL = '''\
