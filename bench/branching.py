@@ -13,7 +13,7 @@ each followed by a user's decision, then a last ask. The reads go through `read_
 states are computed from the files, so they are true of the data. The model is scripted
 (`ScriptedModel`); its usage is the request's own count (nbagent's estimator), priced at
 $2.50 / $10 per million input / output tokens, and at $0.15 / $0.60 for a cheaper
-delegate model. The summarizer writes the nine sections in its own words (no user text
+delegate model. The summarizer writes every section in its own words (no user text
 verbatim), so what stays in view verbatim is what nbagent keeps or what never left.
 
 Figures: the main window's tokens at the end, the main model's largest request, every
@@ -143,7 +143,7 @@ class PricedModel(ScriptedModel):
 
 
 def summarize(messages: list[dict[str, Any]]) -> str:
-    """A summarizer in its own words: the nine sections, no user text copied."""
+    """A summarizer in its own words: every section, no user text copied."""
     prompt = str(messages[-1]["content"])
     if not is_summary_request(prompt):
         return "- the analysis went on: files were read and findings reported"

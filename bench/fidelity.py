@@ -401,7 +401,7 @@ LOCAL = "embedded SmolLM2-135M (llama.cpp)"
 SLOW = {LOCAL}
 SUMMARIZERS: dict[str, Callable[[list[Message]], Any]] = {
     "garbage (\"Sure! We had a productive conversation\")": garbage,
-    "bland (nine sections, one bland sentence each)": bland,
+    "bland (every section, one bland sentence each)": bland,
     "truncating (cut at 300 characters)": truncating,
     "raising (every call fails)": raising,
 }

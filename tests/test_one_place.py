@@ -189,3 +189,20 @@ def test_every_nbagent_form_prose_names_is_a_row_or_a_setting() -> None:
             if (word not in settings) if setting else (word not in rows):
                 stale.append(f"{path.relative_to(ROOT)}: {m.group(0)}")
     assert stale == [], f"%nbagent forms no row or setting has: {stale}"
+
+
+# "nine-section", "ten sections": a count of the summary's sections in words
+_SECTION_COUNT = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven"
+                            r"|twelve|\d+)[- ]sections?\b", re.IGNORECASE)
+
+
+def test_no_text_counts_the_summarys_sections_by_hand() -> None:
+    """`SECTIONS` is the one place the summary's sections are listed and counted: the prompt
+    and the ladder's block say the count from it (`sections_in_words`). A count written by
+    hand anywhere else goes stale silently when a section is added (issue 43's review:
+    "nine-section" in docs/configuration.md, "ten sections" pinned in a test), so prose says
+    "the sections" or points at the ladder's block, and a test derives its count."""
+    found = [f"{path.relative_to(ROOT)}: {match.group(0)!r}"
+             for path in texts() if path.name != "test_prompts.py"  # its snapshots are made
+             for match in _SECTION_COUNT.finditer(GENERATED.sub("", path.read_text()))]
+    assert found == [], found

@@ -325,8 +325,8 @@ class TerminalChat(ChatDisplay):
             if event.call_id not in self._branch_calls:
                 name, arguments = self._calls.get(event.call_id, (event.name, ""))
                 self._append(tool_bundle(event, name, arguments))
-        else:
-            self._branch(event)
+        else:  # the notebook's branch, printed by this class's `_append` and `status`, so an
+            super().__call__(event)  # event given a line there is never lost in a terminal
 
     def _draw_branch(self, line: BranchLine) -> None:
         """A delegated task is printed once, when it ends (its summary line)."""

@@ -458,7 +458,7 @@ def test_decisions_are_pydantic_records() -> None:
 
 def test_a_weak_summarizer_keeps_the_session_alive_then_opens_the_breaker() -> None:
     """retry → deterministic floor → breaker: what a 135M model needs."""
-    summarize = ScriptedSummarizer(default="I think the data is nice.")  # never nine sections
+    summarize = ScriptedSummarizer(default="I think the data is nice.")  # never the sections
     ctl = controller(summarize)
     for attempt in (1, 2, 3):
         history = one_long_round()

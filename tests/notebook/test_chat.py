@@ -14,6 +14,7 @@ from nbagent import ChatResult
 from nbagent.events import (
     Compacted,
     CompactionStarted,
+    Notice,
     Retrying,
     Status,
     ToolFinished,
@@ -132,3 +133,51 @@ def test_a_replaced_exchange_and_a_cost_are_said_in_one_line_each() -> None:
         "this cell cost $0.0042",
         "free",
     ]
+
+
+def _events_named(method: Any) -> set[str]:
+    """The event classes `method` dispatches on (`isinstance(event, X)`)."""
+    import ast
+    import inspect
+    import textwrap
+
+    tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
+    return {node.args[1].id for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and getattr(node.func, "id", "") == "isinstance" and isinstance(node.args[1], ast.Name)}
+
+
+# A sample of every event the chat display shows, for the check below (a new branch of
+# `ChatDisplay.__call__` without a sample fails it)
+EVENT_SAMPLES: dict[str, list[object]] = {
+    "Status": [Status("thinking…")],
+    "Notice": [Notice("MCP server 'files' restarted")],
+    "Retrying": [Retrying(2, 1.5, "rate limited", "rate limit")],
+    "CompactionStarted": [CompactionStarted("auto", 9_000, 8_000, None)],
+    "Compacted": [Compacted(decision())],
+    "ToolStarted": [ToolStarted("c1", "add", '{"a": 1}')],
+    "ToolFinished": [ToolStarted("c1", "add", '{"a": 1}'),
+                     ToolFinished("c1", "add", True, 1, 1, "2")],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_events_named(ChatDisplay.__call__)), ids=str)
+def test_an_event_the_notebook_keeps_a_line_for_is_printed_in_a_terminal_too(
+        kind: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`TerminalChat` (jupyter console, terminal IPython) prints its own way only what it
+    must (streamed text, tool lines); any other event goes through the notebook's branch, so
+    a line added there for a new event (docs/architecture.md, recipe 16) reaches both."""
+    assert kind in EVENT_SAMPLES, f"give {kind} a sample in EVENT_SAMPLES"
+    with capture_output() as notebook:
+        view = ChatDisplay(live=True)
+        for event in EVENT_SAMPLES[kind]:
+            view(event)
+    kept = [o for o in notebook.outputs if "nbagent-status" not in o.data.get("text/html", "")
+            and o.data.get("text/plain")]
+    capsys.readouterr()
+    with capture_output() as terminal:
+        view = ChatDisplay(live=False)
+        for event in EVENT_SAMPLES[kind]:
+            view(event)
+    printed = [o for o in terminal.outputs if o.data.get("text/plain")] or terminal.stdout
+    assert printed or not kept, (kind, kept)  # (a terminal prints a retry the cell shows
+    # only as its status line: it has no status line)

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from nbagent import Agent, LiteLLMModel, RetryPolicy, Settings, tool
-from nbagent.agent.providers import FAMILIES, CachePlan, apply_cache_plan, family_of
+from nbagent.agent.providers import CachePlan, apply_cache_plan
 from nbagent.testing import ScriptedSummarizer
+from tests.agent.providers.test_caching import FAMILY_SAMPLES
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
 from cache_real import (  # noqa: E402
@@ -248,26 +249,9 @@ def test_a_resumed_session_keeps_its_notes_and_sends_none_while_nothing_changed(
     resumed.close()
 
 
-# Each cache family's sample models (a row of FAMILIES without samples fails): whether a
-# row's route joins user messages itself is checked on the body litellm really builds.
-FAMILY_SAMPLES = {
-    "marked": ["anthropic/claude-sonnet-4-5",
-               "bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0"],
-    "none": ["lm_studio/qwen2.5-7b-instruct"],
-    "keyed": ["openai/gpt-4o"],
-    "automatic": ["deepseek/deepseek-chat", "openai/my-local-llama"],
-}
-
-
-def test_every_cache_family_has_samples_that_belong_to_it() -> None:
-    from litellm import get_llm_provider
-
-    assert list(FAMILY_SAMPLES) == [family.name for family in FAMILIES]
-    for family, names in FAMILY_SAMPLES.items():
-        for name in names:
-            assert family_of(name, get_llm_provider(name)[1]).name == family, name
-
-
+# Each cache family's sample models are tests/agent/providers/test_caching.py's (a row of
+# FAMILIES without samples fails there, in the fast tests): whether a row's route joins
+# user messages itself is checked here on the body litellm really builds.
 @pytest.mark.parametrize("name", ["anthropic/claude-sonnet-4-5",
                                   "bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0",
                                   "openai/gpt-4o", "deepseek/deepseek-chat"])

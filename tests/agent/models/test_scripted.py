@@ -112,20 +112,21 @@ def test_the_offline_analyst_writes_a_valid_summary_its_notes_under_their_titles
 @pytest.mark.parametrize("at", [9, 1], ids=["appended", "inserted"])
 def test_the_offline_analyst_follows_a_changed_section_table(
         monkeypatch: pytest.MonkeyPatch, at: int) -> None:
-    """A tenth section changes the prompt's words ("ten sections"): the analyst still
+    """One more section changes the prompt's count in words: the analyst still
     recognises the request and fills its sections by title wherever the new one sits."""
     import nbagent.compaction as public
     from nbagent.engine import compaction
     from nbagent.engine.compaction import _summary
 
-    ten = (*SECTIONS[:at], "Data sources", *SECTIONS[at:])
+    more = (*SECTIONS[:at], "Data sources", *SECTIONS[at:])
     for module in (_summary, compaction, public):
-        monkeypatch.setattr(module, "SECTIONS", ten)
+        monkeypatch.setattr(module, "SECTIONS", more)
     summarize = ScriptedSummarizer(default=_offline_summarizer())
     compacted = full_compact(_asked(6), summarize)
-    assert "Reply with exactly these ten sections" in summarize.last_prompt()
+    assert f"Reply with exactly these {_summary.sections_in_words()} sections" in \
+        summarize.last_prompt()  # one more than the table has, whatever it has
     assert compacted.changed and not compacted.degraded and compacted.summary_calls == 1
     assert compacted.summary is not None and not validate_summary(compacted.summary)
     sections = parse_sections(compacted.summary)
-    assert list(sections) == list(ten) and sections["Data sources"] == "None."
+    assert list(sections) == list(more) and sections["Data sources"] == "None."
     assert all("- What is col_5?" in sections[title] for title in OFFLINE_NOTED)

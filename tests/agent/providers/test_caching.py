@@ -13,10 +13,12 @@ import pytest
 
 from nbagent import Settings
 from nbagent.agent.providers import (
+    FAMILIES,
     CachePlan,
     apply_cache_plan,
     breakpoints,
     cache_family,
+    family_of,
     minimum_cacheable,
 )
 
@@ -39,6 +41,31 @@ from nbagent.agent.providers import (
 def test_each_provider_family_caches_its_own_way(name: str, provider: str | None,
                                                  family: str) -> None:
     assert cache_family(name, provider) == family
+
+
+# Each row of FAMILIES, by its words (two rows may cache the same way: OpenRouter's Claude
+# models are marked like Anthropic's, but not joined by their route), and sample models it
+# holds. tests/real/test_cache_bodies.py sends each through litellm's real transformation.
+FAMILY_SAMPLES: dict[str, list[str]] = {
+    "Anthropic, Bedrock's and Vertex's Claude models": [
+        "anthropic/claude-sonnet-4-5", "bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0"],
+    "Gemini, Vertex's other models, the embedded model, Ollama and LM Studio": [
+        "lm_studio/qwen2.5-7b-instruct"],
+    "OpenAI": ["openai/gpt-4o"],
+    "DeepSeek and the rest": ["deepseek/deepseek-chat", "openai/my-local-llama"],
+}
+
+
+def test_every_cache_family_has_samples_that_belong_to_it() -> None:
+    """A new row of FAMILIES fails here, in the fast tests, until it has samples; each
+    sample is held by its row as litellm names the provider (no network: a name rule)."""
+    from nbagent.agent.models._litellm import litellm  # litellm, with its local cost map
+
+    get_llm_provider = litellm().get_llm_provider
+    assert list(FAMILY_SAMPLES) == [family.named for family in FAMILIES]
+    for named, names in FAMILY_SAMPLES.items():
+        for name in names:
+            assert family_of(name, get_llm_provider(name)[1]).named == named, name
 
 
 def test_the_minimum_cacheable_prefix_follows_the_model() -> None:
