@@ -135,6 +135,24 @@ def request_body(module: Any, route: Route, request: dict[str, Any]) -> dict[str
     return body
 
 
+@functools.cache
+def _stream_class() -> Any:
+    """The SDK's stream as `read_events` reads it: only the HTTP response. The SDK's own
+    keeps its event iterator, a generator holding the stream (a reference cycle), and the
+    request's options: each request's body and its copy of the history then live on
+    until Python's next full collection, a few dozen turns later — ~20 MB of them at turn
+    300, and the allocator's holes after them (docs/performance.md). Without the cycle a
+    request's body goes when its reply is read."""
+    import openai
+    from openai.types.chat import ChatCompletionChunk
+
+    class Response(openai.Stream[ChatCompletionChunk]):
+        def __init__(self, *, response: Any, **_: Any) -> None:
+            self.response = response
+
+    return Response
+
+
 @functools.lru_cache(maxsize=16)
 def _client(api_base: str, api_key: str) -> Any:
     import openai
@@ -147,8 +165,7 @@ def send_direct(module: Any, route: Route, request: dict[str, Any],
                 on_text: Callable[[str], None]) -> Streamed:
     """Send `request` on `route`, each text piece to `on_text`; errors as litellm's kinds."""
     body = request_body(module, route, request)
-    import openai
-    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+    from openai.types.chat import ChatCompletion
 
     extra = body.pop("extra_body", None) or {}  # the SDK's options, as litellm passes them
     headers = body.pop("extra_headers", None) or {}
@@ -157,8 +174,7 @@ def send_direct(module: Any, route: Route, request: dict[str, Any],
         stream = _client(route.api_base, route.api_key).post(
             "/chat/completions", body=body, cast_to=ChatCompletion,
             options={"timeout": route.timeout, "headers": headers, "params": query,
-                     "extra_json": extra}, stream=True,
-            stream_cls=openai.Stream[ChatCompletionChunk])
+                     "extra_json": extra}, stream=True, stream_cls=_stream_class())
     except Exception as error:
         raise module.exception_type(model=route.model, original_exception=error,
                                     custom_llm_provider="openai") from error
