@@ -400,7 +400,11 @@ WHERE_IT_GOES = (
     "more modules and its logging thread (+10 MB); it now takes the direct path in one "
     "piece. What is left: the history itself and the archive's records (~1 MB a 100 "
     "turns), and ~3 MB at the first compaction (litellm's provider-config table, built "
-    "for the summary's request). With no model set, "
+    "for the summary's request). Not done: fixing glibc's mmap threshold at 128 KB "
+    "(mallopt) kept ~5 MB more of the heap's holes away, but made a user's temporaries "
+    "of 1 MB ten times slower in the same process (5,000 numpy `a * 2 + 1`: 0.3 → 3.3 s "
+    "of CPU; a pandas groupby loop +25-55%); malloc_trim after turn 300 gave back 2 MB for "
+    "~1 ms a call. With no model set, "
     '`%load_ext nbagent` also starts the embedded model (llama.cpp and its tokenizer in '
     'the kernel, ~50 MB): here the model is set first.')
 
