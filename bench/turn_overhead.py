@@ -388,11 +388,23 @@ WHERE_IT_GOES = (
     'beyond one a turn are their summaries). Memory: litellm itself (~185 MB in a '
     "kernel: `import litellm` loads ~3,000 modules, and this version offers no lighter "
     "import); tiktoken's cl100k_base is no longer loaded (the stream was its only user); "
-    "Markdown, widgets and nbagent's own modules ~15 MB. The growth over the turns is not "
-    'Python objects kept: tracemalloc from turn 1 to 150 finds under 1 MB more live, and '
-    "glibc's malloc_trim gives back ~8 MB of the ~18 MB; the rest the allocators keep "
-    '(not yet traced: likely fragmentation from the copies of the history each request '
-    'makes). With no model set, '
+    "Markdown, widgets and nbagent's own modules ~15 MB. The growth over the turns "
+    "(+47 MB by turn 300) was the request bodies: the openai SDK's stream object holds "
+    "itself through its event generator (a reference cycle) and the request's options, so "
+    "each turn's body and its copy of the history lived until Python's next full "
+    "collection, dozens of turns later (tracemalloc: ~20 MB of them live at turn 200, each "
+    "up to ~750 KB), and glibc's heap kept the holes they left; the stream read now holds "
+    "only the HTTP response, freed when the reply is read (not threads: the kernel runs "
+    "the same 13 at turn 1 and 300, and MALLOC_ARENA_MAX=2 changed nothing). A "
+    "compaction's summary went through `litellm.completion`, whose first call loaded ~90 "
+    "more modules and its logging thread (+10 MB); it now takes the direct path in one "
+    "piece. What is left: the history itself and the archive's records (~1 MB a 100 "
+    "turns), and ~3 MB at the first compaction (litellm's provider-config table, built "
+    "for the summary's request). Not done: fixing glibc's mmap threshold at 128 KB "
+    "(mallopt) kept ~5 MB more of the heap's holes away, but made a user's temporaries "
+    "of 1 MB ten times slower in the same process (5,000 numpy `a * 2 + 1`: 0.3 → 3.3 s "
+    "of CPU; a pandas groupby loop +25-55%); malloc_trim after turn 300 gave back 2 MB for "
+    "~1 ms a call. With no model set, "
     '`%load_ext nbagent` also starts the embedded model (llama.cpp and its tokenizer in '
     'the kernel, ~50 MB): here the model is set first.')
 

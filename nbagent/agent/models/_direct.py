@@ -1,14 +1,16 @@
-"""A streamed chat request to litellm's OpenAI handler, built by litellm and sent without
-`litellm.completion`'s per-call wrapper. `direct_route` says whether a request may go this
-way; `send_direct` builds its body with litellm's own pieces (its message check, its
-parameter mapping, the provider's `transform_request`, its stream options) and sends it with
-the openai SDK, as litellm does. Anything else goes through `litellm.completion`.
+"""A chat request to litellm's OpenAI handler (streamed, or in one piece as a compaction's
+summary is), built by litellm and sent without `litellm.completion`'s per-call wrapper.
+`direct_route` says whether a request may go this way; `send_direct` builds its body with
+litellm's own pieces (its message check, its parameter mapping, the provider's
+`transform_request`, its stream options) and sends it with the openai SDK, as litellm does.
+Anything else goes through `litellm.completion`.
 
 Why: for a stream, the wrapper costs about as much as the rest of the turn — it sets up a
 logging object, copies every message twice more (a thought-signature pass and a
 re-validation), and prices the stream wrapper before a byte is read, counting the whole
 history with tiktoken's cl100k_base (~40 MB loaded into the kernel for it). We price from
-the provider's usage ourselves (`_llm.cost_of`), so none of that is needed. The body is
+the provider's usage ourselves (`_llm.cost_of`), so none of that is needed; a summary in one
+piece through it would load ~90 more modules and a logging thread (~10 MB). The body is
 what litellm builds: tests/agent/models/test_direct.py compares the two for each provider.
 """
 
@@ -110,13 +112,17 @@ def _signed(messages: list[dict[str, Any]]) -> bool:
     return False
 
 
-def request_body(module: Any, route: Route, request: dict[str, Any]) -> dict[str, Any]:
-    """The JSON body litellm's OpenAI handler sends for `request`, streamed with usage."""
+def request_body(module: Any, route: Route, request: dict[str, Any],
+                 stream: bool = True) -> dict[str, Any]:
+    """The JSON body litellm's OpenAI handler sends for `request`: streamed with usage, or
+    (`stream` false) as one reply."""
     messages = module.utils.validate_and_fix_openai_messages(messages=request["messages"])
     params = {key: request[key] for key in MAPPED if key in request}
+    streaming: dict[str, Any] = (
+        {"stream": True, "stream_options": {"include_usage": True}} if stream else {})
     optional = module.get_optional_params(
-        model=route.model, custom_llm_provider="openai", messages=messages, stream=True,
-        stream_options={"include_usage": True}, **params)
+        model=route.model, custom_llm_provider="openai", messages=messages, **streaming,
+        **params)
     for key in ("stream", "stream_options", "max_retries"):
         optional.pop(key, None)
     config = module.ProviderConfigManager.get_provider_chat_config(
@@ -130,9 +136,26 @@ def request_body(module: Any, route: Route, request: dict[str, Any]) -> dict[str
     body: dict[str, Any] = config.transform_request(
         model=route.model, messages=messages, optional_params=optional,
         litellm_params=params_of_call, headers={})
-    body["stream"] = True
-    body["stream_options"] = {"include_usage": True}
+    body.update(streaming)
     return body
+
+
+@functools.cache
+def _stream_class() -> Any:
+    """The SDK's stream as `read_events` reads it: only the HTTP response. The SDK's own
+    keeps its event iterator, a generator holding the stream (a reference cycle), and the
+    request's options: each request's body and its copy of the history then live on
+    until Python's next full collection, a few dozen turns later — ~20 MB of them at turn
+    300, and the allocator's holes after them (docs/performance.md). Without the cycle a
+    request's body goes when its reply is read."""
+    import openai
+    from openai.types.chat import ChatCompletionChunk
+
+    class Response(openai.Stream[ChatCompletionChunk]):
+        def __init__(self, *, response: Any, **_: Any) -> None:
+            self.response = response
+
+    return Response
 
 
 @functools.lru_cache(maxsize=16)
@@ -144,22 +167,29 @@ def _client(api_base: str, api_key: str) -> Any:
 
 
 def send_direct(module: Any, route: Route, request: dict[str, Any],
-                on_text: Callable[[str], None]) -> Streamed:
-    """Send `request` on `route`, each text piece to `on_text`; errors as litellm's kinds."""
-    body = request_body(module, route, request)
-    import openai
-    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+                on_text: Callable[[str], None] | None) -> Streamed:
+    """Send `request` on `route`, each text piece to `on_text` (None: not streamed, the
+    reply in one piece); errors as litellm's kinds."""
+    body = request_body(module, route, request, stream=on_text is not None)
+    import httpx
+    from openai.types.chat import ChatCompletion
 
     extra = body.pop("extra_body", None) or {}  # the SDK's options, as litellm passes them
     headers = body.pop("extra_headers", None) or {}
     query = body.pop("extra_query", None) or {}
+    options = {"timeout": route.timeout, "headers": headers, "params": query,
+               "extra_json": extra}
+    client = _client(route.api_base, route.api_key)
     try:  # the body as it is, as litellm posts it (the SDK's create() would rewrite it)
-        stream = _client(route.api_base, route.api_key).post(
-            "/chat/completions", body=body, cast_to=ChatCompletion,
-            options={"timeout": route.timeout, "headers": headers, "params": query,
-                     "extra_json": extra}, stream=True,
-            stream_cls=openai.Stream[ChatCompletionChunk])
+        if on_text is None:
+            answer = client.post("/chat/completions", body=body, cast_to=httpx.Response,
+                                 options=options).json()
+        else:
+            stream = client.post("/chat/completions", body=body, cast_to=ChatCompletion,
+                                 options=options, stream=True, stream_cls=_stream_class())
     except Exception as error:
         raise module.exception_type(model=route.model, original_exception=error,
                                     custom_llm_provider="openai") from error
+    if on_text is None:
+        return Streamed(module.ModelResponse(**answer), answer.get("usage") is not None)
     return read_events(module, stream, on_text, model=route.model, provider="openai")

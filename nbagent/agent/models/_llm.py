@@ -21,7 +21,7 @@ from ..providers._caching import CachePlan, apply_cache_plan, cache_family
 from ..providers._roles import shaped
 from ._direct import direct_route, send_direct
 from ._litellm import litellm
-from ._stream import stream_reply
+from ._stream import Streamed, stream_reply
 
 Message = dict[str, Any]
 TextCallback = Callable[[str], None]
@@ -144,16 +144,16 @@ class LiteLLMModel:
         """`complete`, with the prompt cache's markers or key placed by `plan`."""
         module = litellm()
         request = self.request(messages, tools, tool_choice=tool_choice, plan=plan)
-        if on_text is None:
-            response = module.completion(**request)
-            usage = getattr(response, "usage", None)
+        route = direct_route(module, request)
+        if route is not None:
+            streamed = send_direct(module, route, request, on_text)
+        elif on_text is None:
+            streamed = Streamed(module.completion(**request), True)
         else:
-            route = direct_route(module, request)
-            streamed = (send_direct(module, route, request, on_text) if route is not None
-                        else stream_reply(module, request, on_text))
-            response = streamed.response
-            # without the provider's count, litellm's own estimate is no usage to calibrate on
-            usage = getattr(response, "usage", None) if streamed.usage_reported else None
+            streamed = stream_reply(module, request, on_text)
+        response = streamed.response
+        # without the provider's count, litellm's own estimate is no usage to calibrate on
+        usage = getattr(response, "usage", None) if streamed.usage_reported else None
         choice = response.choices[0]
         # litellm prices by the model's name or the name the reply gives; when its map has
         # neither (a server of one's own) and no prices were given, its cost functions only

@@ -5,8 +5,10 @@ steps aside for what litellm's wrapper must see. Both go to one recorder on 127.
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
+import weakref
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -156,3 +158,54 @@ def test_litellm_callbacks_or_an_option_it_does_not_map_send_through_litellm_com
          "function": {"name": "peek", "arguments": "{}"}}]}]
     monkeypatch.setattr(module, "success_callback", [])
     assert direct_route(module, {**request, "messages": signed}) is None
+
+
+@pytest.mark.parametrize("name", ["openai/gpt-4o-mini", "openai/qwen2.5-coder-local"])
+def test_a_reply_in_one_piece_posts_the_body_litellm_completion_posts(
+        recorder: Recorder, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compaction's summary (no `on_text`) takes the direct path too: the body is
+    litellm.completion's unstreamed one, and litellm.completion is not called."""
+    model = LiteLLMModel(name, api_base=recorder.base_url + "/v1", api_key="sk-test-not-real",
+                         options={"temperature": 0.25, "max_tokens": 300})
+    module = litellm()
+    theirs = posted(recorder, lambda: module.completion(**model.request(
+        json.loads(json.dumps(HISTORY)), [TOOL], tool_choice="auto", plan=PLAN)))
+
+    def refused(**kwargs: Any) -> None:
+        raise AssertionError("litellm.completion called")
+
+    monkeypatch.setattr(module, "completion", refused)
+    ours = posted(recorder, lambda: model.send(json.loads(json.dumps(HISTORY)), [TOOL],
+                                               on_text=None, tool_choice="auto", plan=PLAN))
+    assert json.dumps(ours) == json.dumps(theirs) and "stream" not in ours[1]
+
+
+def test_a_direct_streams_request_is_freed_when_its_reply_is_read(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without waiting for Python's cycle collector: the SDK's own stream object holds
+    itself through its event generator, which kept each request's body alive for dozens
+    of turns."""
+    from nbagent.agent.models import _direct
+    from tests.openai_stub import StubServer
+
+    handed: list[weakref.ref[Any]] = []
+    read = _direct.read_events
+
+    def recording(module: Any, raw: Any, *args: Any, **kwargs: Any) -> Any:
+        handed.append(weakref.ref(raw.response.request))
+        return read(module, raw, *args, **kwargs)
+
+    monkeypatch.setattr(_direct, "read_events", recording)
+    with StubServer() as server:
+        model = LiteLLMModel("openai/gpt-4o-mini", api_base=server.base_url,
+                             api_key="sk-test-not-real")
+        gc.disable()
+        try:
+            pieces: list[str] = []
+            done = model.send([{"role": "user", "content": "hello there"}], [],
+                              on_text=pieces.append)
+            assert done.message["content"] == "I see: hello there" == "".join(pieces)
+            [request] = handed
+            assert request() is None
+        finally:
+            gc.enable()
