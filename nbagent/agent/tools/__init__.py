@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ._namespace import STATE_TITLE, notebook_state, variable_lines
     from ._paging import PageBounds, bounded
     from ._references import REFERENCE_CHARS, expand_cell_references
-    from ._run_code import AS_CELL, DECLINED, NO_ONE, OFF, code_runs, runs_as_cells
+    from ._run_code import AS_CELL, DECLINED, NO_ONE, OFF, CodeRuns, code_runs, runs_as_cells
     from ._tool import HandOver, OutputStore, Tool, as_tool, run_tool, tool
     from ._values import RANK, VALUE_KINDS, ValueKind, describe_value, entry_of
 
@@ -82,6 +82,7 @@ __all__ = [
     "briefing",
     "builtin_names",
     "check_readable",
+    "CodeRuns",
     "code_runs",
     "describe_builtin_tools",
     "describe_value",

@@ -59,7 +59,7 @@ FAMILY_SAMPLES: dict[str, list[str]] = {
 def test_every_cache_family_has_samples_that_belong_to_it() -> None:
     """A new row of FAMILIES fails here, in the fast tests, until it has samples; each
     sample is held by its row as litellm names the provider (no network: a name rule)."""
-    from nbagent.agent.models._litellm import litellm  # litellm, with its local cost map
+    from nbagent.agent.models import litellm  # litellm, with its local cost map
 
     get_llm_provider = litellm().get_llm_provider
     assert list(FAMILY_SAMPLES) == [family.named for family in FAMILIES]

@@ -457,7 +457,7 @@ def test_a_run_whose_call_ended_before_it_started_never_starts(
     """The turn's stop finds no run going on while the tool's thread is still on its way
     to the code (slow to start, here the archive's numbering): that thread must not run
     it afterwards, unseen and with no one to stop it."""
-    from nbagent.agent.tools._run_code import CodeRuns
+    from nbagent.agent.tools import CodeRuns
 
     slow = CodeRuns.continue_from
 
@@ -481,7 +481,7 @@ def test_the_runs_shown_are_numbered_without_gaps_in_the_cell_and_the_archive(
     """A run the turn left before anything of it was shown takes no number: the next run
     shown is "agent run 1", and the archive's runs (`%nbagent cells`) say the same (it was
     "agent run 2" after nothing)."""
-    from nbagent.agent.tools._run_code import CodeRuns
+    from nbagent.agent.tools import CodeRuns
 
     slow, calls_made = CodeRuns.continue_from, []
 
@@ -511,7 +511,7 @@ def test_a_stop_that_lands_before_the_code_ran_records_it_not_run_and_says_so(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The turn's stop (an interrupt raised in the run's thread) landing after the run was
     announced to the archive but before its code ran: not run, and the user told which."""
-    from nbagent.agent.tools._run_code import CodeRuns
+    from nbagent.agent.tools import CodeRuns
 
     announce = CodeRuns.starting
 
