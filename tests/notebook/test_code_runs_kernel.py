@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +92,20 @@ def redrawn(messages: list[dict[str, Any]], first: str) -> int:
     return sum(m["msg_type"] == "update_display_data"
                and m["content"]["data"].get("text/plain", "").startswith(first)
                for m in messages)
+
+
+def interrupt_at(manager: Any, first: str, times: int = 1
+                 ) -> tuple[Callable[[list[dict[str, Any]]], None], list[bool]]:
+    """A callback for `run` that interrupts the kernel once, when the text starting with
+    `first` has been redrawn `times` times, and the list that says whether it did."""
+    sent: list[bool] = []
+
+    def interrupt(messages: list[dict[str, Any]]) -> None:
+        if not sent and redrawn(messages, first) >= times:
+            sent.append(True)
+            manager.interrupt_kernel()
+
+    return interrupt, sent
 
 
 @pytest.fixture
@@ -233,12 +247,7 @@ def test_the_kernels_interrupt_stops_a_runaway_run_and_the_session_goes_on(
     manager, client = kernel
     setup(client, "auto")
     run(client, RUNAWAY)
-    sent: list[bool] = []
-
-    def interrupt(messages: list[dict[str, Any]]) -> None:
-        if redrawn(messages, "line") >= 3 and not sent:
-            sent.append(True)
-            manager.interrupt_kernel()
+    interrupt, sent = interrupt_at(manager, "line", 3)
 
     reply, messages = run(client, "%%chat\nloop", interrupt=interrupt)
     assert sent
@@ -270,14 +279,7 @@ def test_an_interrupt_as_the_tool_starts_leaves_no_run_unseen_and_the_meter_unlo
     manager, client = kernel
     setup(client, "auto")
     run(client, RUNAWAY)
-    sent: list[bool] = []
-
-    def interrupt(messages: list[dict[str, Any]]) -> None:
-        if not sent and any(m["msg_type"] == "update_display_data" and str(
-                m["content"]["data"].get("text/plain", "")).startswith("running run_code")
-                for m in messages):
-            sent.append(True)
-            manager.interrupt_kernel()
+    interrupt, sent = interrupt_at(manager, "running run_code")
 
     reply, messages = run(client, "%%chat\nloop", interrupt=interrupt)
     assert sent
@@ -344,14 +346,7 @@ def test_an_interrupt_after_the_answer_before_the_run_started_says_not_run(
             announce(self, number, code)
         CodeRuns.starting = slow_start
     """))
-    sent: list[bool] = []
-
-    def interrupt(messages: list[dict[str, Any]]) -> None:
-        if not sent and any(m["msg_type"] == "update_display_data" and str(
-                m["content"]["data"].get("text/plain", "")).startswith("agent run 1 · running…")
-                for m in messages):
-            sent.append(True)
-            manager.interrupt_kernel()
+    interrupt, sent = interrupt_at(manager, "agent run 1 · running…")
 
     reply, messages = run(client, "%%chat\nset z", answer="y", interrupt=interrupt)
     assert sent
@@ -432,12 +427,7 @@ def test_a_run_that_ignores_the_interrupt_is_cut_loose_and_later_cells_print_the
     setup(client, "auto")
     run(client, f"model, agent = scripted(calls(('run_code', {{'code': {STUBBORN!r}}})), "
                 "reply('after'))")
-    sent: list[bool] = []
-
-    def interrupt(messages: list[dict[str, Any]]) -> None:
-        if redrawn(messages, "beat") >= 3 and not sent:
-            sent.append(True)
-            manager.interrupt_kernel()
+    interrupt, sent = interrupt_at(manager, "beat", 3)
 
     try:
         reply, messages = run(client, "%%chat\nkeep beating", interrupt=interrupt)
