@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .agent._demo import (
     FOCUS,
-    OVERFLOW_QUESTION,
+    NOTES,
     QUESTIONS,
     SYSTEM,
     describe,
@@ -19,7 +19,7 @@ from .agent._demo import (
 
 __all__ = [
     "FOCUS",
-    "OVERFLOW_QUESTION",
+    "NOTES",
     "QUESTIONS",
     "SYSTEM",
     "describe",

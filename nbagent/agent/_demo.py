@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from ..engine._decision import Decision
+from ..engine._estimator import estimate_tokens
 from ..engine._events import Compacted, ToolFinished, ToolStarted
 from ..engine._exceptions import NbagentError
 from ..engine._figures import count, percent, tokens, tool_call
@@ -48,8 +49,14 @@ QUESTIONS = [
     ("Summarise the revenue column.", "column_stats"),
 ]
 FOCUS = "keep the exact column names"
-OVERFLOW_QUESTION = ("Here are my notes from last quarter, please keep them in mind: "
-                     + "north grew steadily, south was flat, east peaked in April. " * 45)
+NOTES = ("Here are my notes from last quarter, please keep them in mind: ",
+         "north grew steadily, south was flat, east peaked in April. ")  # lead, repeated line
+# On the embedded model (a 2-core laptop reads a prompt token in ~8 ms of CPU and makes a
+# reply token in ~20 plus sampling): replies bounded (a summary too: `summary_tokens`), the
+# first TURNS questions before /compact (enough for a summary worth its call), then the
+# window filled with pasted notes rather than generated words.
+ANSWER_TOKENS = 128
+TURNS = 4
 
 
 def sales_tools() -> list[Any]:
@@ -148,6 +155,18 @@ def describe_decision(decision: Decision) -> str:
     return text
 
 
+def overflowing(agent: Agent, window: int, learned: bool) -> str:
+    """Notes for the next question: enough that the request no longer fits the server's
+    `window` (before its limit is learned), or crosses the auto-compact trigger (after),
+    but never more than half the window (the question alone must fit, so a recovery can
+    keep it)."""
+    state = agent.context_state()
+    goal = state.thresholds.auto_compact * 1.05 if learned else window * 1.06
+    wanted = min(window // 2, max(0, int(goal) - state.tokens))
+    lead, line = NOTES
+    return lead + line * max(1, -(-wanted // estimate_tokens(line)))
+
+
 def make_agent(window: int, offline: bool) -> Agent:
     if offline:
         from ._settings import Settings
@@ -158,7 +177,8 @@ def make_agent(window: int, offline: bool) -> Agent:
                      builtin_tools=("list_variables", "describe_variable"),
                      namespace={"sales": SALES}, settings=Settings(max_context_tokens=window))
     agent = Agent(model="local", system=SYSTEM, tools=sales_tools(), builtin_tools=False,
-                  namespace={}, settings={"local_n_ctx": window})
+                  namespace={}, settings={"local_n_ctx": window,
+                                          "local_max_tokens": ANSWER_TOKENS})
     if isinstance(agent.model, EmbeddedModel):
         agent.model.started()  # the embedded model starts on first use: start it now
     return agent
@@ -192,9 +212,11 @@ def run(window: int = 2048, offline: bool = False, out: TextIO = sys.stdout) -> 
                 print(f"agent: (stopped) {error}", file=out)
                 return
         print(f"agent: {result.text.strip()}", file=out)  # whole, as a notebook shows it
+        if result.truncated:  # the notebook's "⋯" line
+            print(f"  ⋯ (cut at the reply cap: {tokens(ANSWER_TOKENS)})", file=out)
         print(describe(agent.context_state()), file=out, flush=True)
 
-    for question, tool_name in QUESTIONS:  # the stand-in picks its own tools
+    for question, tool_name in (QUESTIONS if offline else QUESTIONS[:TURNS]):
         ask(question, None if offline else tool_name)
     print(f"\nyou: /compact {FOCUS}", file=out)
     with progress(out, "compacting"):
@@ -213,7 +235,8 @@ def run(window: int = 2048, offline: bool = False, out: TextIO = sys.stdout) -> 
         shown = {"overflow", "auto"}  # the server's refusal recovered, then the learned window
         try:
             for question, _ in QUESTIONS[:4]:
-                ask(f"{OVERFLOW_QUESTION} {question}", "none")  # answer, no tool
+                learned = "overflow" in {d.trigger for d in decisions if d.action == "compacted"}
+                ask(f"{overflowing(agent, window, learned)} {question}", "none")  # no tool
                 if shown <= {d.trigger for d in decisions if d.action == "compacted"}:
                     break  # both shown: a further question only compacts again
         finally:

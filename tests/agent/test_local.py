@@ -287,3 +287,4 @@ def test_the_readmes_main_job_runs_with_the_real_model() -> None:
     assert "compacted at the auto-compact trigger (" in text and "compacted on request (" in text
     assert 'compacted after the server\'s "prompt too long" (' in text  # a real one, recovered
     assert "% context left" in text and "→ show_rows(" in text
+    assert "(learned: the limit the server showed" in text  # the window it recovered to
