@@ -469,9 +469,9 @@ def _inside(folder: Path) -> Iterator[None]:
         os.chdir(old)
 
 
-def run_real(provider: str, turns: int, root: Path, window: int = WINDOW
+def run_real(provider: str, turns: int, root: Path, window_tokens: int = WINDOW
              ) -> tuple[Figures, list[dict[str, Any]], list[dict[str, Any]], int, Any]:
-    """The session through `Agent.chat` and litellm to the stub, on a `window`-token
+    """The session through `Agent.chat` and litellm to the stub, on a `window_tokens`-token
     window: its figures, the messages the history received (in order, the notebook notes
     included), the tool schemas, the number of scripted steps and the window the agent
     used."""
@@ -488,8 +488,8 @@ def run_real(provider: str, turns: int, root: Path, window: int = WINDOW
             model=LiteLLMModel(name, api_base=stub.base_url + suffix,
                                api_key="sk-bench-not-a-real-key"),
             namespace=namespace, system=SYSTEM, retry=RetryPolicy(sleep=lambda s: None),
-            settings=Settings(max_context_tokens=window, enable_python=True, run_code="auto",
-                              data_dir=str(root / "nbagent-data")))
+            settings=Settings(max_context_tokens=window_tokens, enable_python=True,
+                              run_code="auto", data_dir=str(root / "nbagent-data")))
         agent.events.subscribe(
             lambda event: recorded.append(event.message)
             if isinstance(event, MessageAdded) else None)
@@ -584,8 +584,8 @@ def run(provider: str, turns: int, window: int = WINDOW) -> Run:
 
     notes = [estimate_message_tokens(m) for m in recorded if is_note(m)]
     return Run(provider, PROVIDERS[provider][0], turns, real,
-               run_replay(provider, turns, recorded, tools, resolved, window), steps, len(notes),
-               sum(notes) // max(1, len(notes)))
+               run_replay(provider, turns, recorded, tools, resolved, window), steps,
+               len(notes), sum(notes) // max(1, len(notes)))
 
 
 YOAGENT_PRICES = {"anthropic": (3.00, 0.30), "deepseek": (0.27, 0.07)}  # $/M input, cached
