@@ -469,11 +469,12 @@ def _inside(folder: Path) -> Iterator[None]:
         os.chdir(old)
 
 
-def run_real(provider: str, turns: int, root: Path
+def run_real(provider: str, turns: int, root: Path, window_tokens: int = WINDOW
              ) -> tuple[Figures, list[dict[str, Any]], list[dict[str, Any]], int, Any]:
-    """The session through `Agent.chat` and litellm to the stub: its figures, the messages
-    the history received (in order, the notebook notes included), the tool schemas, the
-    number of scripted steps and the window the agent used."""
+    """The session through `Agent.chat` and litellm to the stub, on a `window_tokens`-token
+    window: its figures, the messages the history received (in order, the notebook notes
+    included), the tool schemas, the number of scripted steps and the window the agent
+    used."""
     from nbagent import Agent, LiteLLMModel, RetryPolicy, Settings
     from nbagent.events import MessageAdded
 
@@ -487,8 +488,8 @@ def run_real(provider: str, turns: int, root: Path
             model=LiteLLMModel(name, api_base=stub.base_url + suffix,
                                api_key="sk-bench-not-a-real-key"),
             namespace=namespace, system=SYSTEM, retry=RetryPolicy(sleep=lambda s: None),
-            settings=Settings(max_context_tokens=WINDOW, enable_python=True, run_code="auto",
-                              data_dir=str(root / "nbagent-data")))
+            settings=Settings(max_context_tokens=window_tokens, enable_python=True,
+                              run_code="auto", data_dir=str(root / "nbagent-data")))
         agent.events.subscribe(
             lambda event: recorded.append(event.message)
             if isinstance(event, MessageAdded) else None)
@@ -512,7 +513,8 @@ def run_real(provider: str, turns: int, root: Path
 
 
 def run_replay(provider: str, turns: int, recorded: list[dict[str, Any]],
-               tools: list[dict[str, Any]], window: Any) -> Figures:
+               tools: list[dict[str, Any]], window: Any, window_tokens: int = WINDOW
+               ) -> Figures:
     """The same messages through a bare `CompactionController`, billed by the same
     provider's rules as the real path: a request before each assistant reply, rendered as
     `bench/cache_replay.py` renders it (tools, then one JSON line per message; tokens =
@@ -535,7 +537,7 @@ def run_replay(provider: str, turns: int, recorded: list[dict[str, Any]],
 
     controller = CompactionController(Answers(
         lambda messages: summarize_prompt(str(messages[-1]["content"])), window, None,
-        Settings(max_context_tokens=WINDOW)))
+        Settings(max_context_tokens=window_tokens)))
     history = History([{"role": "system", "content": SYSTEM}])
     bills: list[Bill] = []
     previous, compactions = b"", 0
@@ -572,16 +574,18 @@ def _figures(chats: list[Bill], prices: Prices, turns: int, compactions: int) ->
                    cache_write_tokens=sum(b.cache_write_tokens for b in chats))
 
 
-def run(provider: str, turns: int) -> Run:
+def run(provider: str, turns: int, window: int = WINDOW) -> Run:
+    """`turns` of the session on a `window`-token window, the real path and its replay."""
     with tempfile.TemporaryDirectory(prefix="nbagent-cache-real-") as folder:
-        real, recorded, tools, steps, window = run_real(provider, turns, Path(folder))
+        real, recorded, tools, steps, resolved = run_real(provider, turns, Path(folder),
+                                                          window)
     from nbagent.engine._markers import is_note
     from nbagent.engine._tokens import estimate_message_tokens
 
     notes = [estimate_message_tokens(m) for m in recorded if is_note(m)]
     return Run(provider, PROVIDERS[provider][0], turns, real,
-               run_replay(provider, turns, recorded, tools, window), steps, len(notes),
-               sum(notes) // max(1, len(notes)))
+               run_replay(provider, turns, recorded, tools, resolved, window), steps,
+               len(notes), sum(notes) // max(1, len(notes)))
 
 
 YOAGENT_PRICES = {"anthropic": (3.00, 0.30), "deepseek": (0.27, 0.07)}  # $/M input, cached

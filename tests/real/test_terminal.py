@@ -51,21 +51,49 @@ def typed(child: Any, line: str) -> str:
     return str(child.before)
 
 
-@pytest.fixture(params=["ipython", "jupyter-console"])
-def terminal(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    if request.param == "ipython":
-        command = [sys.executable, "-m", "IPython", "--simple-prompt", "--no-banner",
-                   "--colors=NoColor", "--HistoryManager.enabled=False"]
-    else:
-        command = [sys.executable, "-m", "jupyter_console", "--simple-prompt",
-                   "--kernel=python3", "--ZMQTerminalInteractiveShell.banner="]
-    child = spawn(command, tmp_path)
+COMMANDS = {
+    "ipython": [sys.executable, "-m", "IPython", "--simple-prompt", "--no-banner",
+                "--colors=NoColor", "--HistoryManager.enabled=False"],
+    "jupyter-console": [sys.executable, "-m", "jupyter_console", "--simple-prompt",
+                        "--kernel=python3", "--ZMQTerminalInteractiveShell.banner="],
+}
+
+
+def ended(child: Any) -> None:
     try:
-        yield child
-    finally:
         child.sendline("exit")
         child.expect(pexpect.EOF, timeout=60)
-        child.close()
+    finally:
+        child.close(force=True)
+
+
+@pytest.fixture(scope="module")
+def terminals(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The module's terminals, one of each kind, started at first use: each start is a
+    Python process importing IPython and nbagent (and jupyter console's a kernel too)."""
+    running: dict[str, Any] = {}
+    try:
+        yield running
+    finally:
+        for child in running.values():
+            ended(child)
+
+
+@pytest.fixture(params=list(COMMANDS))
+def terminal(request: pytest.FixtureRequest, terminals: dict[str, Any],
+             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A terminal of the kind, with a fresh session (SETUP's scripted one, from its first
+    reply on) in the module's process of that kind; after a test that failed, the next
+    one gets a new process (a failure can leave the terminal mid-output)."""
+    kind = request.param
+    if kind in terminals:
+        typed(terminals[kind], SETUP[2])
+    else:
+        terminals[kind] = spawn(COMMANDS[kind], tmp_path_factory.mktemp(kind))
+    failed = request.session.testsfailed
+    yield terminals[kind]
+    if request.session.testsfailed > failed:
+        ended(terminals.pop(kind))
 
 
 def test_a_chat_in_a_terminal_prints_each_thing_once(terminal: Any) -> None:
