@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from tests.notebook.test_code_runs_kernel import ANALYSIS, run, shown, value
-from tests.notebook.test_code_runs_kernel import kernel as kernel  # the fixture
+from tests.notebook.test_code_runs_kernel import kernel as kernel  # the fixtures: a kernel
+from tests.notebook.test_code_runs_kernel import shared as shared  # this module shares
 
 pytestmark = pytest.mark.real
 
