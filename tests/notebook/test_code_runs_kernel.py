@@ -43,6 +43,8 @@ SETUP = textwrap.dedent("""\
         return model, agent
     def tool_results(agent):
         return [m["content"] for m in agent.history.messages if m["role"] == "tool"]
+    # a scripted session current at the load: it warms no embedded model's server
+    nbagent.set_current(nbagent.Agent(model=ScriptedModel(), namespace={}, archive=False))
     %load_ext nbagent
 """)
 

@@ -28,6 +28,8 @@ SETUP = textwrap.dedent("""\
     def urls(messages):
         return [p["image_url"]["url"] for m in messages if isinstance(m.get("content"), list)
                 for p in m["content"] if p.get("type") == "image_url"]
+    # a scripted session current at the load: it warms no embedded model's server
+    nbagent.set_current(nbagent.Agent(model=ScriptedModel(), namespace={}, archive=False))
     %load_ext nbagent
 """)
 
