@@ -25,7 +25,8 @@ set here from what they use, so nothing needs marking by hand in the common case
   (On 2 cores, a request read whole cost its server the same CPU with another server
   busy beside it, 11.1 s against 11.4 s alone.)
 - **a module**: a test that uses a module-scoped fixture (a built wheel, an MCP server, a
-  loaded tokenizer) runs with the rest of its module, so the fixture starts once.
+  loaded tokenizer, a real kernel: `tests.notebook.helpers.SharedKernel`) runs with the
+  rest of its module, so the fixture starts once.
 
 Every other test is spread over the workers one by one. A test that must not run beside
 another one names a group for both (`@pytest.mark.xdist_group("name")`, kept as given):

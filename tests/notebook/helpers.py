@@ -1,9 +1,11 @@
 """Helpers of the notebook tests: a scripted session made current, a context state and a
 decision to feed the displays, what a cell shows, and a real python3 kernel with the execute
-request a front end sends it."""
+request a front end sends it — one per test, or one the tests of a module take turns on
+(`SharedKernel`)."""
 
 from __future__ import annotations
 
+import ast
 import os
 import queue
 import time
@@ -113,6 +115,89 @@ def started_kernel(folder: str | Path, env: Mapping[str, str], *,
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+
+
+# What a test leaves in a shared kernel, undone before the next one takes it: its session
+# (closed, none current), the cells it ran waiting for a next chat, its figures, and the
+# names it made in the user's namespace (`{fresh}`: those a fresh kernel has; `%reset -f`
+# would do it too, at ~2 s of a kernel's time a test). Run silently: a silent request runs
+# no pre/post_run_cell, so it is no cell the user ran.
+RESET = """\
+import sys as _sys
+import nbagent as _nbagent, nbagent.agent as _agent_room
+from nbagent.widgets import _cells_seen
+if _agent_room.kernel_agent() is not None:
+    _agent_room.kernel_agent().close()
+_nbagent.set_current(None)
+_cells_seen.LOG.cells.clear()
+if "matplotlib.pyplot" in _sys.modules:
+    _sys.modules["matplotlib.pyplot"].close("all")
+[get_ipython().user_ns.pop(name) for name in set(get_ipython().user_ns) - {fresh!r}]
+"""
+
+
+class SharedKernel:
+    """A real python3 kernel (`python_kernel`) the tests of one module take turns on, from
+    a module-scoped fixture: started once, where a kernel per test cost each test its start,
+    `%load_ext nbagent` and the litellm import the load begins (~6 s of CPU on a 2-core
+    machine, most of a scripted test's). `turn(request)` hands it to one test and takes it
+    back fresh: after a test that passed, `RESET` undoes what it left; after one that
+    failed, or ended the kernel, the kernel is restarted (a failure may leave anything
+    running). A test that must see a kernel nothing ran in yet keeps one of its own."""
+
+    def __init__(self, manager: Any, client: Any) -> None:
+        self.manager = manager
+        self.client = client
+        names = self._silently("", names="sorted(get_ipython().user_ns)")
+        self.fresh = set(ast.literal_eval(names["names"]["data"]["text/plain"]))
+
+    @contextmanager
+    def turn(self, request: Any) -> Iterator[tuple[Any, Any]]:
+        """The kernel for the test of `request` (pytest's), cleaned up after it however it
+        ended."""
+        failed = request.session.testsfailed  # counted before a test's teardown starts
+        try:
+            yield self.manager, self.client
+        finally:
+            if request.session.testsfailed != failed or not self._reset():
+                self.restart()
+
+    def restart(self) -> None:
+        self.manager.restart_kernel(now=True)
+        self.client.wait_for_ready(timeout=KERNEL_WAIT_S)
+
+    def _reset(self) -> bool:
+        """Run `RESET`: False when the kernel is gone or it did not run cleanly."""
+        if not self.manager.is_alive():
+            return False
+        try:
+            self._silently(RESET.format(fresh=self.fresh))
+        except (AssertionError, queue.Empty):
+            return False
+        return True
+
+    def _silently(self, code: str, **expressions: str) -> dict[str, Any]:
+        """Run `code` as a silent request (no cell the user ran) and evaluate
+        `expressions` after it: their results, by name."""
+        msg_id = self.client.execute(code, silent=True, store_history=False,
+                                     user_expressions=expressions)
+        while True:
+            reply = self.client.get_shell_msg(timeout=KERNEL_WAIT_S)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                break
+        assert reply["content"]["status"] == "ok", reply["content"]
+        results: dict[str, Any] = reply["content"]["user_expressions"]
+        assert all(r["status"] == "ok" for r in results.values()), results
+        return results
+
+
+@contextmanager
+def shared_kernel(folder: Path) -> Iterator[SharedKernel]:
+    """A `SharedKernel` working in `folder`, its settings nbagent's defaults (none from the
+    shell that runs the tests: a module's fixture starts before a test's own clean-up of
+    the environment); stopped when the module's tests are done, however they ended."""
+    with python_kernel(folder, settings={}) as (manager, client):
+        yield SharedKernel(manager, client)
 
 
 def execute(client: Any, code: str, *, cell_id: str | None = None, allow_stdin: bool = False,

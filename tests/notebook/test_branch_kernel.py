@@ -11,12 +11,11 @@ import json
 import textwrap
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.notebook.helpers import execute, python_kernel
+from tests.notebook.helpers import SharedKernel, execute, shared_kernel
 
 pytestmark = pytest.mark.real
 jupyter_client = pytest.importorskip("jupyter_client")
@@ -36,14 +35,24 @@ SETUP = textwrap.dedent("""\
     def branch_records(agent):
         return [r for r in nbagent.testing.read_records(agent.session.archive.path)
                 if r["kind"] in ("branch", "branch_message")]
+    # a scripted session current at the load: it warms no embedded model's server
+    nbagent.set_current(nbagent.Agent(model=ScriptedModel(), namespace={}, archive=False))
     %load_ext nbagent
 """)
 DELEGATE = "calls(('delegate', {'task': 'look at the log', 'data': ['app.log']}))"
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedKernel]:
+    """The module's one kernel (its tests run one after another on one worker)."""
+    with shared_kernel(tmp_path_factory.mktemp("kernel")) as running:
+        yield running
+
+
 @pytest.fixture
-def kernel(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
-    with python_kernel(tmp_path) as running:
+def kernel(shared: SharedKernel, request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any]]:
+    """The module's kernel for one test, fresh (`SharedKernel`), SETUP run in it."""
+    with shared.turn(request) as running:
         reply, messages = execute(running[1], SETUP, cell_id="setup")
         assert reply["status"] == "ok", messages
         yield running

@@ -9,12 +9,11 @@ import ast
 import json
 import textwrap
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.notebook.helpers import KERNEL_WAIT_S, execute, python_kernel
+from tests.notebook.helpers import KERNEL_WAIT_S, SharedKernel, execute, shared_kernel
 
 pytestmark = pytest.mark.real
 jupyter_client = pytest.importorskip("jupyter_client")
@@ -31,9 +30,17 @@ SETUP = textwrap.dedent("""\
 """)
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedKernel]:
+    """The module's one kernel (its tests run one after another on one worker)."""
+    with shared_kernel(tmp_path_factory.mktemp("kernel")) as running:
+        yield running
+
+
 @pytest.fixture
-def client(tmp_path: Path) -> Iterator[Any]:
-    with python_kernel(tmp_path) as (_, running):
+def client(shared: SharedKernel, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The module's kernel for one test, fresh (`SharedKernel`): no cells run in it yet."""
+    with shared.turn(request) as (_, running):
         yield running
 
 

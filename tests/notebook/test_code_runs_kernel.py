@@ -12,12 +12,11 @@ import json
 import textwrap
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.notebook.helpers import execute, python_kernel
+from tests.notebook.helpers import SharedKernel, execute, shared_kernel
 
 pytestmark = pytest.mark.real
 jupyter_client = pytest.importorskip("jupyter_client")
@@ -44,6 +43,8 @@ SETUP = textwrap.dedent("""\
         return model, agent
     def tool_results(agent):
         return [m["content"] for m in agent.history.messages if m["role"] == "tool"]
+    # a scripted session current at the load: it warms no embedded model's server
+    nbagent.set_current(nbagent.Agent(model=ScriptedModel(), namespace={}, archive=False))
     %load_ext nbagent
 """)
 
@@ -108,9 +109,18 @@ def interrupt_at(manager: Any, first: str, times: int = 1
     return interrupt, sent
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedKernel]:
+    """The module's one kernel (its tests run one after another on one worker)."""
+    with shared_kernel(tmp_path_factory.mktemp("kernel")) as running:
+        yield running
+
+
 @pytest.fixture
-def kernel(tmp_path: Path) -> Iterator[tuple[Any, Any]]:
-    with python_kernel(tmp_path) as running:
+def kernel(shared: SharedKernel, request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any]]:
+    """The module's kernel for one test: its manager and client, as fresh as a new one's
+    user namespace and nbagent session (`SharedKernel`)."""
+    with shared.turn(request) as running:
         yield running
 
 

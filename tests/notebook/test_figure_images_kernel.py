@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from tests.notebook.test_code_runs_kernel import ANALYSIS, run, shown, value
-from tests.notebook.test_code_runs_kernel import kernel as kernel  # the fixture
+from tests.notebook.test_code_runs_kernel import kernel as kernel  # the fixtures: a kernel
+from tests.notebook.test_code_runs_kernel import shared as shared  # this module shares
 
 pytestmark = pytest.mark.real
 
@@ -27,6 +28,8 @@ SETUP = textwrap.dedent("""\
     def urls(messages):
         return [p["image_url"]["url"] for m in messages if isinstance(m.get("content"), list)
                 for p in m["content"] if p.get("type") == "image_url"]
+    # a scripted session current at the load: it warms no embedded model's server
+    nbagent.set_current(nbagent.Agent(model=ScriptedModel(), namespace={}, archive=False))
     %load_ext nbagent
 """)
 

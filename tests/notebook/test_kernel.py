@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.notebook.helpers import execute, python_kernel
+from tests.notebook.helpers import SharedKernel, execute, shared_kernel
 
 pytestmark = pytest.mark.real
 jupyter_client = pytest.importorskip("jupyter_client")
@@ -33,9 +32,17 @@ def run(client: Any, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return execute(client, code)
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedKernel]:
+    """The module's one kernel (its tests run one after another on one worker)."""
+    with shared_kernel(tmp_path_factory.mktemp("kernel")) as running:
+        yield running
+
+
 @pytest.fixture
-def client(tmp_path: Path) -> Iterator[Any]:
-    with python_kernel(tmp_path) as (_, kernel):
+def client(shared: SharedKernel, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The module's kernel for one test, fresh (`SharedKernel`), SETUP run in it."""
+    with shared.turn(request) as (_, kernel):
         reply, messages = run(kernel, SETUP)
         assert reply["status"] == "ok", messages
         yield kernel

@@ -7,8 +7,6 @@ and resumes the archive.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import queue
 import textwrap
 import time
@@ -17,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.notebook.helpers import SharedKernel, shared_kernel
 
 pytestmark = pytest.mark.real
 jupyter_client = pytest.importorskip("jupyter_client")
@@ -63,9 +63,10 @@ def collect(client: Any, msg_id: str, timeout: float) -> tuple[str, list[str], s
     return reply["content"]["status"], texts, ",".join(errors)
 
 
-def setup_code(marker: Path) -> str:
+def setup_code(marker: Path, session: str = "") -> str:
+    """The setup cell: a scripted session whose tool sleeps (`session`: its id), current
+    before `%load_ext nbagent` (a load with none warms the embedded model's server)."""
     return textwrap.dedent(f"""
-        %load_ext nbagent
         import time
         from pathlib import Path
         import nbagent
@@ -80,8 +81,9 @@ def setup_code(marker: Path) -> str:
         agent = nbagent.Agent(
             model=ScriptedModel([calls(("sleepy", {{}})), reply("still here")]),
             tools=[sleepy], builtin_tools=False, namespace={{}},
-            summarize=ScriptedSummarizer(default="notes"))
+            summarize=ScriptedSummarizer(default="notes"), session_id={session or None!r})
         nbagent.set_current(agent)
+        %load_ext nbagent
     """)
 
 
@@ -100,76 +102,73 @@ RESUME = textwrap.dedent("""
 """)
 
 
-@contextlib.contextmanager
-def kernel_with_sleeping_chat(tmp_path: Path, setup: str, marker: Path
-                              ) -> Iterator[tuple[Any, Any, str]]:
-    """A real python3 kernel that has run `setup` and then started `%%chat` whose tool is
-    now sleeping: yields (manager, client, the chat's msg_id); shuts the kernel down."""
-    from jupyter_client.manager import KernelManager
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedKernel]:
+    """The module's one kernel (its tests run one after another on one worker)."""
+    with shared_kernel(tmp_path_factory.mktemp("kernel")) as running:
+        yield running
 
-    manager = KernelManager(kernel_name="python3")
-    env = {**os.environ, "NBAGENT_DATA_DIR": str(tmp_path / "data"),
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-           "NBAGENT_MODEL": "openai/gpt-4o-mini"}  # a scripted model chats: warm no server
-    manager.start_kernel(env=env, cwd=str(tmp_path))
-    client = manager.client()
-    try:
-        client.start_channels()
-        client.wait_for_ready(timeout=STARTED_S)
-        status, texts, errors = run(client, setup)
-        assert (status, errors) == ("ok", ""), texts
-        msg_id = client.execute("%%chat\nplease think about it")
-        deadline = time.monotonic() + STARTED_S
-        while not marker.exists():
-            assert time.monotonic() < deadline, "the tool never started"
-            time.sleep(0.05)
-        yield manager, client, msg_id
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
+
+@pytest.fixture
+def kernel(shared: SharedKernel, request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any]]:
+    """The module's kernel for one test, fresh (`SharedKernel`)."""
+    with shared.turn(request) as running:
+        yield running
+
+
+def sleeping_chat(client: Any, setup: str, marker: Path) -> str:
+    """Run `setup`, then start `%%chat` and return once its tool sleeps: the chat's msg_id."""
+    status, texts, errors = run(client, setup)
+    assert (status, errors) == ("ok", ""), texts
+    msg_id: str = client.execute("%%chat\nplease think about it")
+    deadline = time.monotonic() + STARTED_S
+    while not marker.exists():
+        assert time.monotonic() < deadline, "the tool never started"
+        time.sleep(0.05)
+    return msg_id
 
 
 def test_interrupting_the_kernel_while_a_tool_runs_leaves_a_session_that_goes_on(
-        tmp_path: Path) -> None:
+        kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    manager, client = kernel
     marker = tmp_path / "sleeping"
-    with kernel_with_sleeping_chat(tmp_path, setup_code(marker), marker) as (
-            manager, client, msg_id):
-        manager.interrupt_kernel()
-        status, texts, errors = collect(client, msg_id, STARTED_S)
-        shown = "\n".join(texts)
-        assert (status, errors) == ("ok", ""), shown
-        assert "Traceback" not in shown and "KeyboardInterrupt" not in shown, shown
-        lines = [line for line in shown.splitlines() if line.startswith("interrupted")]
-        assert lines == ["interrupted — the session is intact; run the cell again to retry"]
+    msg_id = sleeping_chat(client, setup_code(marker), marker)
+    manager.interrupt_kernel()
+    status, texts, errors = collect(client, msg_id, STARTED_S)
+    shown = "\n".join(texts)
+    assert (status, errors) == ("ok", ""), shown
+    assert "Traceback" not in shown and "KeyboardInterrupt" not in shown, shown
+    lines = [line for line in shown.splitlines() if line.startswith("interrupted")]
+    assert lines == ["interrupted — the session is intact; run the cell again to retry"]
 
-        status, texts, errors = run(client, "%%chat\nare you still there?")
-        assert (status, errors) == ("ok", ""), texts
-        assert "still here" in "\n".join(texts)
+    status, texts, errors = run(client, "%%chat\nare you still there?")
+    assert (status, errors) == ("ok", ""), texts
+    assert "still here" in "\n".join(texts)
 
-        status, texts, errors = run(client, RESUME)
-        shown = "\n".join(texts)
-        assert (status, errors) == ("ok", ""), shown
-        assert "same history: True" in shown
-        assert "tool results: ['Interrupted: this tool call did not finish" in shown
-        assert "resumed says: resumed" in shown
+    status, texts, errors = run(client, RESUME)
+    shown = "\n".join(texts)
+    assert (status, errors) == ("ok", ""), shown
+    assert "same history: True" in shown
+    assert "tool results: ['Interrupted: this tool call did not finish" in shown
+    assert "resumed says: resumed" in shown
 
 
 def test_restarting_the_kernel_while_a_tool_runs_leaves_a_session_that_resumes(
-        tmp_path: Path) -> None:
+        kernel: tuple[Any, Any], tmp_path: Path) -> None:
+    manager, client = kernel
     marker = tmp_path / "sleeping"
-    setup = setup_code(marker).replace("namespace={},", "namespace={}, session_id='dying',")
-    with kernel_with_sleeping_chat(tmp_path, setup, marker) as (manager, client, _):
-        manager.restart_kernel(now=True)
-        client.wait_for_ready(timeout=STARTED_S)
-        status, texts, errors = run(client, textwrap.dedent("""
-            %load_ext nbagent
-            import nbagent
-            from nbagent.testing import ScriptedModel, reply
-            nbagent.set_current(nbagent.Agent.resume(
-                "dying", model=ScriptedModel([reply("back again")]), builtin_tools=False,
-                namespace={}))
-        """))
-        assert (status, errors) == ("ok", ""), texts
-        status, texts, errors = run(client, "%%chat\nare you back?")
-        assert (status, errors) == ("ok", ""), texts
-        assert "back again" in "\n".join(texts)
+    sleeping_chat(client, setup_code(marker, session="dying"), marker)
+    manager.restart_kernel(now=True)
+    client.wait_for_ready(timeout=STARTED_S)
+    status, texts, errors = run(client, textwrap.dedent("""
+        import nbagent
+        from nbagent.testing import ScriptedModel, reply
+        nbagent.set_current(nbagent.Agent.resume(
+            "dying", model=ScriptedModel([reply("back again")]), builtin_tools=False,
+            namespace={}))
+        %load_ext nbagent
+    """))
+    assert (status, errors) == ("ok", ""), texts
+    status, texts, errors = run(client, "%%chat\nare you back?")
+    assert (status, errors) == ("ok", ""), texts
+    assert "back again" in "\n".join(texts)
