@@ -155,13 +155,25 @@ def _escaped(text: str) -> str:
 
 
 @pytest.fixture(autouse=True)
-def _clean_nbagent_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def _clean_nbagent_env(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
+                       tmp_path: Path) -> Iterator[None]:
     """Tests start from the defaults, whatever the developer's shell exports, and keep
-    their session archives in their own temporary directory."""
+    their session archives in their own temporary directory. A real test outside the
+    llama groups that started an embedded llama.cpp server (a kernel that loaded nbagent
+    with no session current warm-starts one) fails: nothing there used it, and each cost
+    the run seconds of CPU beside the group that runs such servers."""
     for name in list(os.environ):
         if name.startswith(ENV_PREFIX):
             monkeypatch.delenv(name)
-    monkeypatch.setenv("NBAGENT_DATA_DIR", str(tmp_path / "nbagent-data"))
+    data = tmp_path / "nbagent-data"
+    monkeypatch.setenv("NBAGENT_DATA_DIR", str(data))
+    yield
+    if request.node.get_closest_marker("real") and _group(request.node) not in ("llama", LLAMA_OWN):
+        started = sorted(p.name for p in (data / "servers").glob("*.clients"))
+        assert not started, (
+            f"this test started an embedded llama.cpp server ({', '.join(started)}): make a "
+            "session current before %load_ext nbagent (or set NBAGENT_MODEL in the kernel's "
+            "environment), or mark the test llama if the server is what it tests")
 
 
 @pytest.fixture(scope="session")

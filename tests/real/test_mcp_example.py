@@ -13,6 +13,14 @@ pytestmark = pytest.mark.real
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
+@pytest.fixture(autouse=True)
+def _no_warm_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel inherits a hosted model's name: the notebook's `%load_ext nbagent` then
+    warm-starts no embedded server (the notebook chooses its own session next, and what a
+    warm start does is tests/real/test_warm_start_released.py's)."""
+    monkeypatch.setenv("NBAGENT_MODEL", "openai/gpt-4o-mini")
+
+
 def text_of(outputs: list[dict[str, Any]]) -> str:
     parts = []
     for output in outputs:
