@@ -29,6 +29,11 @@ from nbagent.engine import ENV_PREFIX
 
 CHROMIUM = "/usr/bin/chromium"
 WAIT_MS = 120_000
+# How often a wait on the page checks its condition. Playwright's default checks at every
+# animation frame, which keeps headless Chromium drawing 60 frames a second for as long
+# as the wait lasts: ten times the CPU of checking every 100 ms (0.07 against 0.007 s a
+# second on a plain page), for a wait that lasts minutes over the browser group.
+POLL_MS = 100
 CELL = ".jp-Notebook .jp-Cell"
 LINE = ".jp-OutputArea-output > .nbagent-meter-body"  # a chat cell's meter: plain HTML
 # Each app: its name in messages, the app class that takes the settings options, and its
@@ -101,10 +106,15 @@ class Lab:
         return json.loads(body) if body else None
 
     def shut_down_kernels(self) -> None:
-        """Shut down the kernels of the notebooks in this folder (their sessions end)."""
-        for session in self._api("GET", "sessions"):
-            if session.get("path", "").startswith(f"{self.folder}/"):
-                self._api("DELETE", f"sessions/{session['id']}")
+        """Shut down the kernels of the notebooks in this folder (their sessions end), all
+        at once: the server waits for each kernel to exit (seconds each, one after the
+        other otherwise)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        ids = [session["id"] for session in self._api("GET", "sessions")
+               if session.get("path", "").startswith(f"{self.folder}/")]
+        with ThreadPoolExecutor(max_workers=max(1, len(ids))) as pool:
+            list(pool.map(lambda id_: self._api("DELETE", f"sessions/{id_}"), ids))
 
 
 NOTIFICATIONS = "@jupyterlab/apputils-extension/notification.jupyterlab-settings"
@@ -299,14 +309,14 @@ def run_cell(page: Any, index: int, *, wait: bool = True) -> Any:
         cell.locator(".jp-InputArea-editor").click()
         page.keyboard.press("Control+Enter")
         try:
-            page.wait_for_function(started, arg=index, timeout=15_000)
+            page.wait_for_function(started, arg=index, timeout=15_000, polling=POLL_MS)
             break
         except PlaywrightTimeout:
             if attempt == 2:
                 raise
     if wait:
         page.wait_for_function(f"(index) => /\\[\\d+\\]/.test(({PROMPT_JS})(index))",
-                               arg=index, timeout=WAIT_MS)
+                               arg=index, timeout=WAIT_MS, polling=POLL_MS)
         idle(page)
     return cell
 
@@ -318,18 +328,44 @@ def save(page: Any, path: Path, needle: str) -> None:
     deadline = time.monotonic() + 60
     while needle not in path.read_text():
         assert time.monotonic() < deadline, "the notebook was not saved"
-        time.sleep(0.5)
+        time.sleep(0.1)
 
 
 def reload(page: Any, cells: int | None = None) -> None:
     """Shut the kernel down and reload the page: what shows now comes from the file (and,
     with `cells`, once that many cells are drawn)."""
+    path = page.evaluate(NOTEBOOK_PATH_JS)
     menu(page, "Kernel", "Shut Down Kernel")
-    page.wait_for_timeout(1_000)
+    # gone from the server, so the reloaded page starts a kernel of its own
+    page.wait_for_function(SESSION_GONE_JS, arg=path, timeout=WAIT_MS, polling=POLL_MS)
     page.reload()
     page.locator(CELL).first.wait_for(timeout=WAIT_MS)
     idle(page)  # the new kernel is up and the notebook drawn: its cells stay attached
     if cells is not None:
         page.wait_for_function(f"(n) => document.querySelectorAll({json.dumps(CELL)}).length"
-                               " === n", arg=cells, timeout=WAIT_MS)
-    page.wait_for_timeout(1_500)  # outputs drawn (and any handler they carry fired)
+                               " === n", arg=cells, timeout=WAIT_MS, polling=POLL_MS)
+    settled(page)  # outputs drawn
+
+
+# The notebook a page shows, as the server names its path (JupyterLab: .../tree/<path>,
+# Notebook 7: .../notebooks/<path>), and whether a kernel still runs for it on the server.
+NOTEBOOK_PATH_JS = ("() => decodeURIComponent(/\\/(?:tree|notebooks)\\/([^?#]*)/"
+                    ".exec(location.pathname)[1])")
+SESSION_GONE_JS = """async (path) => {
+  const answer = await fetch('/api/sessions', {cache: 'no-store'});
+  return answer.ok && !(await answer.json()).some(s => s.path === path && s.kernel);
+}"""
+# True once the notebook's page has not changed for `quiet` ms (a MutationObserver).
+SETTLED_JS = """(quiet) => new Promise(done => {
+  let timer = setTimeout(() => { observer.disconnect(); done(true); }, quiet);
+  const observer = new MutationObserver(() => {
+    clearTimeout(timer);
+    timer = setTimeout(() => { observer.disconnect(); done(true); }, quiet);
+  });
+  observer.observe(document.body, {subtree: true, childList: true, characterData: true});
+})"""
+
+
+def settled(page: Any, quiet_ms: int = 500) -> None:
+    """Wait until nothing on the page has changed for `quiet_ms`: the outputs are drawn."""
+    page.wait_for_function(SETTLED_JS, arg=quiet_ms, timeout=WAIT_MS)

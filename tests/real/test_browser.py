@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ import pytest
 from tests.real import lab as shared
 from tests.real.lab import (
     LINE,
+    POLL_MS,
     WAIT_MS,
     Lab,
     idle,
@@ -56,10 +55,20 @@ class SlowModel(ScriptedModel):
         return super().complete(messages, tools, on_text=drip if on_text else None,
                                 tool_choice=tool_choice)
 
-ANSWER = " ".join(f"w{i}" for i in range(150)) + "\\n\\n```python\\nprint('copied')\\n```\\n"
+ANSWER = " ".join(f"w{i}" for i in range(WORDS)) + "\\n\\n```python\\nprint('copied')\\n```\\n"
 agent = nbagent.new_session(model=SlowModel(default=reply(ANSWER)),
                             settings=nbagent.Settings(max_context_tokens=8192))
 '''
+# The streaming test's reply is long enough to be seen half-written (150 words, 3 s); a
+# test that only needs a reply gets a short one (each word is a redraw in the kernel and
+# the browser).
+STREAMED, SHORT = 150, 20
+
+
+def slow_model(words: int) -> str:
+    """The notebook cell that makes the slow model, its reply `words` words long (the last
+    one `w{words - 1}`) and a code block."""
+    return SLOW_MODEL.replace("WORDS", str(words))
 
 
 # A turn whose count falls underneath (each usage reads two thirds of what nbagent counts:
@@ -113,9 +122,10 @@ agent = nbagent.new_session(model=ScriptedModel(default=reply(f"Run this:\\n\\n`
 def write_notebooks(root: Path) -> None:
     """The quickstart and this module's notebooks, in the folder JupyterLab serves."""
     shutil.copy(ROOT / "examples" / "quickstart.ipynb", root)
-    notebook(root / "widget.ipynb", "%load_ext nbagent", SLOW_MODEL, "%%chat\nhello",
+    notebook(root / "widget.ipynb", "%load_ext nbagent", slow_model(SHORT), "%%chat\nhello",
              "%nbagent meter")  # the interactive meter, an extra
-    notebook(root / "stream.ipynb", "%load_ext nbagent", SLOW_MODEL, "%%chat\nstream please",
+    notebook(root / "stream.ipynb", "%load_ext nbagent", slow_model(STREAMED),
+             "%%chat\nstream please",
              "from nbagent.widgets import MeterLine\ndisplay(MeterLine.follow(agent))",
              "from nbagent.testing import calls\n" + FALLING_COUNT, "%%chat\nadd some numbers")
     notebook(root / "propose.ipynb", "%load_ext nbagent", PROPOSING_MODEL,
@@ -129,7 +139,7 @@ def write_notebooks(root: Path) -> None:
     notebook(
         root / "cells.ipynb",
         "%load_ext nbagent",
-        SLOW_MODEL,
+        slow_model(SHORT),
         "%%chat\nhello",
         "%%chat\nanswer slowly",
         "%%chat\nafter the interrupt",
@@ -194,12 +204,14 @@ def test_the_meter_in_jupyterlab_light_and_dark_then_saved_restarted_and_reloade
     import nbformat  # here, not at collection: its schema validator takes seconds to import
     source = nbformat.read(ROOT / "examples" / "quickstart.ipynb", as_version=4)
     compact_cell = next(i for i, c in enumerate(source.cells) if c.source.startswith("%compact"))
+    code = [i for i, c in enumerate(source.cells) if c.cell_type == "code"]
     cells = page.locator(".jp-Notebook .jp-Cell")
-    cells.nth(compact_cell).scroll_into_view_if_needed()
-    cells.nth(compact_cell).click()
-    menu(page, "Run", "Run All Above Selected Cell")
+    # Each code cell run and waited for in turn (not Run > Run All Above, which under load
+    # could run nothing — a click that selected no cell, JupyterLab's "Select Kernel"
+    # question — and left the test waiting its whole 120 s for a tool line)
+    for index in (i for i in code if i < compact_cell):
+        run_cell(page, index)
     page.locator(".nbagent-tool").nth(1).wait_for(timeout=WAIT_MS)
-    idle(page)
     meter = page.locator(LINE).last
     meter.wait_for(timeout=WAIT_MS)
     before = meter.inner_text()
@@ -211,14 +223,13 @@ def test_the_meter_in_jupyterlab_light_and_dark_then_saved_restarted_and_reloade
     assert "last compaction" not in before
     assert page.locator(WIDGET).count() == 0  # chat cells hold no widget
 
-    cells.nth(compact_cell).scroll_into_view_if_needed()
-    cells.nth(compact_cell).click()
-    menu(page, "Run", "Run Selected Cell and All Below")
+    for index in (i for i in code if i >= compact_cell):
+        run_cell(page, index)
     page.locator(".nbagent-compaction").first.wait_for(timeout=WAIT_MS)
     page.wait_for_function(
         f"() => {{ const l = [...document.querySelectorAll({json.dumps(LINE)})];"
         " return l.length > 2 && l[l.length - 1].textContent.includes('last compaction'); }",
-        timeout=WAIT_MS)
+        timeout=WAIT_MS, polling=POLL_MS)
     idle(page)
     lines = page.locator(LINE)
     after = lines.last.inner_text()  # the %compact cell's own line
@@ -234,7 +245,7 @@ def test_the_meter_in_jupyterlab_light_and_dark_then_saved_restarted_and_reloade
 
     menu(page, "Settings", "Theme", "JupyterLab Dark")
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'",
-                           timeout=WAIT_MS)
+                           timeout=WAIT_MS, polling=POLL_MS)
     page.wait_for_timeout(500)  # the theme's stylesheet applies
     dark = text_contrasts(page, ".jp-OutputArea-output")
     assert min(dark.values()) >= 4.5, dark
@@ -260,9 +271,9 @@ def test_the_meter_in_jupyterlab_light_and_dark_then_saved_restarted_and_reloade
         notebook_text)
     page.context.close()
 
-    exported = subprocess.run(
-        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--stdout",
-         str(saved)], capture_output=True, text=True, check=True).stdout
+    from nbconvert import HTMLExporter  # `jupyter nbconvert --to html`'s exporter
+
+    exported, _ = HTMLExporter().from_filename(str(saved))
     assert "context left" in exported and "last compaction L" in exported  # nbviewer, GitHub
 
 
@@ -275,7 +286,7 @@ def test_the_interactive_meter_of_nbagent_meter(browser: Any, lab: Lab) -> None:
     page.wait_for_function(
         "() => [...document.querySelectorAll('.nbagent-meter .nbagent-meter-body')]"
         ".some(e => /[1-9][\\d,]* tokens · auto-compact at 6,841/.test(e.textContent))",
-        timeout=WAIT_MS)
+        timeout=WAIT_MS, polling=POLL_MS)
     assert re.search(r"\d+% context left", drawn.inner_text())
     # The plain-HTML copy shown with the widget is hidden where the widget draws.
     fallback = page.locator(".nbagent-meter-fallback").last
@@ -292,7 +303,7 @@ def test_a_proposed_cell_lands_below_the_chat_cell_and_runs(browser: Any, lab: L
     assert "proposed a new cell below" in chat.locator(".jp-OutputArea").inner_text()
     cells = page.locator(".jp-Notebook .jp-Cell")
     page.wait_for_function("() => document.querySelectorAll('.jp-Notebook .jp-Cell').length "
-                           "=== 4", timeout=WAIT_MS)
+                           "=== 4", timeout=WAIT_MS, polling=POLL_MS)
     new = cells.nth(3)
     code = new.locator(".jp-InputArea-editor").inner_text()
     assert code.splitlines() == ["answer = 6 * 7", "print('from the proposed cell', answer)"]
@@ -326,13 +337,14 @@ def test_a_reply_streams_before_it_ends_and_its_code_can_be_copied(
     partial = page.wait_for_function(
         "() => { const t = document.querySelector('.jp-Notebook').innerText;"
         " return t.includes('w20') ? t : null; }", timeout=WAIT_MS, polling=50).json_value()
-    assert "w149" not in partial  # text showed while the reply was still arriving
+    last = f"w{STREAMED - 1}"
+    assert last not in partial  # text showed while the reply was still arriving
     running = page.locator(".jp-Notebook .jp-Cell").nth(2)
     assert "context left" in running.locator(LINE).first.inner_text()  # the meter, already
     assert re.search(r"\[\*\]", running.locator(".jp-InputPrompt").inner_text())
     page.wait_for_function(
-        "() => document.querySelector('.jp-Notebook').innerText.includes('w149')",
-        timeout=WAIT_MS)
+        "(last) => document.querySelector('.jp-Notebook').innerText.includes(last)",
+        arg=last, timeout=WAIT_MS, polling=POLL_MS)
     idle(page)
     button = page.locator(".nbagent-copy").first
     button.click()
@@ -373,7 +385,8 @@ def test_a_rerun_cell_keeps_one_exchange_and_an_interrupt_leaves_one_line(
             if not o.locator(".nbagent-meter-body").count()]
     assert len([line for text in said for line in text.splitlines() if line.strip()]) == 1
     after = run_cell(page, 4)
-    assert "w149" in after.locator(".jp-OutputArea").inner_text()  # the session still works
+    # the session still works: the whole reply
+    assert f"w{SHORT - 1}" in after.locator(".jp-OutputArea").inner_text()
     count = run_cell(page, 5)
     assert "hello asked 1 times" in count.locator(".jp-OutputArea").inner_text()
     page.context.close()

@@ -14,7 +14,17 @@ from typing import Any
 
 import pytest
 
-from tests.real.lab import WAIT_MS, Lab, idle, notebook, open_notebook, reload, run_cell, save
+from tests.real.lab import (
+    POLL_MS,
+    WAIT_MS,
+    Lab,
+    idle,
+    notebook,
+    open_notebook,
+    reload,
+    run_cell,
+    save,
+)
 
 pytestmark = pytest.mark.real
 SCREENSHOT = Path(__file__).parents[2] / "docs" / "code-runs-in-jupyterlab.png"
@@ -29,7 +39,6 @@ ANALYSIS = textwrap.dedent("""\
     sales.sort_values("revenue")
 """)
 SESSION = '''\
-%matplotlib inline
 import nbagent
 from nbagent.testing import ScriptedModel, calls, reply
 model = ScriptedModel([STEPS])
@@ -64,7 +73,8 @@ def chat_cell_parts(cell: Any) -> dict[str, int]:
 def test_the_models_code_and_its_outputs_show_in_the_chat_cell_and_survive_reload(
         browser: Any, lab: Lab) -> None:
     path = lab.root / "analysis.ipynb"
-    notebook(path, "%load_ext nbagent", session("auto", AUTO_STEPS),
+    # the inline backend only where a figure is drawn: matplotlib costs a kernel ~1 s of CPU
+    notebook(path, "%load_ext nbagent", "%matplotlib inline\n" + session("auto", AUTO_STEPS),
              "%%chat\nchart revenue by region")
     page = open_notebook(browser, lab, "analysis.ipynb", "code-runs")
     for index in range(3):
@@ -113,7 +123,7 @@ def test_ask_puts_the_code_in_a_cell_the_user_runs_and_the_next_chat_sees_its_ou
     box.press("Enter")
     cells = page.locator(".jp-Notebook .jp-Cell")
     page.wait_for_function("() => document.querySelectorAll('.jp-Notebook .jp-Cell').length "
-                           "=== 6", timeout=WAIT_MS)
+                           "=== 6", timeout=WAIT_MS, polling=POLL_MS)
     idle(page)
     assert "it is in a new cell below" in chat.inner_text()
     assert "The code is in a new cell below, for you to edit and run" in chat.inner_text()

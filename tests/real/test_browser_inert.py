@@ -16,7 +16,17 @@ from typing import Any
 import pytest
 
 from tests.notebook.test_render import PAYLOADS
-from tests.real.lab import WAIT_MS, Lab, idle, notebook, open_notebook, reload, run_cell, save
+from tests.real.lab import (
+    POLL_MS,
+    WAIT_MS,
+    Lab,
+    idle,
+    notebook,
+    open_notebook,
+    reload,
+    run_cell,
+    save,
+)
 
 pytestmark = pytest.mark.real
 SHOTS = Path(__file__).parents[2] / "build" / "screenshots"
@@ -93,7 +103,8 @@ def test_a_hostile_reply_runs_no_script_streaming_drawn_or_reloaded(
     page = open_notebook(browser, lab, path.name, "hostile")
     for index in range(3):
         run_cell(page, index)
-    page.wait_for_function("() => window.__control === 1", timeout=WAIT_MS)  # handlers run
+    page.wait_for_function("() => window.__control === 1",  # handlers run
+                           timeout=WAIT_MS, polling=POLL_MS)
     run_cell(page, 3, wait=False)
     flags: list[Any] = []
     deadline = time.monotonic() + WAIT_MS / 1000
@@ -113,7 +124,8 @@ def test_a_hostile_reply_runs_no_script_streaming_drawn_or_reloaded(
     save(page, path, "nbagent-reply")
     reload(page)
     assert page.locator(".nbagent-reply").count() == 1
-    page.wait_for_function("() => window.__control === 1", timeout=WAIT_MS)  # still trusted
+    page.wait_for_function("() => window.__control === 1",  # still trusted
+                           timeout=WAIT_MS, polling=POLL_MS)
     assert page.evaluate(INSPECT_JS) == []
     page.wait_for_timeout(500)
     assert page.evaluate(FLAGS_JS) == [None, 1]

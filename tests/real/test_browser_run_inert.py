@@ -16,7 +16,7 @@ import pytest
 
 from tests.notebook.test_code_runs import HOSTILE_RUN
 from tests.real import lab as shared
-from tests.real.lab import WAIT_MS, Lab, notebook, open_notebook, reload, run_cell, save
+from tests.real.lab import POLL_MS, WAIT_MS, Lab, notebook, open_notebook, reload, run_cell, save
 
 chromium, browser, lab = shared.chromium, shared.browser, shared.serving("lab")
 pytestmark = pytest.mark.real
@@ -56,7 +56,8 @@ def test_everything_an_agent_run_displays_runs_no_script_drawn_or_reloaded(
     page = open_notebook(browser, lab, path.name, "run-inert")
     for index in range(4):
         run_cell(page, index)
-    page.wait_for_function("() => window.__control === 1", timeout=WAIT_MS)  # handlers run
+    page.wait_for_function("() => window.__control === 1",  # handlers run
+                           timeout=WAIT_MS, polling=POLL_MS)
     chat = page.locator(".jp-Notebook .jp-Cell").nth(3)
     chat.locator(".jp-OutputArea-output table").first.wait_for(timeout=WAIT_MS)
     assert "Shown." in chat.inner_text()
@@ -71,7 +72,8 @@ def test_everything_an_agent_run_displays_runs_no_script_drawn_or_reloaded(
 
     save(page, path, "top.__pwned=1")
     reload(page)
-    page.wait_for_function("() => window.__control === 1", timeout=WAIT_MS)  # still trusted
+    page.wait_for_function("() => window.__control === 1",  # still trusted
+                           timeout=WAIT_MS, polling=POLL_MS)
     again = page.locator(".jp-Notebook .jp-Cell").nth(3)
     again.locator(".jp-OutputArea-output table").first.wait_for(timeout=WAIT_MS)
     assert page.evaluate(POKE_JS, 3) == []

@@ -18,7 +18,18 @@ from typing import Any
 
 import pytest
 
-from tests.real.lab import CELL, LINE, WAIT_MS, Lab, idle, notebook, open_notebook, reload, save
+from tests.real.lab import (
+    CELL,
+    LINE,
+    POLL_MS,
+    WAIT_MS,
+    Lab,
+    idle,
+    notebook,
+    open_notebook,
+    reload,
+    save,
+)
 from tests.real.lab import run_cell as run
 from tests.real.test_browser_inert import CONTROL, FLAGS_JS, HOSTILE, INSPECT_JS, MODEL
 
@@ -107,7 +118,8 @@ def test_two_chats_tell_one_story_in_notebook7_and_keep_it_after_reload(
             at_turn_end[index] = story(page, index)
         if index == 4:  # the chat from Python moved the first chat's line, still the newest
             page.wait_for_function(f"(t) => ({TEXT_OF_LINE_JS})(2) !== t",
-                                   arg=at_turn_end[2]["meters"][0], timeout=WAIT_MS)
+                                   arg=at_turn_end[2]["meters"][0], timeout=WAIT_MS,
+                                   polling=POLL_MS)
             moved = page.evaluate(TEXT_OF_LINE_JS, 2)
             assert tokens(moved) > tokens(at_turn_end[2]["meters"][0]), moved
     for index, (call, tag, word) in CHATS.items():
@@ -146,7 +158,8 @@ def test_a_hostile_reply_runs_no_script_in_notebook7(
     page = open_notebook(browser, notebook7, path.name, "")
     for index in range(3):
         run(page, index)
-    page.wait_for_function("() => window.__control === 1", timeout=WAIT_MS)  # handlers run
+    page.wait_for_function("() => window.__control === 1",  # handlers run
+                           timeout=WAIT_MS, polling=POLL_MS)
     run(page, 3, wait=False)
     flags: list[Any] = []
     deadline = time.monotonic() + WAIT_MS / 1000
@@ -165,7 +178,8 @@ def test_a_hostile_reply_runs_no_script_in_notebook7(
 
     save_and_reload(page, path, 4, "nbagent-reply")
     assert page.locator(".nbagent-reply").count() == 1
-    page.wait_for_function("() => window.__control === 1", timeout=WAIT_MS)  # still trusted
+    page.wait_for_function("() => window.__control === 1",  # still trusted
+                           timeout=WAIT_MS, polling=POLL_MS)
     assert page.evaluate(INSPECT_JS) == []
     assert page.evaluate(FLAGS_JS) == [None, 1]
     page.context.close()

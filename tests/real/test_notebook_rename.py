@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.real.lab import CELL, WAIT_MS, Lab, idle, menu, run_cell
+from tests.real.lab import CELL, POLL_MS, WAIT_MS, Lab, idle, menu, run_cell
 
 pytestmark = pytest.mark.real
 
@@ -37,7 +37,7 @@ def type_cell(page: Any, index: int, code: str) -> None:
         page.keyboard.press("Escape")
         page.keyboard.press("b")  # a new cell below, in command mode
         page.wait_for_function(f"() => document.querySelectorAll({json.dumps(CELL)}).length"
-                               f" > {index}", timeout=WAIT_MS)
+                               f" > {index}", timeout=WAIT_MS, polling=POLL_MS)
     cells.nth(index).locator(".jp-InputArea-editor").click()
     page.keyboard.insert_text(code)
 
@@ -96,7 +96,7 @@ def test_a_notebook_renamed_at_its_first_save_continues_after_a_restart(
     deadline = time.monotonic() + 60
     while not (renamed.is_file() and sessions_in(renamed)):
         assert time.monotonic() < deadline, "the notebook was not saved under its new name"
-        time.sleep(0.5)
+        time.sleep(0.1)
     assert not untitled.exists()
     session = sessions_in(renamed)[0]
 
@@ -117,7 +117,7 @@ def test_a_notebook_renamed_at_its_first_save_continues_after_a_restart(
     deadline = time.monotonic() + 60
     while sessions_in(renamed).count(session) < 2:  # both chat cells' lines, saved
         assert time.monotonic() < deadline, "the notebook was not saved"
-        time.sleep(0.5)
+        time.sleep(0.1)
     copy = lab.root / "visits copy.ipynb"
     copy.write_bytes(renamed.read_bytes())
     other = context.new_page()
