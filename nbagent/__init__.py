@@ -70,11 +70,17 @@ __version__ = "0.1.0"
 
 def load_ipython_extension(shell: object) -> None:
     """`%load_ext nbagent`: register %%chat, %chat, %compact, %context, %pin and %nbagent,
-    and start importing litellm in the background, so the first chat does not wait for it."""
+    and start importing litellm in the background, so the first chat does not wait for it
+    (not when the kernel's session is already one of nbagent's stand-ins, which never
+    needs it)."""
+    from .agent._current import kernel_agent
     from .agent.models._litellm import import_in_background
+    from .agent.models._scripted import STAND_IN_PREFIXES
     from .widgets._magics import load
 
-    import_in_background()  # first: it takes seconds, and the load need not wait for it
+    agent = kernel_agent()
+    if agent is None or not agent.model.name.startswith(STAND_IN_PREFIXES):
+        import_in_background()  # first: it takes seconds, and the load need not wait for it
     load(shell)
 
 

@@ -145,3 +145,29 @@ def test_litellm_is_not_imported_by_building_the_session(model: str, tmp_path: P
         print(json.dumps({{"litellm": "litellm" in sys.modules}}))
     """, tmp_path)
     assert result == {"litellm": False}
+
+
+@pytest.mark.parametrize("name", [None, "offline/analyst"], ids=["scripted", "offline"])
+def test_a_stand_ins_kernel_never_imports_litellm(name: str | None, tmp_path: Path) -> None:
+    """A kernel whose session is one of nbagent's stand-ins before the load (as the suite's
+    shared kernels are) needs no litellm: the load starts no import, and chatting,
+    compacting and %context never ask litellm about a name it cannot know (its import is
+    seconds of CPU in each such kernel). A stand-in named after a real model is looked up."""
+    result, _ = python(f"""
+        import nbagent
+        from nbagent.testing import ScriptedModel, reply
+        options = {{"name": {name!r}}} if {name!r} else {{}}
+        model = ScriptedModel([reply("one"), reply("two")], default=reply("notes"), **options)
+        nbagent.set_current(nbagent.Agent(model=model, namespace=shell.user_ns))
+        started = []
+        door.import_in_background = lambda: started.append(True)
+        shell.run_line_magic("load_ext", "nbagent")
+        shell.run_cell("%%chat\\nhello")
+        shell.run_cell("%%chat\\nagain")
+        shell.run_cell("%compact")
+        shell.run_cell("%context")
+        quiet = "litellm" in sys.modules
+        known = nbagent.agent.models.model_info("gpt-4o-mini") is not None
+        print(json.dumps({{"started": started, "litellm": quiet, "known": known}}))
+    """, tmp_path)
+    assert result == {"started": [], "litellm": False, "known": True}

@@ -21,6 +21,7 @@ from ..providers._caching import CachePlan, apply_cache_plan, cache_family
 from ..providers._roles import shaped
 from ._direct import direct_route, send_direct
 from ._litellm import litellm
+from ._scripted import STAND_IN_PREFIXES
 from ._stream import Streamed, stream_reply
 
 Message = dict[str, Any]
@@ -36,8 +37,9 @@ def _model_info(model: str) -> Mapping[str, Any] | None:
 
 
 def model_info(model: str) -> Mapping[str, Any] | None:
-    """litellm's metadata for `model` (window, max output, prices), or None if unknown."""
-    return _model_info(model)
+    """litellm's metadata for `model` (window, max output, prices), or None if unknown
+    (a stand-in's own name without importing litellm)."""
+    return None if model.startswith(STAND_IN_PREFIXES) else _model_info(model)
 
 
 @dataclass(frozen=True)
