@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from IPython import get_ipython
 from IPython.display import display, update_display
@@ -21,12 +21,18 @@ from ._bundles import inert
 from ._frontend import at_cell_end, updates_in_place
 from ._reading import MeterReading, billing_words, compaction_text, last_compaction
 
-if TYPE_CHECKING:
-    from ._meter_widget import ContextMeter
+__all__ = ["Follower", "MeterLine", "follow", "read", "undone"]
 
-__all__ = ["MeterLine", "follow", "read", "undone"]
 
-_Meter = TypeVar("_Meter", "ContextMeter", "MeterLine")
+class Follower(Protocol):
+    """A meter `follow` makes: built for an agent, then fed the agent's events."""
+
+    def __init__(self, *, agent: Any = None) -> None: ...
+
+    def __call__(self, event: object) -> None: ...
+
+
+_Meter = TypeVar("_Meter", bound=Follower)
 
 
 class MeterLine:
