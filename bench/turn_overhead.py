@@ -23,6 +23,8 @@ Jupyter AI goes in virtualenvs of its own (its dependencies are not nbagent's):
 
     python bench/turn_overhead.py --jupyter-ai /tmp/jai2/bin/python \
         --jupyter-ai /tmp/jai3/bin/python        # 300 turns; updates docs/performance.md
+    python bench/turn_overhead.py --json > run.json   # measure, print only; then
+    python bench/turn_overhead.py --from-json run.json   # its table to docs/performance.md
     python bench/turn_overhead.py --serve 480    # only the stub
 """
 
@@ -387,8 +389,19 @@ WHERE_IT_GOES = (
     "messages), the reply's display, the archive's records and compactions (the requests "
     'beyond one a turn are their summaries). Memory: litellm itself (~185 MB in a '
     "kernel: `import litellm` loads ~3,000 modules, and this version offers no lighter "
-    "import); tiktoken's cl100k_base is no longer loaded (the stream was its only user); "
-    "Markdown, widgets and nbagent's own modules ~15 MB. The growth over the turns "
+    "import); tiktoken's cl100k_base is no longer loaded (the stream was its only user). "
+    "Beside litellm (measured cell by cell in a kernel that imported it first), the load "
+    "adds ~8.5 MB — Markdown (markdown-it, ~1 MB), the sanitizer (nh3, ~1.5 MB), tenacity "
+    "(~0.4 MB), nbagent's engine (~1.2 MB), agent (~3.4 MB) and notebook modules (~0.9 "
+    "MB) — and the first chat ~4.7 MB, most of it the openai SDK's HTTP client (~2.4 MB); "
+    "plain litellm's first `completion` adds ~13 MB to its import. Cut: the interactive "
+    "meter (`ContextMeter`) loaded anywidget and ipywidgets (~3.5 MB) with the magics, "
+    "though a chat cell's meter is a plain line; it is now loaded by `%nbagent meter` "
+    "only (a 300-turn kernel: after the first turn 249 → 243 MB, after the last 256 → "
+    "249-252 MB in three runs; run to run the same build differs by up to 3 MB). The "
+    "SDK's client made an SSL context of its own, loading the certificates a second time "
+    "(~0.5 MB); it now connects on litellm's (and so on litellm's SSL settings, as "
+    "litellm.completion does). The growth over the turns "
     "(+47 MB by turn 300) was the request bodies: the openai SDK's stream object holds "
     "itself through its event generator (a reference cycle) and the request's options, so "
     "each turn's body and its copy of the history lived until Python's next full "
@@ -398,9 +411,17 @@ WHERE_IT_GOES = (
     "the same 13 at turn 1 and 300, and MALLOC_ARENA_MAX=2 changed nothing). A "
     "compaction's summary went through `litellm.completion`, whose first call loaded ~90 "
     "more modules and its logging thread (+10 MB); it now takes the direct path in one "
-    "piece. What is left: the history itself and the archive's records (~1 MB a 100 "
-    "turns), and ~3 MB at the first compaction (litellm's provider-config table, built "
-    "for the summary's request). Not done: fixing glibc's mmap threshold at 128 KB "
+    "piece. What is left: the growth between compactions, ~17 KB a turn of resident memory "
+    "for ~4 KB of live Python objects (the history; tracemalloc), the rest holes in the "
+    "heap (plain litellm grows as much: +7 MB by turn 300), and ~3 MB at the first "
+    "compaction. That one is not litellm's provider-config table (built for the summary's "
+    "request to gpt-4o-mini: 22 modules, 0.3 MB; built early, the kernel ends the same): "
+    "the compaction's transient work (the summary prompt of the whole history, two "
+    "summaries in one piece, the floor) peaks ~1.9 MB of Python objects above the turn's "
+    "start, and the kernel keeps what the allocator took for it — the summary thread's "
+    "malloc arena (~0.6 MB), a new 1 MB pymalloc arena and more heap (/proc smaps: +3 MB "
+    "anonymous; MALLOC_ARENA_MAX=1 kept 0.4 MB of it). Not done: fixing glibc's mmap "
+    "threshold at 128 KB "
     "(mallopt) kept ~5 MB more of the heap's holes away, but made a user's temporaries "
     "of 1 MB ten times slower in the same process (5,000 numpy `a * 2 + 1`: 0.3 → 3.3 s "
     "of CPU; a pandas groupby loop +25-55%); malloc_trim after turn 300 gave back 2 MB for "
@@ -421,11 +442,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="the clients whose name has this")
     parser.add_argument("--litellm-stream", action="store_true",
                         help="also plain litellm streamed (slow: its stream wrapper)")
+    parser.add_argument("--from-json", type=Path, metavar="FILE",
+                        help="write the table of a run saved with --json; measure nothing")
     args = parser.parse_args(argv)
     if args.serve:
         serve(args.serve)
         return 0
-    result = measure(args.events, args.turns, args.jupyter_ai, args.only, args.litellm_stream)
+    if args.from_json:
+        result = json.loads(args.from_json.read_text(encoding="utf-8"))
+    else:
+        result = measure(args.events, args.turns, args.jupyter_ai, args.only,
+                         args.litellm_stream)
     if args.json:
         print(json.dumps(result))
         return 0

@@ -16,6 +16,8 @@ retry (`retry_words`), a decision (`compaction_text`, `left_view_words`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ._bundles import clean_cut, plain_line, status_bundle
 from ._cells import CellProposals
 from ._chat import ChatDisplay
@@ -23,9 +25,9 @@ from ._chat_lines import copy_button, reply_bundle, retry_words, tool_bundle
 from ._code_runs import NotebookRunner
 from ._frontend import updates_in_place
 from ._magics import ChatMagics
-from ._meter import ContextMeter, MeterLine, MeterReading
+from ._meter import MeterLine
 from ._parse import MAGIC_OPTIONS, parse_line
-from ._reading import compaction_text
+from ._reading import MeterReading, compaction_text
 from ._render import TAGS, allowed_link, render_reply
 from ._report import (
     ProgressLine,
@@ -38,6 +40,9 @@ from ._report import (
 )
 from ._subcommands import SETTINGS, SUBCOMMANDS, Subcommand, select
 from ._texts import notebook_words
+
+if TYPE_CHECKING:
+    from ._meter_widget import ContextMeter
 
 __all__ = [
     "MAGIC_OPTIONS",
@@ -74,3 +79,18 @@ __all__ = [
     "tool_bundle",
     "updates_in_place",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`ContextMeter` loads on first use (PEP 562): anywidget and ipywidgets behind it cost
+    a kernel ~3.5 MB that a chat never needs (docs/performance.md)."""
+    if name == "ContextMeter":
+        from ._meter_widget import ContextMeter
+
+        globals()[name] = ContextMeter
+        return ContextMeter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,175 +1,38 @@
-"""The context meter: how full the chat's context is, as a widget drawn in the browser
-from its synced traits (`ContextMeter`, anywidget) and as a plain one-line display for
-every chat cell (`MeterLine`). Both learn everything from the session's events and
-render the same words; their HTML and text fallbacks read well without a kernel. The
-widget is always live; a chat cell's line keeps the state of its own turn once a newer
-line is shown, so a saved notebook is a record.
+"""The context meter as a plain one-line display for every chat cell (`MeterLine`): how
+full the chat's context is, learnt from the session's events. A chat cell's line keeps the
+state of its own turn once a newer line is shown, so a saved notebook is a record. The
+widget drawn in the browser (`ContextMeter`, `_meter_widget`) reads the same events
+through `follow` and `read` here and renders the same words.
 """
 
 from __future__ import annotations
 
 import secrets
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-import anywidget
 from IPython import get_ipython
 from IPython.display import display, update_display
-from traitlets import Float, Int, List, TraitError, Unicode, validate
 
-from nbagent import METER_LEVELS, ContextState
+from nbagent import ContextState
 from nbagent.events import Compacted, ContextChanged
 
 from ._bundles import inert
 from ._frontend import at_cell_end, updates_in_place
-from ._meter_assets import METER_CSS, METER_ESM
-from ._reading import (
-    LEVELS,
-    WORDS,
-    MeterReading,
-    billing_words,
-    compaction_text,
-    last_compaction,
-)
+from ._reading import MeterReading, billing_words, compaction_text, last_compaction
 
-__all__ = ["LEVELS", "WORDS", "ContextMeter", "MeterLine", "MeterReading", "billing_words"]
-
-SPARK_POINTS = 120
-_Meter = TypeVar("_Meter", "ContextMeter", "MeterLine")
+__all__ = ["Follower", "MeterLine", "follow", "read", "undone"]
 
 
-class ContextMeter(anywidget.AnyWidget):  # type: ignore[misc]
-    """How full the chat's context is, updated live as the agent works: a bar, the level
-    in words, the numbers and a sparkline marking compactions. Subscribe it to a
-    session's events; `ContextMeter.for_state(state)` makes one showing a state."""
+class Follower(Protocol):
+    """A meter `follow` makes: built for an agent, then fed the agent's events."""
 
-    _esm = METER_ESM
-    _css = METER_CSS
+    def __init__(self, *, agent: Any = None) -> None: ...
 
-    percent_left = Float(100.0, help="Percent of the context left before auto-compaction "
-                         "(of the effective window when it is off).").tag(sync=True)
-    headline = Unicode("100% context left", help="The percent left and what it is of, in "
-                       "words.").tag(sync=True)
-    level = Unicode("ok", help=", ".join(level.name for level in METER_LEVELS)
-                    + ": the level (sets the colour).").tag(
-        sync=True
-    )
-    status = Unicode("ok", help="The level in words, and why auto-compaction is off.").tag(
-        sync=True
-    )
-    detail = Unicode("", help="Tokens, trigger, effective window, window, last compaction and "
-                     "cost, in words.").tag(sync=True)
-    threshold = Int(0, help="The auto-compact trigger (the effective window when off).").tag(
-        sync=True
-    )
-    usage = List(Int(), help="Tokens after each update, for the sparkline.").tag(sync=True)
-    compaction_marks = List(Int(), help="Indices into usage where a compaction ran.").tag(sync=True)
+    def __call__(self, event: object) -> None: ...
 
-    tokens = Int(0, help="Tokens the next request would occupy.")
-    window = Int(0, help="The model's context window.")
-    window_source = Unicode("", help="Where the window came from: env, litellm, table...")
-    last_compaction = Unicode("", help="Levels and tokens before → after of the last one.")
-    cost = Float(0.0, help="The session's cost so far, in USD.")
 
-    def __init__(self, *, agent: Any = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._reading: MeterReading | None = None
-        self._fallback_id = f"nbagent-meter-fallback-{secrets.token_hex(6)}"
-        self._fallback_shown = False
-        self._agent = agent  # the agent followed (None: none): its undo marks and billing
-
-    @classmethod
-    def for_state(cls, state: ContextState, *, cost: float = 0.0) -> ContextMeter:
-        """A meter showing `state` (subscribe it to follow later changes)."""
-        meter = cls()
-        meter(ContextChanged(state, cost))
-        return meter
-
-    @classmethod
-    def follow(cls, agent: Any) -> ContextMeter:
-        """The session's meter, subscribed to its events once: every `display()` of it
-        is one more view of the same widget."""
-        return _follow(cls, agent)
-
-    @validate("percent_left")  # type: ignore[untyped-decorator]
-    def _clamp(self, proposal: dict[str, Any]) -> float:
-        return float(min(100.0, max(0.0, proposal["value"])))
-
-    @validate("level")  # type: ignore[untyped-decorator]
-    def _known_level(self, proposal: dict[str, Any]) -> str:
-        if proposal["value"] not in LEVELS:
-            raise TraitError(f"level must be one of {LEVELS}, not {proposal['value']!r}")
-        return str(proposal["value"])
-
-    def __call__(self, event: object) -> None:
-        """A subscriber: follow the session's context changes and compactions."""
-        if isinstance(event, ContextChanged):
-            reading = _read(event, self.last_compaction, self._agent)
-            self.last_compaction = reading.last_compaction
-            self._show(reading)
-            self.usage = [*self.usage, event.state.tokens][-SPARK_POINTS:]
-        elif isinstance(event, Compacted) and event.decision.changed:
-            self.last_compaction = compaction_text(event.decision)
-            self.compaction_marks = [*self.compaction_marks, len(self.usage)][-SPARK_POINTS:]
-            if self._reading is not None:
-                self._show(replace(self._reading, last_compaction=self.last_compaction))
-        elif _undone(event) is not None and self._reading is not None:
-            self.last_compaction = compaction_text(_undone(event))
-            self._show(replace(self._reading, last_compaction=self.last_compaction))
-
-    def _show(self, reading: MeterReading) -> None:
-        self._reading = reading
-        if self._fallback_shown:
-            update_display(self._fallback(), raw=True, display_id=self._fallback_id)
-        with self.hold_sync():
-            self.percent_left = reading.percent_left
-            self.headline = reading.headline
-            self.level = reading.level
-            self.status = reading.status
-            self.detail = reading.detail
-            self.threshold = reading.threshold
-            self.tokens = reading.tokens
-            self.window = reading.window
-            self.window_source = reading.window_source
-            self.cost = reading.cost
-
-    def reading(self) -> MeterReading:
-        """What the meter shows now (a fresh meter shows an empty context)."""
-        if self._reading is not None:
-            return self._reading
-        return MeterReading(
-            percent_left=self.percent_left, level=self.level, label=WORDS[self.level], note="",
-            tokens=self.tokens, threshold=self.threshold, window=self.window,
-            window_source=self.window_source, cost=self.cost,
-            last_compaction=self.last_compaction)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The widget, with text and HTML for pages that cannot show widgets (nbviewer,
-        GitHub, an exported notebook)."""
-        reading = self.reading()
-        bundle = super()._repr_mimebundle_(**kwargs)
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
-        return {**data, "text/plain": reading.text(), "text/html": reading.html()}, metadata
-
-    def _fallback(self) -> dict[str, str]:
-        reading = self.reading()
-        return {"text/plain": reading.text(),
-                "text/html": f'<div class="nbagent-meter-fallback">{reading.html()}</div>'}
-
-    def _ipython_display_(self) -> None:
-        """Show the widget after a plain-HTML copy of it, kept up to date. Where the
-        widget draws, its stylesheet hides the copy; in a notebook reopened without its
-        kernel (and without saved widget state) the copy shows the last state instead of
-        "model not found" alone. A terminal draws no widget: it prints the text once."""
-        if not updates_in_place():
-            display(inert({"text/plain": self.reading().text()}), raw=True)
-            return
-        display(self._fallback(), raw=True, display_id=self._fallback_id)
-        self._fallback_shown = True
-        bundle = super()._repr_mimebundle_()
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
-        data = {**data, "text/plain": ""}  # the copy above says it; said once on any page
-        display(data, raw=True, metadata=metadata)
+_Meter = TypeVar("_Meter", bound=Follower)
 
 
 class MeterLine:
@@ -204,7 +67,7 @@ class MeterLine:
     @classmethod
     def follow(cls, agent: Any) -> MeterLine:
         """The session's line, subscribed to its events once; `display()` it in each cell."""
-        return _follow(cls, agent)
+        return follow(cls, agent)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, str]:
         return self._bundle()
@@ -226,7 +89,7 @@ class MeterLine:
             # the context as it stands, not the last figure told: the turn this line is
             # shown for starts from it, and its figure only rises from there (the line
             # before keeps the highest figure its own turn held)
-            self.reading = _read(ContextChanged(self._agent.context_state(), self._agent.cost),
+            self.reading = read(ContextChanged(self._agent.context_state(), self._agent.cost),
                                  self.last_compaction, self._agent)
             self.last_compaction = self.reading.last_compaction
         bundle = self._bundle()
@@ -246,7 +109,7 @@ class MeterLine:
 
     def __call__(self, event: object) -> None:
         """A subscriber: redraw the newest line on a context change or a compaction."""
-        decision = _undone(event)
+        decision = undone(event)
         if isinstance(event, Compacted) and event.decision.changed:
             decision = event.decision
         if decision is not None:
@@ -255,7 +118,7 @@ class MeterLine:
                 return
             self.reading = replace(self.reading, last_compaction=self.last_compaction)
         elif isinstance(event, ContextChanged):
-            self.reading = _read(event, self.last_compaction, self._agent)
+            self.reading = read(event, self.last_compaction, self._agent)
             self.last_compaction = self.reading.last_compaction
         else:
             return
@@ -276,7 +139,7 @@ def _cell_run() -> int:
     return int(getattr(get_ipython(), "execution_count", 0) or 0)
 
 
-def _follow(kind: type[_Meter], agent: Any) -> _Meter:
+def follow(kind: type[_Meter], agent: Any) -> _Meter:
     """The one `kind` subscribed to the agent's events, made (showing the agent's
     current state) and subscribed the first time."""
     events = agent.events
@@ -289,7 +152,7 @@ def _follow(kind: type[_Meter], agent: Any) -> _Meter:
     return made
 
 
-def _read(event: ContextChanged, last: str, agent: Any) -> MeterReading:
+def read(event: ContextChanged, last: str, agent: Any) -> MeterReading:
     """The reading for a context change: the last compaction as the agent's controller
     has it now (so an undo shows), and the cache share from `agent.billing()`."""
     cache = ""
@@ -299,7 +162,7 @@ def _read(event: ContextChanged, last: str, agent: Any) -> MeterReading:
     return MeterReading.of(event.state, cost=event.cost, last_compaction=last, cache=cache)
 
 
-def _undone(event: object) -> Any:
+def undone(event: object) -> Any:
     """The decision of an event saying a compaction was undone (`CompactionUndone`)."""
     decision = getattr(event, "decision", None)
     return decision if getattr(decision, "undone", False) else None

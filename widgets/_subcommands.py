@@ -22,7 +22,6 @@ import nbagent
 
 from . import _code_runs, _forms, _run
 from ._forms import Misuse
-from ._meter import ContextMeter
 from ._texts import notebook_words
 
 SETTINGS = "KEY=VALUE"  # the settings form's name: its words are settings, not a row's name
@@ -91,6 +90,8 @@ def reset(shell: Any, rest: str) -> str | None:
 def meter(shell: Any, rest: str) -> None:
     agent = _agent()
     if agent is not None:
+        from ._meter_widget import ContextMeter  # anywidget loads here, not with the magics
+
         display(ContextMeter.follow(agent))  # the interactive widget, an extra
 
 

@@ -171,3 +171,21 @@ def test_a_stand_ins_kernel_never_imports_litellm(name: str | None, tmp_path: Pa
         print(json.dumps({{"started": started, "litellm": quiet, "known": known}}))
     """, tmp_path)
     assert result == {"started": [], "litellm": False, "known": True}
+def test_a_chat_loads_no_widget_library_and_the_meter_widget_loads_it(tmp_path: Path) -> None:
+    """The interactive meter is an extra (`%nbagent meter`): anywidget and ipywidgets under it
+    (~3.5 MB in a kernel) load when it is asked for, not with the magics or a chat, whose
+    meter is a plain line (issue 44: kernel memory)."""
+    result, _ = python("""
+        from nbagent import Agent, set_current
+        from nbagent.testing import ScriptedModel, reply
+        door.import_in_background = lambda: None  # litellm is not what this test watches
+        libraries = ("anywidget", "ipywidgets")
+        shell.run_line_magic("load_ext", "nbagent")
+        set_current(Agent(model=ScriptedModel([reply("one")]), archive=False, namespace={}))
+        shell.run_cell_magic("chat", "", "hi")
+        chatted = [name for name in libraries if name in sys.modules]
+        shell.run_line_magic("nbagent", "meter")
+        print(json.dumps({"chatted": chatted,
+                          "meter": [name for name in libraries if name in sys.modules]}))
+    """, tmp_path)
+    assert result == {"chatted": [], "meter": ["anywidget", "ipywidgets"]}

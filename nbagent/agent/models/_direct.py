@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ._litellm import litellm_params, thought_signature_separator
+from ._litellm import http_settings, litellm_params, thought_signature_separator
 from ._stream import Streamed, logged, read_events
 
 # The options this path maps through litellm's own parameter mapping (the request keys a
@@ -34,8 +34,9 @@ MAPPED = frozenset({"temperature", "top_p", "max_tokens", "max_completion_tokens
 # request keys that are not parameters: where and how to send, and prices litellm keeps
 PRICES = ("input_cost_per_token", "output_cost_per_token")
 NOT_MAPPED = frozenset({"model", "messages", "api_base", "api_key", "timeout", *PRICES})
-# litellm's settings for every call: when one is set, its wrapper applies it
-GLOBALS = ("api_base", "headers", "organization", "model_alias_map")
+# litellm's settings for every call: when one is set, its wrapper applies it (a
+# `client_session` is the HTTP client it sends on)
+GLOBALS = ("api_base", "headers", "organization", "model_alias_map", "client_session")
 ENVIRONMENT = ("EXPERIMENTAL_OPENAI_BASE_LLM_HTTP_HANDLER", "OPENAI_ORGANIZATION")
 SEPARATOR_HOLDERS = frozenset({"tool_call_id", "tool_calls"})
 DEFAULT_TIMEOUT = 600.0  # litellm's for a call given none (and no litellm.request_timeout)
@@ -160,10 +161,17 @@ def _stream_class() -> Any:
 
 @functools.lru_cache(maxsize=16)
 def _client(api_base: str, api_key: str) -> Any:
+    """The SDK's client, connecting as litellm's own clients do (`http_settings`): a
+    server with a certificate of one's own trusted through `litellm.ssl_verify` is reached,
+    and litellm's SSL context is shared — the SDK's default would load the certificates a
+    second time (~0.5 MB in the kernel, docs/performance.md). The SDK's own HTTP client
+    class (not litellm's: its response and stream hold each other, and a request's body
+    with them, until a full collection)."""
     import openai
 
     # litellm's own retries are off (tenacity retries a call, `call_model`), as here
-    return openai.OpenAI(api_key=api_key, base_url=api_base, max_retries=0)
+    return openai.OpenAI(api_key=api_key, base_url=api_base, max_retries=0,
+                         http_client=openai.DefaultHttpxClient(**http_settings()))
 
 
 def send_direct(module: Any, route: Route, request: dict[str, Any],

@@ -47,6 +47,16 @@ def thought_signature_separator() -> str:
     return str(THOUGHT_SIGNATURE_SEPARATOR)
 
 
+def http_settings() -> dict[str, Any]:
+    """How litellm's own HTTP clients connect (`verify`, `http2`, as httpx takes them): its
+    SSL settings (`ssl_verify`, `SSL_CERT_FILE`, ...) as the one SSL context it made at
+    import, and its HTTP/2 choice."""
+    from litellm.llms.custom_httpx.http_handler import get_ssl_configuration, http2_enabled
+
+    http2 = http2_enabled()
+    return {"verify": get_ssl_configuration(http2=http2), "http2": http2}
+
+
 def _import_quietly() -> None:
     try:
         litellm()

@@ -11,6 +11,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -158,6 +159,8 @@ def test_litellm_callbacks_or_an_option_it_does_not_map_send_through_litellm_com
          "function": {"name": "peek", "arguments": "{}"}}]}]
     monkeypatch.setattr(module, "success_callback", [])
     assert direct_route(module, {**request, "messages": signed}) is None
+    monkeypatch.setattr(module, "client_session", object())  # the HTTP client it sends on
+    assert direct_route(module, request) is None
 
 
 @pytest.mark.parametrize("name", ["openai/gpt-4o-mini", "openai/qwen2.5-coder-local"])
@@ -209,3 +212,57 @@ def test_a_direct_streams_request_is_freed_when_its_reply_is_read(
             assert request() is None
         finally:
             gc.enable()
+
+
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 signed by itself, and its key: a server of one's own."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name)
+        .public_key(key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(
+            ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256()))
+    cert, private = folder / "server.pem", folder / "server.key"
+    cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    private.write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                          serialization.PrivateFormat.PKCS8,
+                                          serialization.NoEncryption()))
+    return cert, private
+
+
+def test_a_direct_request_goes_out_on_litellms_ssl_settings(
+        recorder: Recorder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server of one's own over HTTPS with its own certificate, trusted through
+    `litellm.ssl_verify`: the direct path reaches it as litellm.completion does (on the
+    HTTP client litellm gives the openai SDK, whose SSL context litellm made once)."""
+    import ssl
+
+    cert, key = self_signed(tmp_path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    recorder.server.socket = context.wrap_socket(recorder.server.socket, server_side=True)
+    base = recorder.base_url.replace("http://", "https://") + "/v1"
+    module = litellm()
+    monkeypatch.setattr(module, "ssl_verify", str(cert))
+    model = LiteLLMModel("openai/qwen2.5-coder-local", api_base=base, api_key="sk-test-not-real")
+    request = model.request([{"role": "user", "content": "hi"}], [])
+    assert direct_route(module, request) is not None
+    theirs = posted(recorder, lambda: list(module.completion(
+        **request, stream=True, stream_options={"include_usage": True})))
+    ours = posted(recorder, lambda: model.send([{"role": "user", "content": "hi"}], [],
+                                               on_text=lambda text: None))
+    assert json.dumps(ours) == json.dumps(theirs)
