@@ -75,7 +75,7 @@ def load_ipython_extension(shell: object) -> None:
     needs it)."""
     from .agent._current import kernel_agent
     from .agent.models._litellm import import_in_background
-    from .agent.models._scripted import STAND_IN_PREFIXES
+    from .agent.models._llm import STAND_IN_PREFIXES
     from .widgets._magics import load
 
     agent = kernel_agent()

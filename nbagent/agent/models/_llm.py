@@ -21,11 +21,16 @@ from ..providers._caching import CachePlan, apply_cache_plan, cache_family
 from ..providers._roles import shaped
 from ._direct import direct_route, send_direct
 from ._litellm import litellm
-from ._scripted import STAND_IN_PREFIXES
 from ._stream import Streamed, stream_reply
 
 Message = dict[str, Any]
 TextCallback = Callable[[str], None]
+
+
+# The names nbagent's stand-ins take unless told another (`ScriptedModel`, `offline_analyst`):
+# litellm knows none of them, so it is not imported to be asked (seconds of CPU in a fresh
+# kernel). A stand-in named after a real model is looked up as that model.
+STAND_IN_PREFIXES = ("scripted/", "offline/")
 
 
 @functools.lru_cache(maxsize=256)

@@ -15,11 +15,6 @@ from ...engine._markers import is_plain_user
 from ...engine._usage import Usage
 from ...engine.compaction import SummaryReply
 
-# The names nbagent's stand-ins take unless told another (ScriptedModel, offline_analyst):
-# litellm knows none of them, so nbagent never imports it to ask (seconds of CPU in a
-# fresh kernel). A stand-in named after a real model is looked up as that model.
-STAND_IN_PREFIXES = ("scripted/", "offline/")
-
 Reply = str | SummaryReply | BaseException | Callable[[list[dict[str, Any]]], str]
 
 
