@@ -31,8 +31,10 @@ def server(local_server: LocalServer) -> LocalServer:
     return local_server
 
 
-def agent_on(server: LocalServer, **options: Any) -> Agent:
-    return Agent(model=server.model(max_tokens=48), compact_model=server.model(max_tokens=256),
+def agent_on(server: LocalServer, answer_tokens: int = 48, summary_tokens: int = 256,
+             **options: Any) -> Agent:
+    return Agent(model=server.model(max_tokens=answer_tokens),
+                 compact_model=server.model(max_tokens=summary_tokens),
                  system=SYSTEM, tools=sales_tools(), builtin_tools=False, namespace={}, **options)
 
 
@@ -67,11 +69,19 @@ def test_the_meter_counts_the_embedded_models_next_request_within_5_percent(
 
 @real
 def test_a_real_overflow_is_recovered_by_l4_and_the_retry(server: LocalServer) -> None:
-    agent = agent_on(server, settings=Settings(max_context_tokens=4 * WINDOW, local_n_ctx=WINDOW))
-    notes = "north grew steadily, south was flat, east peaked in April. " * 45
+    # replies of a few tokens: what overflows is the notes, and every token generated costs
+    # the server about twice what one read does
+    agent = agent_on(server, answer_tokens=8,
+                     settings=Settings(max_context_tokens=4 * WINDOW, local_n_ctx=WINDOW))
+    notes = "north grew steadily, south was flat, east peaked in April. " * 80
     recovered = []
-    for turn in range(6):  # each turn adds ~700 tokens the agent wrongly thinks it has room for
-        result = agent.chat(f"{notes} Question {turn}: which region grew?", tool_choice="none")
+    # The first request is short (L4 keeps it whole), each later one adds ~1,070 tokens the
+    # agent wrongly thinks it has room for: the third turn's request overflows, and without
+    # the second round (L4 drops it) it fits again. The server reads ~2,180 tokens in all,
+    # the least that overflows (at ~610 a turn, the first one too, it read ~3,200 in four).
+    for turn in range(6):
+        asked = f"Question {turn}: which region grew?"
+        result = agent.chat(f"{notes} {asked}" if turn else asked, tool_choice="none")
         recovered += [d for d in result.decisions if d.trigger == "overflow"]
         if recovered:
             break
@@ -92,20 +102,21 @@ def test_an_unrecoverable_overflow_ends_with_the_actionable_message(server: Loca
 def test_a_long_session_in_a_2048_window_never_overflows_and_compacts_again(
         server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NBAGENT_LOCAL_N_CTX", str(WINDOW))
-    agent = agent_on(server)
+    # Replies of 32 tokens (a tool call's fits) and summaries of 128: a token generated costs
+    # the server about twice what a token read does, and each question brings ~160 tokens
+    # of notes, read twice (the call's prompt shows the tools, the answer's does not).
+    agent = agent_on(server, answer_tokens=32, summary_tokens=128)
+    notes = "Note: the sales table holds one row per order, by region and month. " * 10
     questions = ["What columns are there?", "What is the average revenue?",
                  "Which region sold most?", "Show the first rows.", "Stats of units_sold?"]
     compacted: list[Any] = []
-    # Until the second compaction, within 32 turns: when each lands depends on the model's
-    # own replies, which differ between llama.cpp builds; a fixed 15 turns missed the second
-    # by one turn on one (compacted at turn 10, then 1,792 of the 1,867 trigger at turn 14).
-    # (Questions padded with ~200 tokens of notes reach it in half the turns but cost more:
-    # 367 s in a suite run at load 6.5, against 185 s unpadded at load 10 or more.)
-    # 32 turns: ~100 tokens a turn put the first at turn 16 and the second past turn 25
-    # (h50's run); each turn now reads only what it adds, 3-4 s of server CPU.
-    for turn in range(32):
+    # Until the second compaction, within 16 turns: when each lands depends on the model's
+    # own replies, which differ between llama.cpp builds. ~300 tokens a turn put the first
+    # at turn 6 and the second at turn 7 (the first kept a long verbatim tail); at ~100 a
+    # turn, unpadded, they came at turns 16 and 25, for 1.3× the server's CPU (137 s to 103).
+    for turn in range(16):
         tool = "column_stats" if turn % 2 else "show_rows"
-        agent.chat(f"Turn {turn}: {questions[turn % len(questions)]}", tool_choice=tool)
+        agent.chat(f"{notes}Turn {turn}: {questions[turn % len(questions)]}", tool_choice=tool)
         compacted = [d for d in agent.controller.decisions if d.action == "compacted"]
         if len(compacted) >= 2:
             break
