@@ -25,8 +25,8 @@ set here from what they use, so nothing needs marking by hand in the common case
   (On 2 cores, a request read whole cost its server the same CPU with another server
   busy beside it, 11.1 s against 11.4 s alone.)
 - **a module**: a test that uses a module-scoped fixture (a built wheel, an MCP server, a
-  loaded tokenizer, a real kernel: `tests.notebook.helpers.SharedKernel`) runs with the
-  rest of its module, so the fixture starts once.
+  loaded tokenizer, a real kernel: `module_kernel` below) runs with the rest of its
+  module, so the fixture starts once.
 
 Every other test is spread over the workers one by one. A test that must not run beside
 another one names a group for both (`@pytest.mark.xdist_group("name")`, kept as given):
@@ -47,6 +47,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from nbagent.engine import ENV_PREFIX
+from tests.notebook.helpers import SharedKernel, shared_kernel, started_servers
 from tests.real import lab as lab_helpers
 
 # Shared, noisy machines: never fail a property test on how long it took.
@@ -168,12 +169,22 @@ def _clean_nbagent_env(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
     data = tmp_path / "nbagent-data"
     monkeypatch.setenv("NBAGENT_DATA_DIR", str(data))
     yield
-    if request.node.get_closest_marker("real") and _group(request.node) not in ("llama", LLAMA_OWN):
-        started = sorted(p.name for p in (data / "servers").glob("*.clients"))
+    group = request.node.get_closest_marker("xdist_group")
+    if request.node.get_closest_marker("real") and (group.args[0] if group and group.args
+                                                    else None) not in ("llama", LLAMA_OWN):
+        started = started_servers(tmp_path)
         assert not started, (
             f"this test started an embedded llama.cpp server ({', '.join(started)}): make a "
             "session current before %load_ext nbagent (or set NBAGENT_MODEL in the kernel's "
             "environment), or mark the test llama if the server is what it tests")
+
+
+@pytest.fixture(scope="module")
+def module_kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedKernel]:
+    """The module's one real kernel, its tests taking turns on it (`SharedKernel`; a
+    module fixture: they run one after another on one worker)."""
+    with shared_kernel(tmp_path_factory.mktemp("kernel")) as running:
+        yield running
 
 
 @pytest.fixture(scope="session")

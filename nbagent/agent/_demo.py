@@ -6,8 +6,9 @@ compaction decision and the context left as it goes.
 
     python -m nbagent.demo [--window 2048] [--offline]
 
-`--offline` runs the same script with a rule-following stand-in instead of the
-model (no server, instant). No API key and no network either way.
+`--offline` runs the script with a rule-following stand-in instead of the model (no
+server, instant; every question, where the model is asked the first `TURNS` before
+`/compact`, and no misconfigured window). No API key and no network either way.
 """
 
 from __future__ import annotations

@@ -145,9 +145,10 @@ class SharedKernel:
     failed, or ended the kernel, the kernel is restarted (a failure may leave anything
     running). A test that must see a kernel nothing ran in yet keeps one of its own."""
 
-    def __init__(self, manager: Any, client: Any) -> None:
+    def __init__(self, manager: Any, client: Any, data: Path) -> None:
         self.manager = manager
         self.client = client
+        self.data = data  # the kernel's NBAGENT_DATA_DIR
         names = self._silently("", names="sorted(get_ipython().user_ns)")
         self.fresh = set(ast.literal_eval(names["names"]["data"]["text/plain"]))
 
@@ -156,11 +157,18 @@ class SharedKernel:
         """The kernel for the test of `request` (pytest's), cleaned up after it however it
         ended."""
         failed = request.session.testsfailed  # counted before a test's teardown starts
+        servers = started_servers(self.data)
         try:
             yield self.manager, self.client
-        finally:
+        except BaseException:  # the fixture's own setup in the kernel failed: start afresh
+            self.restart()
+            raise
+        else:
             if request.session.testsfailed != failed or not self._reset():
                 self.restart()
+        assert started_servers(self.data) == servers, (
+            "the kernel started an embedded llama.cpp server: make a scripted session "
+            "current before %load_ext nbagent")
 
     def restart(self) -> None:
         self.manager.restart_kernel(now=True)
@@ -197,7 +205,13 @@ def shared_kernel(folder: Path) -> Iterator[SharedKernel]:
     shell that runs the tests: a module's fixture starts before a test's own clean-up of
     the environment); stopped when the module's tests are done, however they ended."""
     with python_kernel(folder, settings={}) as (manager, client):
-        yield SharedKernel(manager, client)
+        yield SharedKernel(manager, client, folder / "data")
+
+
+def started_servers(folder: Path) -> list[str]:
+    """The embedded llama.cpp servers begun with a data folder within `folder`: each
+    leaves its `servers/*.clients` file there (started or failing to start)."""
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("servers/*.clients"))
 
 
 def execute(client: Any, code: str, *, cell_id: str | None = None, allow_stdin: bool = False,

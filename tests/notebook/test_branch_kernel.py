@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.notebook.helpers import SharedKernel, execute, shared_kernel
+from tests.notebook.helpers import SharedKernel, execute
 
 pytestmark = pytest.mark.real
 jupyter_client = pytest.importorskip("jupyter_client")
@@ -42,17 +42,11 @@ SETUP = textwrap.dedent("""\
 DELEGATE = "calls(('delegate', {'task': 'look at the log', 'data': ['app.log']}))"
 
 
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedKernel]:
-    """The module's one kernel (its tests run one after another on one worker)."""
-    with shared_kernel(tmp_path_factory.mktemp("kernel")) as running:
-        yield running
-
 
 @pytest.fixture
-def kernel(shared: SharedKernel, request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any]]:
+def kernel(module_kernel: SharedKernel, request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any]]:
     """The module's kernel for one test, fresh (`SharedKernel`), SETUP run in it."""
-    with shared.turn(request) as running:
+    with module_kernel.turn(request) as running:
         reply, messages = execute(running[1], SETUP, cell_id="setup")
         assert reply["status"] == "ok", messages
         yield running

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.notebook.helpers import KERNEL_WAIT_S, SharedKernel, execute, shared_kernel
+from tests.notebook.helpers import KERNEL_WAIT_S, SharedKernel, execute
 
 pytestmark = pytest.mark.real
 jupyter_client = pytest.importorskip("jupyter_client")
@@ -30,17 +30,11 @@ SETUP = textwrap.dedent("""\
 """)
 
 
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedKernel]:
-    """The module's one kernel (its tests run one after another on one worker)."""
-    with shared_kernel(tmp_path_factory.mktemp("kernel")) as running:
-        yield running
-
 
 @pytest.fixture
-def client(shared: SharedKernel, request: pytest.FixtureRequest) -> Iterator[Any]:
+def client(module_kernel: SharedKernel, request: pytest.FixtureRequest) -> Iterator[Any]:
     """The module's kernel for one test, fresh (`SharedKernel`): no cells run in it yet."""
-    with shared.turn(request) as (_, running):
+    with module_kernel.turn(request) as (_, running):
         yield running
 
 

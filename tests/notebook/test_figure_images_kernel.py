@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from tests.notebook.test_code_runs_kernel import ANALYSIS, run, shown, value
-from tests.notebook.test_code_runs_kernel import kernel as kernel  # the fixtures: a kernel
-from tests.notebook.test_code_runs_kernel import shared as shared  # this module shares
+from tests.notebook.test_code_runs_kernel import kernel as kernel  # a turn on the module_kernel
 
 pytestmark = pytest.mark.real
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.notebook.helpers import SharedKernel, execute, shared_kernel
+from tests.notebook.helpers import SharedKernel, execute
 
 pytestmark = pytest.mark.real
 jupyter_client = pytest.importorskip("jupyter_client")
@@ -32,17 +32,11 @@ def run(client: Any, code: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return execute(client, code)
 
 
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedKernel]:
-    """The module's one kernel (its tests run one after another on one worker)."""
-    with shared_kernel(tmp_path_factory.mktemp("kernel")) as running:
-        yield running
-
 
 @pytest.fixture
-def client(shared: SharedKernel, request: pytest.FixtureRequest) -> Iterator[Any]:
+def client(module_kernel: SharedKernel, request: pytest.FixtureRequest) -> Iterator[Any]:
     """The module's kernel for one test, fresh (`SharedKernel`), SETUP run in it."""
-    with shared.turn(request) as (_, kernel):
+    with module_kernel.turn(request) as (_, kernel):
         reply, messages = run(kernel, SETUP)
         assert reply["status"] == "ok", messages
         yield kernel

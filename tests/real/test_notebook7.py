@@ -180,6 +180,7 @@ def test_a_hostile_reply_runs_no_script_in_notebook7(
     assert page.locator(".nbagent-reply").count() == 1
     page.wait_for_function("() => window.__control === 1",  # still trusted
                            timeout=WAIT_MS, polling=POLL_MS)
+    page.wait_for_timeout(500)  # a payload's own late script (an iframe's) gets its chance
     assert page.evaluate(INSPECT_JS) == []
     assert page.evaluate(FLAGS_JS) == [None, 1]
     page.context.close()

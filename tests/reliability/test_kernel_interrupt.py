@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.notebook.helpers import SharedKernel, shared_kernel
+from tests.notebook.helpers import SharedKernel
 
 pytestmark = pytest.mark.real
 jupyter_client = pytest.importorskip("jupyter_client")
@@ -102,17 +102,11 @@ RESUME = textwrap.dedent("""
 """)
 
 
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedKernel]:
-    """The module's one kernel (its tests run one after another on one worker)."""
-    with shared_kernel(tmp_path_factory.mktemp("kernel")) as running:
-        yield running
-
 
 @pytest.fixture
-def kernel(shared: SharedKernel, request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any]]:
+def kernel(module_kernel: SharedKernel, request: pytest.FixtureRequest) -> Iterator[tuple[Any, Any]]:
     """The module's kernel for one test, fresh (`SharedKernel`)."""
-    with shared.turn(request) as running:
+    with module_kernel.turn(request) as running:
         yield running
 
 

@@ -30,7 +30,8 @@ TextCallback = Callable[[str], None]
 # The names nbagent's stand-ins take unless told another (`ScriptedModel`, `offline_analyst`):
 # litellm knows none of them, so it is not imported to be asked (seconds of CPU in a fresh
 # kernel). A stand-in named after a real model is looked up as that model.
-STAND_IN_PREFIXES = ("scripted/", "offline/")
+SCRIPTED_NAME, OFFLINE_NAME = "scripted/model", "offline/analyst"
+STAND_IN_PREFIXES = tuple(name.partition("/")[0] + "/" for name in (SCRIPTED_NAME, OFFLINE_NAME))
 
 
 @functools.lru_cache(maxsize=256)

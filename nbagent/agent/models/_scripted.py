@@ -14,6 +14,7 @@ from ...engine import compaction
 from ...engine._markers import is_plain_user
 from ...engine._usage import Usage
 from ...engine.compaction import SummaryReply
+from ._llm import OFFLINE_NAME, SCRIPTED_NAME
 
 Reply = str | SummaryReply | BaseException | Callable[[list[dict[str, Any]]], str]
 
@@ -129,7 +130,7 @@ class ScriptedModel:
         self,
         steps: Iterable[ModelStep] = (),
         *,
-        name: str = "scripted/model",
+        name: str = SCRIPTED_NAME,
         default: ModelStep | None = None,
         record: bool = True,
         context_window: int | None = None,
@@ -225,7 +226,7 @@ def _without_context(text: str) -> str:
     return text
 
 
-def offline_analyst(name: str = "offline/analyst") -> ScriptedModel:
+def offline_analyst(name: str = OFFLINE_NAME) -> ScriptedModel:
     """A rule-following stand-in for a real model, for demos without an API key.
 
     It looks before it answers: a question gets `list_variables`; a question
