@@ -93,8 +93,9 @@ def _cache_counts_everything() -> None:
 def _cache_keeps_no_prefix_scores() -> None:
     """A prompt cache entry keeps the model's state and only the last row of scores.
 
-    llama-cpp-python keeps a row of scores per token (n_vocab floats: 196 KB a token for
-    SmolLM2, 350 MB at 1,800 tokens), which nothing reads again: a request continuing a
+    llama-cpp-python keeps a row of scores per token where logits_all is on (its server's
+    default; n_vocab floats: 196 KB a token for SmolLM2, 350 MB at 1,800 tokens; nbagent
+    starts it with it off, `_local_server`), which nothing reads again: a request continuing a
     cached prompt evaluates at least its last token afresh. Counted (above), an entry over
     ~1,300 tokens outgrew the whole cache and was dropped at once, and the two prompts of
     an agent's turn (the call, its tools in the system message; the answer, without) kept
