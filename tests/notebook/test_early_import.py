@@ -46,6 +46,7 @@ def test_the_load_starts_the_import_and_does_not_import_litellm_itself(tmp_path:
     assert result == {"started": [True], "litellm": False, "chat": True}
 
 
+@pytest.mark.slow  # a fresh interpreter imports litellm whole (~10 s)
 def test_litellm_arrives_after_the_load_with_no_chat(tmp_path: Path) -> None:
     result, stderr = python("""
         started = []
@@ -67,6 +68,7 @@ def test_litellm_arrives_after_the_load_with_no_chat(tmp_path: Path) -> None:
     assert stderr == ""
 
 
+@pytest.mark.slow  # a fresh interpreter imports litellm whole (~10 s)
 def test_a_chat_that_needs_litellm_during_the_import_gets_the_whole_module(
         tmp_path: Path) -> None:
     result, _ = python("""
@@ -78,6 +80,7 @@ def test_a_chat_that_needs_litellm_during_the_import_gets_the_whole_module(
     assert result == {"completion": True, "quiet": True}
 
 
+@pytest.mark.slow  # a fresh interpreter imports litellm whole (~10 s)
 def test_a_chat_that_waits_for_the_import_says_so_first_and_only_then(tmp_path: Path) -> None:
     result, _ = python("""
         from nbagent import Agent

@@ -103,6 +103,7 @@ def printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return [notebook_words(text) for text in texts]
 
 
+@pytest.mark.slow  # a fresh shell imports nbagent and litellm (~10 s)
 def test_every_printed_call_runs_as_pasted_after_load_ext(printed: list[str],
                                                           tmp_path: Path) -> None:
     calls = list(dict.fromkeys(c for text in printed for c in calls_in(text)))
