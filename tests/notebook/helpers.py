@@ -138,12 +138,13 @@ if "matplotlib.pyplot" in _sys.modules:
 
 class SharedKernel:
     """A real python3 kernel (`python_kernel`) the tests of one module take turns on, from
-    a module-scoped fixture: started once, where a kernel per test cost each test its start,
-    `%load_ext nbagent` and the litellm import the load begins (~6 s of CPU on a 2-core
-    machine, most of a scripted test's). `turn(request)` hands it to one test and takes it
-    back fresh: after a test that passed, `RESET` undoes what it left; after one that
-    failed, or ended the kernel, the kernel is restarted (a failure may leave anything
-    running). A test that must see a kernel nothing ran in yet keeps one of its own."""
+    a module-scoped fixture (`module_kernel`): started once, where a kernel per test cost
+    each test its start and `%load_ext nbagent` (with the litellm import the load then
+    began, ~6 s of CPU on 2 cores: none now with a stand-in current before the load).
+    `turn(request)` hands it to one test and takes it back fresh: after a test that passed,
+    `RESET` undoes what it left; after one that failed, or ended the kernel, the kernel is
+    restarted (a failure may leave anything running). A test that must see a kernel nothing
+    ran in yet keeps one of its own."""
 
     def __init__(self, manager: Any, client: Any, data: Path) -> None:
         self.manager = manager
