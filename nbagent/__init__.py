@@ -75,11 +75,11 @@ def load_ipython_extension(shell: object) -> None:
     needs it)."""
     from .agent._current import kernel_agent
     from .agent.models._litellm import import_in_background
-    from .agent.models._llm import STAND_IN_PREFIXES
+    from .agent.models._llm import stand_in_name
     from .widgets._magics import load
 
     agent = kernel_agent()
-    if agent is None or not agent.model.name.startswith(STAND_IN_PREFIXES):
+    if agent is None or not stand_in_name(agent.model.name):
         import_in_background()  # first: it takes seconds, and the load need not wait for it
     load(shell)
 

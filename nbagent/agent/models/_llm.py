@@ -42,10 +42,16 @@ def _model_info(model: str) -> Mapping[str, Any] | None:
         return None
 
 
+def stand_in_name(model: str) -> bool:
+    """True for a name only nbagent's stand-ins take (`STAND_IN_PREFIXES`): litellm knows
+    nothing of it, and a session on it never needs litellm."""
+    return model.startswith(STAND_IN_PREFIXES)
+
+
 def model_info(model: str) -> Mapping[str, Any] | None:
     """litellm's metadata for `model` (window, max output, prices), or None if unknown
     (a stand-in's own name without importing litellm)."""
-    return None if model.startswith(STAND_IN_PREFIXES) else _model_info(model)
+    return None if stand_in_name(model) else _model_info(model)
 
 
 @dataclass(frozen=True)
