@@ -236,10 +236,11 @@ def run(window: int = 2048, offline: bool = False, out: TextIO = sys.stdout) -> 
         shown = {"overflow", "auto"}  # the server's refusal recovered, then the learned window
         try:
             for question, _ in QUESTIONS[:4]:
-                learned = "overflow" in {d.trigger for d in decisions if d.action == "compacted"}
-                ask(f"{overflowing(agent, window, learned)} {question}", "none")  # no tool
-                if shown <= {d.trigger for d in decisions if d.action == "compacted"}:
+                compacted = {d.trigger for d in decisions if d.action == "compacted"}
+                if shown <= compacted:
                     break  # both shown: a further question only compacts again
+                notes = overflowing(agent, window, learned="overflow" in compacted)
+                ask(f"{notes} {question}", "none")  # answer, no tool
         finally:
             agent.configure(window=None)
     counts = {trigger: sum(d.trigger == trigger and d.action == "compacted" for d in decisions)
