@@ -87,7 +87,11 @@ def terminal(request: pytest.FixtureRequest, terminals: dict[str, Any],
     one gets a new process (a failure can leave the terminal mid-output)."""
     kind = request.param
     if kind in terminals:
-        typed(terminals[kind], SETUP[2])
+        try:
+            typed(terminals[kind], SETUP[2])
+        except BaseException:  # a terminal that cannot take a fresh session serves no test
+            ended(terminals.pop(kind))
+            raise
     else:
         terminals[kind] = spawn(COMMANDS[kind], tmp_path_factory.mktemp(kind))
     failed = request.session.testsfailed
