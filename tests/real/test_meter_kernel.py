@@ -52,7 +52,9 @@ def meter_figures(messages: list[dict[str, Any]]) -> list[int]:
 
 def test_a_chat_cells_meter_line_only_rises_through_a_turn_with_a_tool_call(
         tmp_path: Path) -> None:
-    with python_kernel(tmp_path, settings={"NBAGENT_LOCAL_N_CTX": "2048"}) as (_, client):
+    # replies of a few words: the fall was between a turn's two requests, whatever the answer
+    settings = {"NBAGENT_LOCAL_N_CTX": "2048", "NBAGENT_LOCAL_MAX_TOKENS": "24"}
+    with python_kernel(tmp_path, settings=settings) as (_, client):
         reply, messages = execute(client, SETUP)
         assert reply["status"] == "ok", printed(messages)
         for number, question in enumerate(QUESTIONS):

@@ -73,8 +73,9 @@ def kernels(tmp_path: Path) -> Iterator[Any]:
     """Start kernels of one user (one data folder) on demand: `kernels(model=None)`."""
     data = tmp_path / "data"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NBAGENT_", "OPENAI_"))}
+    # replies of a few words: which server answers is the point, not what it says
     env.update(NBAGENT_DATA_DIR=str(data), NBAGENT_LOCAL_N_CTX="2048",
-               LITELLM_LOCAL_MODEL_COST_MAP="True")
+               NBAGENT_LOCAL_MAX_TOKENS="16", LITELLM_LOCAL_MODEL_COST_MAP="True")
     with ExitStack() as stack:
         def start(name: str) -> tuple[Any, Any]:
             folder = tmp_path / name
