@@ -104,7 +104,7 @@ def test_the_last_words_are_read_to_the_end_under_load() -> None:
     try:
         reasons = [str(opened(StdioServer(command=sys.executable,
                                           args=["-c", FLOOD_THEN_EXIT]))[0])
-                   for _ in range(5)]
+                   for _ in range(8)]
     finally:
         spinning.set()
         busy.join()
