@@ -1,7 +1,13 @@
 """MCP servers configured on the agent — in Python, on a running session and from the
 config files other clients use, read entry by entry — offer their tools to a real chat
 through the agent's usual path (schemas counted, results capped and archived); each call
-asks the user first unless allowed; a server that cannot start or dies never ends a chat."""
+asks the user first unless allowed; a server that cannot start or dies never ends a chat.
+
+Each agent starts its own stdio servers, so the tests whose subject is not the stdio
+command (approval, adding and removing, the live state) reach one demo server over HTTP
+for the module (`web`: a stdio start costs the server the SDK's import, ~1 CPU-s); the
+session given servers in Python, the config files' commands, a server that dies and the
+kernel's start their own over stdio."""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ import json
 import sys
 import textwrap
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +25,16 @@ from nbagent import Agent, NbagentWarning, Settings
 from nbagent.approval import NoOneToAsk
 from nbagent.events import Notice
 from nbagent.testing import ScriptedModel, calls, reply
-from tests.agent.mcp.servers.launch import DEMO, stdio_spec
+from tests.agent.mcp.servers.launch import DEMO, http_demo, stdio_spec
 
 pytestmark = pytest.mark.real
+
+
+@pytest.fixture(scope="module")
+def web() -> Iterator[dict[str, Any]]:
+    """The module's demo server over streamable HTTP, as a server spec."""
+    with http_demo() as url:
+        yield {"url": url}
 
 
 def tool_results(agent: Agent) -> list[str]:
@@ -54,13 +68,13 @@ def test_servers_given_in_python_offer_their_tools_on_the_first_chat() -> None:
         agent.close()
 
 
-def test_a_server_added_on_a_running_session_and_removed_again() -> None:
+def test_a_server_added_on_a_running_session_and_removed_again(web: dict[str, Any]) -> None:
     model = ScriptedModel([reply("no tools yet"), calls(("echo", {"text": "hi"})),
                            reply("echoed"), reply("gone")])
     agent = Agent(model=model, builtin_tools=False, archive=False)
     try:
         agent.chat("hello")
-        agent.add_mcp_server("demo", {**stdio_spec(), "alwaysAllow": ["echo"]})
+        agent.add_mcp_server("demo", {**web, "alwaysAllow": ["echo"]})
         agent.chat("echo hi")
         assert tool_results(agent)[0].startswith("hi")  # the demo echo adds its own time
         agent.remove_mcp_server("demo")
@@ -119,7 +133,7 @@ def test_a_server_that_cannot_start_or_dies_never_ends_the_chat(tmp_path: Path) 
         agent.close()
 
 
-def test_each_call_asks_first_showing_tool_server_and_arguments() -> None:
+def test_each_call_asks_first_showing_tool_server_and_arguments(web: dict[str, Any]) -> None:
     questions: list[str] = []
     answers = ["n", "y", "t"]
 
@@ -130,7 +144,7 @@ def test_each_call_asks_first_showing_tool_server_and_arguments() -> None:
     model = ScriptedModel([calls(("add", {"a": 1, "b": 2})), calls(("add", {"a": 3})),
                            calls(("add", {"a": 4})), calls(("add", {"a": 5})), reply("done")])
     agent = Agent(model=model, builtin_tools=False, archive=False,
-                  mcp_servers={"demo": stdio_spec()})
+                  mcp_servers={"demo": web})
     agent.approval.ask = ask
     try:
         assert agent.chat("add things").text == "done"
@@ -145,7 +159,8 @@ def test_each_call_asks_first_showing_tool_server_and_arguments() -> None:
         agent.close()
 
 
-def test_a_delegated_tasks_calls_ask_the_same_approval_as_the_main_agents() -> None:
+def test_a_delegated_tasks_calls_ask_the_same_approval_as_the_main_agents(
+        web: dict[str, Any]) -> None:
     questions: list[str] = []
 
     def ask(question: str) -> str:
@@ -156,7 +171,7 @@ def test_a_delegated_tasks_calls_ask_the_same_approval_as_the_main_agents() -> N
                            calls(("add", {"a": 2, "b": 40})), reply("42"),
                            calls(("add", {"a": 1, "b": 1})), reply("42, and 2")])
     agent = Agent(model=model, builtin_tools=["delegate"], archive=False,
-                  mcp_servers={"demo": stdio_spec()})
+                  mcp_servers={"demo": web})
     agent.approval.ask = ask
     try:
         assert agent.chat("add things").text == "42, and 2"
@@ -170,13 +185,14 @@ def test_a_delegated_tasks_calls_ask_the_same_approval_as_the_main_agents() -> N
         agent.close()
 
 
-def test_where_no_one_can_answer_the_call_is_refused_with_a_clear_result() -> None:
+def test_where_no_one_can_answer_the_call_is_refused_with_a_clear_result(
+        web: dict[str, Any]) -> None:
     def batch(question: str) -> str:
         raise NoOneToAsk("no terminal")
 
     model = ScriptedModel([calls(("add", {"a": 1})), reply("refused")])
     agent = Agent(model=model, builtin_tools=False, archive=False,
-                  mcp_servers={"demo": stdio_spec()})
+                  mcp_servers={"demo": web})
     agent.approval.ask = batch
     try:
         assert agent.chat("add").text == "refused"
@@ -221,10 +237,10 @@ def test_a_config_file_loads_entry_by_entry_as_vs_code_writes_it(
 
 
 def test_mcp_servers_started_say_their_live_state_or_why_they_cannot_start(
-        tmp_path: Path) -> None:
+        tmp_path: Path, web: dict[str, Any]) -> None:
     agent = Agent(model=ScriptedModel(), builtin_tools=False, archive=False)
     try:
-        agent.add_mcp_server("demo", stdio_spec())
+        agent.add_mcp_server("demo", web)
         agent.add_mcp_server("gone", {"command": str(tmp_path / "no-such-server")})
         agent.add_mcp_server("exits", stdio_spec(DEMO_FAIL_AT_START="1"))
         assert agent.mcp_servers() == [(name, "not started", [])
@@ -258,25 +274,28 @@ def test_in_a_kernel_the_question_is_the_front_ends_input_prompt_while_the_cell_
         prompts.append(message["content"]["prompt"])
         client.input("y")
 
-    chat = textwrap.dedent("""
+    # one agent (and one server) for both cells: "y" allowed the first call only
+    start = textwrap.dedent("""
         from nbagent import Agent
         from nbagent.testing import ScriptedModel, calls, reply
         from tests.agent.mcp.servers.launch import stdio_spec
-        agent = Agent(model=ScriptedModel([calls(("add", {"a": 40})), reply("done")]),
+        agent = Agent(model=ScriptedModel([calls(("add", {"a": 40})), reply("done")] * 2),
                       builtin_tools=False, archive=False, mcp_servers={"demo": stdio_spec()})
+    """)
+    chat = textwrap.dedent("""
         agent.chat("add")
-        print([m["content"] for m in agent.history if m["role"] == "tool"])
-        agent.close()
+        print([m["content"] for m in agent.history if m["role"] == "tool"][-1:])
     """)
     try:
         client.wait_for_ready(timeout=60)
-        client.execute_interactive(chat, output_hook=keep, stdin_hook=answer, allow_stdin=True,
-                                   timeout=180)
+        client.execute_interactive(start + chat, output_hook=keep, stdin_hook=answer,
+                                   allow_stdin=True, timeout=180)
         assert len(prompts) == 1 and prompts[0].startswith(
             "nbagent: the model wants to call the MCP tool add (MCP server 'demo') with:")
         assert "['42']" in "".join(outputs)
         outputs.clear()
-        client.execute_interactive(chat, output_hook=keep, allow_stdin=False, timeout=180)
+        client.execute_interactive(chat + "agent.close()\n", output_hook=keep,
+                                   allow_stdin=False, timeout=180)
         assert "no one can answer here" in "".join(outputs)  # a batch run: refused
         assert len(prompts) == 1
     finally:

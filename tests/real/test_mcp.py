@@ -1,7 +1,11 @@
 """MCP tools against real server processes over stdio, written with the SDK's own server
 API (tests/agent/mcp/servers/demo_server.py): arguments, a failing tool, an image, a hung
 tool, a server that dies mid-call or cannot start, the processes' lifetime (close, exit,
-a killed kernel), calls from threads and under a running loop, and an Agent chat."""
+a killed kernel), calls from threads and under a running loop, and an Agent chat.
+
+The tests that only call the server share one for the module (`shared`: each start costs
+the server the SDK's import, ~1 CPU-s); a test that hangs, kills, closes or restarts its
+server starts its own (`servers`)."""
 
 from __future__ import annotations
 
@@ -36,6 +40,20 @@ def servers(statuses: list[str]) -> Iterator[McpServers]:
     made.close()
 
 
+@pytest.fixture(scope="module")
+def shared_statuses() -> list[str]:
+    return []
+
+
+@pytest.fixture(scope="module")
+def shared(shared_statuses: list[str]) -> Iterator[McpServers]:
+    """One demo server for the module's tests that leave it as it was: every line it said
+    is in `shared_statuses`."""
+    with McpServers({"demo": stdio_spec()}, call_timeout=20,
+                    on_status=shared_statuses.append) as made:
+        yield made
+
+
 def server_pid(servers: McpServers, name: str = "demo") -> int:
     text, is_error = servers.call(name, "pid", {})
     assert not is_error, text
@@ -43,27 +61,28 @@ def server_pid(servers: McpServers, name: str = "demo") -> int:
 
 
 def test_tools_are_listed_with_the_servers_schemas_and_called_with_arguments(
-        servers: McpServers, statuses: list[str]) -> None:
-    tools = {t.name: t for t in servers.tools()}
+        shared: McpServers, shared_statuses: list[str]) -> None:
+    tools = {t.name: t for t in shared.tools()}
     assert set(tools) == {"add", "echo", "slow", "fail", "pid", "die", "header", "picture",
                            "report"}
     assert tools["add"].schema["function"]["parameters"] == {
         "type": "object", "required": ["a"],
         "properties": {"a": {"type": "integer"}, "b": {"type": "integer", "default": 2}}}
     assert tools["add"](a=40) == "42" and tools["add"](a=1, b=5) == "6"
-    assert statuses == ["starting MCP server 'demo'…"]
+    # started once, whichever of the module's tests came first, and nothing else said
+    assert shared_statuses == ["starting MCP server 'demo'…"]
 
 
-def test_a_failing_tool_an_image_and_resources_come_back_as_text(servers: McpServers) -> None:
-    assert servers.call("demo", "fail", {"reason": "no such table"}) == (
+def test_a_failing_tool_an_image_and_resources_come_back_as_text(shared: McpServers) -> None:
+    assert shared.call("demo", "fail", {"reason": "no such table"}) == (
         "Error executing tool fail", True)
-    assert servers.call("demo", "picture", {}) == (
+    assert shared.call("demo", "picture", {}) == (
         "[image: image/png, 2.0 KB; not shown to the model]", False)
-    text, is_error = servers.call("demo", "report", {})
+    text, is_error = shared.call("demo", "report", {})
     assert not is_error and text.splitlines() == [
         "see the attached report", "[resource file:///tmp/report.txt (text/plain)]",
         "all rows valid", "[resource link file:///tmp/data.csv (data.csv, text/csv, 1,234 bytes)]"]
-    assert servers.call("demo", "missing_tool", {})[1] is True
+    assert shared.call("demo", "missing_tool", {})[1] is True
 
 
 def test_a_hung_tool_times_out_its_server_is_stopped_and_restarted_on_the_next_call(
@@ -136,8 +155,8 @@ def test_close_stops_every_process_is_idempotent_and_a_later_call_starts_again(
 
 
 def test_calls_work_from_threads_and_while_another_loop_runs_in_the_caller(
-        servers: McpServers) -> None:
-    add = {t.name: t for t in servers.tools()}["add"]
+        shared: McpServers) -> None:
+    add = {t.name: t for t in shared.tools()}["add"]
 
     async def like_ipykernel() -> str:  # cell code runs synchronously inside a running loop
         await asyncio.sleep(0)
@@ -163,7 +182,7 @@ def test_calls_work_from_threads_and_while_another_loop_runs_in_the_caller(
     assert results == {n: str(n + 100) for n in range(4)}
 
 
-def test_an_agent_chat_calls_an_mcp_tool_and_counts_its_schema(servers: McpServers) -> None:
+def test_an_agent_chat_calls_an_mcp_tool_and_counts_its_schema(shared: McpServers) -> None:
     model = ScriptedModel([calls(("add", {"a": 2, "b": 40})), calls(("fail", {})),
                            reply("the sum is 42")])
     agent, _ = make_agent(model, builtin_tools=False)
@@ -171,7 +190,7 @@ def test_an_agent_chat_calls_an_mcp_tool_and_counts_its_schema(servers: McpServe
     assert agent.breakdown().tools == 0
     seen: list[Any] = []
     agent.events.subscribe(seen.append)
-    for made in servers.tools(reserved=agent.tools):
+    for made in shared.tools(reserved=agent.tools):
         agent.add_tool(made)
     assert agent.breakdown().tools > 0  # their schemas are in the window
     assert agent.context_state().tokens > before + 100

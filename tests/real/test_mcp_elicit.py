@@ -2,7 +2,11 @@
 (tests/agent/mcp/servers/elicit_server.py, the SDK's `Context.elicit`): asked through the
 session's way of asking — its fields as prompts, typed by their schema — and what the
 user typed is what the server receives; declined, cancelled by an empty answer, refused
-where no one can answer; and in a real kernel, asked in the front end's input box."""
+where no one can answer; and in a real kernel, asked in the front end's input box.
+
+The tests in this process share one server (`crm`: each start costs the server the SDK's
+import, ~1 CPU-s), each with an approval of its own: the server keeps nothing between
+calls."""
 
 from __future__ import annotations
 
@@ -36,22 +40,29 @@ class User:
         return given
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def statuses() -> list[str]:
     return []
 
 
-def servers_for(user: User, statuses: list[str]) -> McpServers:
-    # the call itself is allowed: only the server's own questions reach the user
-    return McpServers({"crm": ELICIT}, on_status=statuses.append,
-                      approval=Approval(user, allowed=[("mcp", "crm")]))
+@pytest.fixture(scope="module")
+def crm(statuses: list[str]) -> Iterator[McpServers]:
+    """The module's elicit server; each test gives it an approval of its own."""
+    with McpServers({"crm": ELICIT}, on_status=statuses.append) as servers:
+        yield servers
+
+
+def servers_for(crm: McpServers, user: User) -> McpServers:
+    # a fresh approval, as a new session has; the call itself is allowed: only the
+    # server's own questions reach the user
+    crm.approval = Approval(user, allowed=[("mcp", "crm")])
+    return crm
 
 
 @pytest.fixture
-def answered(statuses: list[str]) -> Iterator[tuple[McpServers, User]]:
+def answered(crm: McpServers) -> tuple[McpServers, User]:
     user = User("y", "Ada Lovelace", "thirty-six", "36", "2", "", "y")
-    with servers_for(user, statuses) as servers:
-        yield servers, user
+    return servers_for(crm, user), user
 
 
 def test_the_fields_are_asked_typed_and_the_server_gets_what_was_typed(
@@ -75,17 +86,19 @@ def test_the_fields_are_asked_typed_and_the_server_gets_what_was_typed(
     (("",), "cancel: None"),  # Enter in a focused input box accepts nothing
 ], ids=["declined", "empty"])
 def test_declined_or_left_empty_nothing_is_sent(answers: tuple[str, ...], result: str,
-                                                statuses: list[str]) -> None:
-    with servers_for(User(*answers), statuses) as servers:
-        assert servers.call("crm", "signup", {"reason": "x"}) == (result, False)
+                                                crm: McpServers) -> None:
+    user = User(*answers)
+    assert servers_for(crm, user).call("crm", "signup", {"reason": "x"}) == (result, False)
+    assert user.answers == []  # each answer was asked for
 
 
-def test_where_no_one_can_answer_it_is_refused_and_said(statuses: list[str]) -> None:
-    with servers_for(User(None), statuses) as servers:
-        text, is_error = servers.call("crm", "signup", {"reason": "x"})
+def test_where_no_one_can_answer_it_is_refused_and_said(crm: McpServers,
+                                                       statuses: list[str]) -> None:
+    said = len(statuses)
+    text, is_error = servers_for(crm, User(None)).call("crm", "signup", {"reason": "x"})
     assert is_error and "no one can answer here" in text
     assert "MCP server 'crm' asked for your input (during its tool signup); no one can " \
-           "answer here, so it was refused" in statuses
+           "answer here, so it was refused" in statuses[said:]  # said by this call
 
 
 def test_in_a_kernel_the_fields_are_the_front_ends_input_prompts() -> None:
@@ -107,21 +120,23 @@ def test_in_a_kernel_the_fields_are_the_front_ends_input_prompts() -> None:
         prompts.append(message["content"]["prompt"])
         client.input(next(typed))
 
-    chat = textwrap.dedent(f"""
+    # one agent (and one server) for both cells
+    start = textwrap.dedent(f"""
         import sys
         from nbagent import Agent
         from nbagent.testing import ScriptedModel, calls, reply
         agent = Agent(model=ScriptedModel([calls(("signup", {{"reason": "lab"}})),
-                                           reply("done")]), builtin_tools=False,
+                                           reply("done")] * 2), builtin_tools=False,
                       archive=False, mcp_servers={{"crm": {ELICIT!r}}})
         agent.approval.allow("mcp", "crm")
+    """)
+    chat = textwrap.dedent("""
         agent.chat("sign me up")
-        print([m["content"] for m in agent.history if m["role"] == "tool"])
-        agent.close()
+        print([m["content"] for m in agent.history if m["role"] == "tool"][-1:])
     """)
     try:
         client.wait_for_ready(timeout=60)
-        client.execute_interactive(chat, output_hook=keep, stdin_hook=answer,
+        client.execute_interactive(start + chat, output_hook=keep, stdin_hook=answer,
                                    allow_stdin=True, timeout=180)
         assert len(prompts) == 6 and prompts[0].startswith(
             "nbagent: the MCP server 'crm' asks you for input (during its tool signup)")
@@ -129,7 +144,8 @@ def test_in_a_kernel_the_fields_are_the_front_ends_input_prompts() -> None:
         assert ("accept: {'name': 'Grace Hopper', 'age': 85, 'plan': 'free', "
                 "'newsletter': True}") in "".join(outputs)
         outputs.clear()
-        client.execute_interactive(chat, output_hook=keep, allow_stdin=False, timeout=180)
+        client.execute_interactive(chat + "agent.close()\n", output_hook=keep,
+                                   allow_stdin=False, timeout=180)
         assert "no one can answer here" in "".join(outputs)  # a batch run: refused
         assert len(prompts) == 6
     finally:

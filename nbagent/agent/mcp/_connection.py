@@ -108,9 +108,8 @@ class Connection:
         except BaseException as error:
             if isinstance(error, TimeoutError):
                 error = TimeoutError(f"it did not start within {timeout:g} s")
-            problem = self._with_stderr(error)
-            await self.stop()
-            raise problem from None
+            await self.stop()  # the process is gone: what it wrote last can be read whole
+            raise await self._with_stderr(error) from None
         return self.tools
 
     @property
@@ -238,6 +237,15 @@ class Connection:
         last few KB are ever kept."""
         return self._stderr.tail() if self._stderr is not None else ""
 
+    async def last_words(self) -> str:
+        """`stderr_tail` once the drain has read what the server wrote before it exited
+        (a reader thread runs behind the process; the wait is bounded: `_stderr.SETTLE_S`).
+        For a server that has exited or been stopped."""
+        if self._stderr is None:
+            return ""
+        await self._stderr.settled()
+        return self._stderr.tail()
+
     def _sign_in(self, spec: HttpServer) -> Any:
         """The SDK's OAuth provider, unless the spec says no or sends its own credentials."""
         given = {key.lower() for key in spec.headers}
@@ -257,10 +265,10 @@ class Connection:
                              "sign-in, and none succeeded" + (f" ({challenge[:120]})"
                                                              if challenge else ""))
 
-    def _with_stderr(self, error: BaseException) -> Exception:
+    async def _with_stderr(self, error: BaseException) -> Exception:
         reason = failure_text(error)
         if self._refused is not None:  # say why, beside the SDK's words for any status
             vague = reason == "Server returned an error response"
             reason = self._refused + ("" if vague else f"; {reason}")
-        tail = self.stderr_tail()
+        tail = await self.last_words()
         return ConnectionError(f"{reason} (its last output: {tail})" if tail else reason)

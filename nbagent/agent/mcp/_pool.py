@@ -113,7 +113,7 @@ class ConnectionPool:
                 return f"the MCP server {server!r} refused {tool}: {failure_text(error)}", True
             self.drop(server, connection)
             reason = failure_text(error)
-            tail = connection.stderr_tail()
+            tail = await connection.last_words()  # it exited: read to its last line
             self.status(f"MCP server {server!r} stopped during {tool} ({reason}); it starts "
                         "again on the next call")
             return (f"the MCP server {server!r} stopped during {tool} ({reason}"

@@ -1,16 +1,24 @@
 """A stdio server's stderr, kept bounded: the child writes into a pipe, a daemon thread
 drains it as it comes and keeps only the last few KB, so a server that writes without end
-costs a few KB of memory and a failure can still quote its last lines.
+costs a few KB of memory and a failure can still quote its last lines. The drain runs
+behind the child: once the child has exited, `settled` waits (bounded) until the drain has
+read the pipe to its end, so the last lines are there to quote.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from typing import TextIO
 
 KEEP_BYTES = 8_192  # the tail kept of a server's stderr
 _READ = 65_536
+# How long a failure waits for the drain to read what an exited child wrote last: reading
+# what is left takes milliseconds; only a survivor of the child holding the pipe open (a
+# grandchild in a session of its own) runs it out.
+SETTLE_S = 2.0
+_POLL_S = 0.005
 
 
 class StderrTail:
@@ -27,6 +35,7 @@ class StderrTail:
         self._ring = bytearray()
         self._total = 0
         self._lock = threading.Lock()
+        self._ended = threading.Event()  # the drain read the pipe to its end
         self._drain = threading.Thread(target=self._read, args=(read_fd,), daemon=True,
                                        name="nbagent-mcp-stderr")
         self._drain.start()
@@ -43,6 +52,7 @@ class StderrTail:
             pass
         finally:
             os.close(fd)
+            self._ended.set()
 
     @property
     def total(self) -> int:
@@ -61,6 +71,23 @@ class StderrTail:
             text = bytes(self._ring).decode("utf-8", errors="replace")
         kept = [line.strip() for line in text.splitlines() if line.strip()]
         return "\n".join(kept[-lines:])[-chars:]
+
+    @property
+    def ended(self) -> bool:
+        """Whether the drain has read everything: every writer (the child, its own
+        children, nbagent's copy) closed the pipe."""
+        return self._ended.is_set()
+
+    async def settled(self, timeout: float = SETTLE_S) -> bool:
+        """Release nbagent's copy and wait, at most `timeout` seconds, until the drain
+        has read the pipe to its end; call it once the child has exited. Whether it did."""
+        self.release()
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not self._ended.is_set():
+            if asyncio.get_running_loop().time() >= deadline:
+                return False
+            await asyncio.sleep(_POLL_S)
+        return True
 
     def release(self) -> None:
         """Close nbagent's copy of the writing end (the child keeps its own)."""

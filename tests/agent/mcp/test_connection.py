@@ -76,6 +76,41 @@ def test_a_server_that_exits_gives_its_last_words() -> None:
     assert str(error).endswith("(its last output: boom: missing API key)")
 
 
+# A server that floods stderr and exits at once (1 MB in a pipe grown to hold it, so it
+# never waits for the drain): the drain thread still has ~16 reads to do when the client
+# sees the process gone.
+FLOOD_THEN_EXIT = (
+    "import fcntl, os\n"
+    "try:\n"
+    "    fcntl.fcntl(2, getattr(fcntl, 'F_SETPIPE_SZ', 1031), 1 << 20)\n"
+    "except OSError:\n"
+    "    pass\n"
+    "os.write(2, (b'y' * 1023 + b'\\n') * 1000 + b'boom: missing API key\\n')\n"
+    "os._exit(3)\n")
+
+
+def test_the_last_words_are_read_to_the_end_under_load() -> None:
+    """Whoever composes the error waits (bounded) for the drain to reach the end of the
+    pipe: here a thread spinning beside it competes for the interpreter, and every start
+    still quotes the server's last line, not a line from the middle of its flood."""
+    spinning = threading.Event()
+
+    def spin() -> None:
+        while not spinning.is_set():
+            pass
+
+    busy = threading.Thread(target=spin, daemon=True)
+    busy.start()
+    try:
+        reasons = [str(opened(StdioServer(command=sys.executable,
+                                          args=["-c", FLOOD_THEN_EXIT]))[0])
+                   for _ in range(8)]
+    finally:
+        spinning.set()
+        busy.join()
+    assert all(reason.endswith("y\nboom: missing API key)") for reason in reasons), reasons
+
+
 def test_a_server_that_never_answers_is_cut_at_the_timeout() -> None:
     started = time.monotonic()
     error, _ = opened(StdioServer(command=sys.executable,

@@ -9,8 +9,13 @@ import os
 import sys
 import time
 
-import mcp_types as types
-from mcp.server.mcpserver import Context, Image, MCPServer
+if __name__ == "__main__" and os.environ.get("DEMO_FAIL_AT_START"):
+    # a server that fails before it speaks MCP: said before the SDK's import (~1 CPU-s)
+    print("demo server: missing DEMO_TOKEN", file=sys.stderr, flush=True)
+    sys.exit(2)
+
+import mcp_types as types  # noqa: E402 (after the start that fails without it)
+from mcp.server.mcpserver import Context, Image, MCPServer  # noqa: E402
 
 server = MCPServer("demo")
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8  # 2,056 bytes
@@ -80,9 +85,6 @@ def report() -> list[types.ContentBlock]:
 
 
 if __name__ == "__main__":
-    if os.environ.get("DEMO_FAIL_AT_START"):
-        print("demo server: missing DEMO_TOKEN", file=sys.stderr, flush=True)
-        sys.exit(2)
     if len(sys.argv) > 2 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     elif len(sys.argv) > 2 and sys.argv[1] == "--sse":  # the protocol's older HTTP transport
