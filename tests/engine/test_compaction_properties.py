@@ -96,17 +96,17 @@ def _nothing(messages: Messages, *, counts: Any = None) -> LevelResult:
     return LevelResult.unchanged(messages, "nothing to do")
 
 
-def _outcome(ladder: Any, messages: Messages, trigger: str, fill: float, failing: bool,
-             failures: int) -> tuple[dict[str, Any], list[str], Messages]:
+def _outcome(ladder: Any, counted: History, size: int, trigger: str, fill: float,
+             failing: bool, failures: int) -> tuple[dict[str, Any], list[str], Messages]:
     """The decision (its reason without the do-nothing rung's own clause), the status lines
-    and the history after one controller call on a fresh controller whose trigger the
-    history passes by the factor `fill` (so the ladders run and stop at every point)."""
+    and the history after one controller call on a fresh controller, on a fresh copy of
+    `counted` (its messages and their counts: `size` tokens), whose trigger the history
+    passes by the factor `fill` (so the ladders run and stop at every point)."""
     def summarize(prompt: Messages) -> str:
         if failing:
             raise RuntimeError("the summarizer is down")
         return nine_sections("brief")
 
-    size = CompactionController(window="local/test").count(History(messages))
     settings = Settings(max_context_tokens=max(64, round(size / 0.835 / fill)),
                         keep_recent_turns=1, snip_min_chars=10, snip_batch_tokens=0,
                         memory_tail_min_tokens=10, memory_tail_max_tokens=200,
@@ -116,7 +116,7 @@ def _outcome(ladder: Any, messages: Messages, trigger: str, fill: float, failing
     ctl.restore_failures(failures)
     lines: list[str] = []
     ctl.events.subscribe(lambda e: lines.append(e.text) if isinstance(e, Status) else None)
-    history = History(copy.deepcopy(messages))
+    history = counted.copy_with(counted.messages)  # the counts reused, not re-estimated
     if trigger == "auto":
         decision = ctl.maybe_compact(history)
     elif trigger == "midloop":
@@ -146,7 +146,11 @@ def test_a_rung_that_does_nothing_changes_no_decision(
     # The stop rule, the fallback rule and the stand-in are each rung's own: none of
     # them may depend on where a rung sits or on what an idle rung before it did. The
     # idle rung is on every ladder, at every place, with each `runs` and stop rule.
-    expected = _outcome(LADDER, messages, trigger, fill, failing, failures)
+    # Counted once for the 43 runs below (re-counting was a fifth of each run's CPU); no
+    # run may change the messages it was given, which the last line checks.
+    original, counted = copy.deepcopy(messages), History(messages)
+    size = CompactionController(window="local/test").count(counted)
+    expected = _outcome(LADDER, counted, size, trigger, fill, failing, failures)
     for at, runs, needed_over in product(range(len(LADDER) + 1),
                                          ("always", "with_model", "without_model"),
                                          ("trigger", "target")):
@@ -154,5 +158,6 @@ def test_a_rung_that_does_nothing_changes_no_decision(
                     lambda m, n, c: None, ladders=("full", "micro", "overflow"),
                     runs=runs, fallback=fallback, needed_over=needed_over)  # type: ignore[arg-type]
         with_idle = [*LADDER[:at], idle, *LADDER[at:]]
-        assert _outcome(with_idle, messages, trigger, fill, failing, failures) == expected, (
-            at, runs, needed_over)
+        assert _outcome(with_idle, counted, size, trigger, fill, failing, failures) == \
+            expected, (at, runs, needed_over)
+    assert messages == original
