@@ -383,11 +383,23 @@ WHERE_IT_GOES = (
     "check, its parameter mapping, the provider's `transform_request` — and posted with the "
     'openai SDK as litellm posts it (`models/_direct`; a test compares the body with '
     "litellm.completion's for each provider); other providers, litellm callbacks and "
-    "options it does not map still go through `litellm.completion`. What is left "
-    '(cProfile at turn ~300): reading the ~480 events and showing them as they arrive, '
-    "litellm's message check and transformation of the whole history (~2 ms at 300 "
-    "messages), the reply's display, the archive's records and compactions (the requests "
-    'beyond one a turn are their summaries). Memory: litellm itself (~185 MB in a '
+    "options it does not map still go through `litellm.completion`. "
+    "Then (py-spy, and each function's CPU in the kernel at turns 150-300): a stream's "
+    "last batch was parsed twice (its `[DONE]` failed the batch's one `json.loads`, which"
+    ' then parsed it event by event; now left out of it), the openai SDK encoded the '
+    "whole body for each request (~1.2 ms at 300 messages; the last request's messages "
+    'are now kept encoded by their fields and the body is the same bytes, a test compares'
+    " them with litellm.completion's), and a new cell's exchange listed every round of "
+    "the history looking for an earlier one of its key (now only a re-run cell's does). "
+    'What is left: reading the ~480 events (~1.8 ms, their JSON ~1 ms) and handing each '
+    'piece on to the display (~1 ms), six display messages a turn (the meter at the '
+    "start, after the request and after the reply, the status line, the reply's first and"
+    " last draw: ~0.45 ms each with ipykernel's two stream flushes, where Jupyter AI "
+    "sends one), the archive's redaction (~1 ms: 37 secret shapes over every string a "
+    "turn records, the case-insensitive ones slowest), litellm's message check and "
+    'transformation of the whole history (~0.7 ms at 300 messages), and compactions (the '
+    'requests beyond one a turn are their summaries). '
+    'Memory: litellm itself (~185 MB in a '
     "kernel: `import litellm` loads ~3,000 modules, and this version offers no lighter "
     "import); tiktoken's cl100k_base is no longer loaded (the stream was its only user). "
     "Beside litellm (measured cell by cell in a kernel that imported it first), the load "
