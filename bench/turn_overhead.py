@@ -379,55 +379,66 @@ WHERE_IT_GOES = (
     'object, copied every message twice more (a thought-signature pass, a re-validation) '
     'and priced the stream wrapper before reading it, counting the whole history with '
     "tiktoken's cl100k_base. A streamed chat to litellm's OpenAI handler (OpenAI, an "
-    'OpenAI-compatible server) now has its body built by litellm\'s own pieces — its message '
-    "check, its parameter mapping, the provider's `transform_request` — and posted with the "
-    'openai SDK as litellm posts it (`models/_direct`; a test compares the body with '
-    "litellm.completion's for each provider); other providers, litellm callbacks and "
-    "options it does not map still go through `litellm.completion`. What is left "
-    '(cProfile at turn ~300): reading the ~480 events and showing them as they arrive, '
-    "litellm's message check and transformation of the whole history (~2 ms at 300 "
-    "messages), the reply's display, the archive's records and compactions (the requests "
-    'beyond one a turn are their summaries). Memory: litellm itself (~185 MB in a '
-    "kernel: `import litellm` loads ~3,000 modules, and this version offers no lighter "
-    "import); tiktoken's cl100k_base is no longer loaded (the stream was its only user). "
-    "Beside litellm (measured cell by cell in a kernel that imported it first), the load "
-    "adds ~8.5 MB — Markdown (markdown-it, ~1 MB), the sanitizer (nh3, ~1.5 MB), tenacity "
-    "(~0.4 MB), nbagent's engine (~1.2 MB), agent (~3.4 MB) and notebook modules (~0.9 "
-    "MB) — and the first chat ~4.7 MB, most of it the openai SDK's HTTP client (~2.4 MB); "
-    "plain litellm's first `completion` adds ~13 MB to its import. Cut: the interactive "
-    "meter (`ContextMeter`) loaded anywidget and ipywidgets (~3.5 MB) with the magics, "
-    "though a chat cell's meter is a plain line; it is now loaded by `%nbagent meter` "
-    "only (a 300-turn kernel: after the first turn 249 → 243 MB, after the last 256 → "
-    "249-252 MB in three runs; run to run the same build differs by up to 3 MB). The "
-    "SDK's client made an SSL context of its own, loading the certificates a second time "
-    "(~0.5 MB); it now connects on litellm's (and so on litellm's SSL settings, as "
-    "litellm.completion does). The growth over the turns "
-    "(+47 MB by turn 300) was the request bodies: the openai SDK's stream object holds "
-    "itself through its event generator (a reference cycle) and the request's options, so "
-    "each turn's body and its copy of the history lived until Python's next full "
-    "collection, dozens of turns later (tracemalloc: ~20 MB of them live at turn 200, each "
-    "up to ~750 KB), and glibc's heap kept the holes they left; the stream read now holds "
-    "only the HTTP response, freed when the reply is read (not threads: the kernel runs "
-    "the same 13 at turn 1 and 300, and MALLOC_ARENA_MAX=2 changed nothing). A "
-    "compaction's summary went through `litellm.completion`, whose first call loaded ~90 "
-    "more modules and its logging thread (+10 MB); it now takes the direct path in one "
-    "piece. What is left: the growth between compactions, ~17 KB a turn of resident memory "
-    "for ~4 KB of live Python objects (the history; tracemalloc), the rest holes in the "
-    "heap (plain litellm grows as much: +7 MB by turn 300), and ~3 MB at the first "
-    "compaction. That one is not litellm's provider-config table (built for the summary's "
-    "request to gpt-4o-mini: 22 modules, 0.3 MB; built early, the kernel ends the same): "
-    "the compaction's transient work (the summary prompt of the whole history, two "
-    "summaries in one piece, the floor) peaks ~1.9 MB of Python objects above the turn's "
-    "start, and the kernel keeps what the allocator took for it — the summary thread's "
-    "malloc arena (~0.6 MB), a new 1 MB pymalloc arena and more heap (/proc smaps: +3 MB "
-    "anonymous; MALLOC_ARENA_MAX=1 kept 0.4 MB of it). Not done: fixing glibc's mmap "
-    "threshold at 128 KB "
-    "(mallopt) kept ~5 MB more of the heap's holes away, but made a user's temporaries "
-    "of 1 MB ten times slower in the same process (5,000 numpy `a * 2 + 1`: 0.3 → 3.3 s "
-    "of CPU; a pandas groupby loop +25-55%); malloc_trim after turn 300 gave back 2 MB for "
-    "~1 ms a call. With no model set, "
-    '`%load_ext nbagent` also starts the embedded model (llama.cpp and its tokenizer in '
-    'the kernel, ~50 MB): here the model is set first.')
+    "OpenAI-compatible server) now has its body built by litellm's own pieces — its "
+    "message check, its parameter mapping, the provider's `transform_request` — and "
+    'posted with the openai SDK as litellm posts it (`models/_direct`; a test compares '
+    "the body with litellm.completion's for each provider); other providers, litellm "
+    'callbacks and options it does not map still go through `litellm.completion`. Then '
+    "(py-spy, and each function's CPU in the kernel at turns 150-300): a stream's last "
+    "batch was parsed twice (its `[DONE]` failed the batch's one `json.loads`, which then"
+    ' parsed it event by event; now left out of it), the openai SDK encoded the whole '
+    "body for each request (~1.2 ms at 300 messages; the last request's messages are now "
+    'kept encoded by their fields and the body is the same bytes, a test compares them '
+    "with litellm.completion's), and a new cell's exchange listed every round of the "
+    "history looking for an earlier one of its key (now only a re-run cell's does). What "
+    'is left: reading the ~480 events (~1.8 ms, their JSON ~1 ms) and handing each piece '
+    'on to the display (~1 ms), six display messages a turn (the meter at the start, '
+    "after the request and after the reply, the status line, the reply's first and last "
+    "draw: ~0.45 ms each with ipykernel's two stream flushes, where Jupyter AI sends "
+    "one), the archive's redaction (37 secret shapes over every string a turn records; "
+    'the nine that open with no literal, or a case-blind one, were most of it and now '
+    "pass over a text holding none of their words: the reply's 0.46 → 0.08 ms), litellm's"
+    ' message check and transformation of the whole history (~0.7 ms at 300 messages), '
+    'and compactions (the requests beyond one a turn are their summaries). Memory: '
+    'litellm itself (~185 MB in a kernel: `import litellm` loads ~3,000 modules, and this'
+    " version offers no lighter import); tiktoken's cl100k_base is no longer loaded (the "
+    'stream was its only user). Beside litellm (measured cell by cell in a kernel that '
+    'imported it first), the load adds ~8.5 MB — Markdown (markdown-it, ~1 MB), the '
+    "sanitizer (nh3, ~1.5 MB), tenacity (~0.4 MB), nbagent's engine (~1.2 MB), agent "
+    '(~3.4 MB) and notebook modules (~0.9 MB) — and the first chat ~4.7 MB, most of it '
+    "the openai SDK's HTTP client (~2.4 MB); plain litellm's first `completion` adds ~13 "
+    'MB to its import. Cut: the interactive meter (`ContextMeter`) loaded anywidget and '
+    "ipywidgets (~3.5 MB) with the magics, though a chat cell's meter is a plain line; it"
+    ' is now loaded by `%nbagent meter` only (a 300-turn kernel: after the first turn 249'
+    ' → 243 MB, after the last 256 → 249-252 MB in three runs; run to run the same build '
+    "differs by up to 3 MB). The SDK's client made an SSL context of its own, loading the"
+    " certificates a second time (~0.5 MB); it now connects on litellm's (and so on "
+    "litellm's SSL settings, as litellm.completion does). The growth over the turns (+47 "
+    "MB by turn 300) was the request bodies: the openai SDK's stream object holds itself "
+    "through its event generator (a reference cycle) and the request's options, so each "
+    "turn's body and its copy of the history lived until Python's next full collection, "
+    'dozens of turns later (tracemalloc: ~20 MB of them live at turn 200, each up to ~750'
+    " KB), and glibc's heap kept the holes they left; the stream read now holds only the "
+    'HTTP response, freed when the reply is read (not threads: the kernel runs the same '
+    "13 at turn 1 and 300, and MALLOC_ARENA_MAX=2 changed nothing). A compaction's "
+    'summary went through `litellm.completion`, whose first call loaded ~90 more modules '
+    'and its logging thread (+10 MB); it now takes the direct path in one piece. What is '
+    'left: the growth between compactions, ~17 KB a turn of resident memory for ~4 KB of '
+    'live Python objects (the history; tracemalloc), the rest holes in the heap (plain '
+    'litellm grows as much: +7 MB by turn 300), and ~3 MB at the first compaction. That '
+    "one is not litellm's provider-config table (built for the summary's request to "
+    'gpt-4o-mini: 22 modules, 0.3 MB; built early, the kernel ends the same): the '
+    "compaction's transient work (the summary prompt of the whole history, two summaries "
+    "in one piece, the floor) peaks ~1.9 MB of Python objects above the turn's start, and"
+    " the kernel keeps what the allocator took for it — the summary thread's malloc arena"
+    ' (~0.6 MB), a new 1 MB pymalloc arena and more heap (/proc smaps: +3 MB anonymous; '
+    "MALLOC_ARENA_MAX=1 kept 0.4 MB of it). Not done: fixing glibc's mmap threshold at "
+    "128 KB (mallopt) kept ~5 MB more of the heap's holes away, but made a user's "
+    'temporaries of 1 MB ten times slower in the same process (5,000 numpy `a * 2 + 1`: '
+    '0.3 → 3.3 s of CPU; a pandas groupby loop +25-55%); malloc_trim after turn 300 gave '
+    'back 2 MB for ~1 ms a call. With no model set, `%load_ext nbagent` also starts the '
+    'embedded model (llama.cpp and its tokenizer in the kernel, ~50 MB): here the model '
+    'is set first.')
 
 
 def main(argv: list[str] | None = None) -> int:

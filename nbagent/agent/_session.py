@@ -167,8 +167,11 @@ class Session(SessionArchiveMixin):
         return replaced
 
     def forget_exchange(self, key: str) -> bool:
-        """Remove the round that `key`'s message opened, if it is still in the history."""
+        """Remove the round that `key`'s message opened, if it is still in the history (a
+        key not seen before, a new cell's, needs no look at the rounds)."""
         first = self._exchanges.pop(key, None)
+        if first is None:
+            return False
         rounds = self.history.rounds()
         for span in rounds:
             if self.history[span.start] is first:

@@ -87,7 +87,13 @@ def _whole_token(text: str, start: int, end: int) -> bool:
 def find_secrets(text: str, env_values: Iterable[str] = ()) -> list[tuple[int, int, str]]:
     """The secret spans in `text` as (start, end, format name), merged and in order."""
     spans: list[tuple[int, int, str]] = []
+    lowered = text.lower() if text.isascii() else None  # (an ASCII text's case is only ASCII's)
     for shape in SHAPES:
+        if shape.needs and not any(part in text for part in shape.needs):
+            continue
+        if shape.needs_folded and lowered is not None and not any(
+                word in lowered for word in shape.needs_folded):
+            continue
         for match in shape.pattern.finditer(text):
             span = shape.span(match)
             if span is not None:

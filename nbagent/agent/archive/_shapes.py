@@ -34,12 +34,18 @@ class SecretShape:
     """One secret format. `pattern` finds candidates (it opens with a literal where it
     can: that keeps a pass over megabytes of output fast); `span` says which part of a
     match is the secret, or None when the candidate is not one after all. `looks_like`:
-    the examples a reader recognises it by (docs/security.md's list of shapes shows them)."""
+    the examples a reader recognises it by (docs/security.md's list of shapes shows them).
+    `needs`: strings one of which every match holds, and `needs_folded`: words one of which
+    every match holds in some case (looked for in an ASCII text, lowered): a text without
+    them is not searched. The rows that open with no literal, or a case-blind one, are the
+    slow ones to search, and most texts hold none of their words."""
 
     name: str
     pattern: re.Pattern[str]
     span: Callable[[re.Match[str]], Span | None]
     looks_like: str
+    needs: tuple[str, ...] = ()
+    needs_folded: tuple[str, ...] = ()
 
 
 def _whole(check: Callable[[str], bool] | None = None) -> Callable[[re.Match[str]], Span | None]:
@@ -57,8 +63,10 @@ def _whole(check: Callable[[str], bool] | None = None) -> Callable[[re.Match[str
 
 
 def _shape(name: str, pattern: str, span: Callable[[re.Match[str]], Span | None] | None = None,
-           flags: int = 0, *, looks_like: str) -> SecretShape:
-    return SecretShape(name, re.compile(pattern, flags), span or _whole(), looks_like)
+           flags: int = 0, *, looks_like: str, needs: tuple[str, ...] = (),
+           needs_folded: tuple[str, ...] = ()) -> SecretShape:
+    return SecretShape(name, re.compile(pattern, flags), span or _whole(), looks_like, needs,
+                       needs_folded)
 
 
 def _no_word_before(width: int) -> str:
@@ -135,7 +143,7 @@ SHAPES: tuple[SecretShape, ...] = (
            looks_like="`AKIA…`, `ASIA…`"),
     _shape("AWS secret access key", r"(?P<key>(?i:key))" + _ASSIGN
            + r"""["']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""", _aws_secret,
-           looks_like="`aws_secret_access_key = …` (40 characters)"),
+           looks_like="`aws_secret_access_key = …` (40 characters)", needs_folded=("key",)),
     _shape("GitHub token", r"g" + _no_word_before(1) + r"(?:h[pousr]_[A-Za-z0-9]{36,255}|"
            r"ithub_pat_[A-Za-z0-9_]{50,255})(?![A-Za-z0-9_])",
            looks_like="`ghp_…`, `gho_…`, `ghu_…`, `ghs_…`, `ghr_…`, `github_pat_…`"),
@@ -153,7 +161,7 @@ SHAPES: tuple[SecretShape, ...] = (
            looks_like="`hf_…`"),
     _shape("Stripe key", r"[sr]k_" + _no_word_before(3) + r"(?:live|test)_[0-9A-Za-z]{16,}"
            r"(?![A-Za-z0-9_])",
-           looks_like="`sk_live_…`, `rk_live_…`, `sk_test_…`"),
+           looks_like="`sk_live_…`, `rk_live_…`, `sk_test_…`", needs=("k_",)),
     _shape("Groq key", r"gsk_" + _no_word_before(4) + r"[A-Za-z0-9]{40,}(?![A-Za-z0-9_])",
            _whole(_random_looking),
            looks_like="`gsk_…`"),
@@ -199,7 +207,8 @@ SHAPES: tuple[SecretShape, ...] = (
            looks_like="`GOCSPX-…`"),
     _shape("GitLab token (other kinds)", r"(?<![A-Za-z0-9_-])gl(?:oas|dt|rt|cbt|ptt|ft|imt|"
            r"agent|soat|ffct)-[A-Za-z0-9_-]{20,}(?![A-Za-z0-9_-])", _whole(_random_looking),
-           looks_like="`gldt-…`, `glrt-…`, `glptt-…`, `gloas-…` and the other prefixes"),
+           looks_like="`gldt-…`, `glrt-…`, `glptt-…`, `gloas-…` and the other prefixes",
+           needs=("gl",)),
     _shape("Databricks token", r"dapi" + _no_word_before(4) + r"[0-9a-f]{32}(?:-\d)?"
            r"(?![A-Za-z0-9])",
            looks_like="`dapi…`"),
@@ -211,31 +220,33 @@ SHAPES: tuple[SecretShape, ...] = (
            looks_like="`dop_v1_…`, `doo_v1_…`, `dor_v1_…`"),
     _shape("Telegram bot token", r"(?<![A-Za-z0-9:])\d{8,10}:(?P<secret>AA[A-Za-z0-9_-]{33})"
            r"(?![A-Za-z0-9_-])",
-           looks_like="`123456789:AA…`"),
+           looks_like="`123456789:AA…`", needs=(":AA",)),
     _shape("Azure storage account key", r"(?i:AccountKey)=(?P<secret>[A-Za-z0-9+/]{86}==)",
-           looks_like="`AccountKey=…` in a connection string"),
+           looks_like="`AccountKey=…` in a connection string", needs_folded=("accountkey=",)),
     _shape("Azure shared access key", r"(?i:SharedAccessKey)=(?P<secret>[A-Za-z0-9+/]{42,44}=?)"
            r"(?![A-Za-z0-9+/=])",
-           looks_like="Service Bus / Event Hubs `SharedAccessKey=…`"),
+           looks_like="Service Bus / Event Hubs `SharedAccessKey=…`",
+           needs_folded=("sharedaccesskey=",)),
     _shape("password in a URL", r"""://[^\s:@/?#"'<>\\`]*:(?P<secret>[^\s/?#"'<>\\`]+)@"""
            r"""(?=[^\s/?#"'<>\\`@]+)""", _whole(lambda p: not PLACEHOLDER.fullmatch(p)),
            looks_like="`https://user:pass@host`, `postgresql://user:pw@host`, index URLs"),
     _shape("secret in a URL query", r"[?&](?i:token|access_token|api_key|apikey|key|sig|"
            r"signature|x-amz-signature|x-amz-security-token|auth|code)="
            r"""(?P<secret>[^&#\s"'<>\\`]+)""", _whole(_random_looking),
-           looks_like="`?token=…`, `&sig=…` (Azure SAS), `&X-Amz-Signature=…` and similar"),
+           looks_like="`?token=…`, `&sig=…` (Azure SAS), `&X-Amz-Signature=…` and similar",
+           needs=("=",)),
     _shape("bearer token", r"(?i:bearer)[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{8,}=*)"
            r"(?![A-Za-z0-9._~+/=-])", _whole(lambda t: len(t) >= 16 or _has_digit(t)),
-           looks_like="`Authorization: Bearer …`"),
+           looks_like="`Authorization: Bearer …`", needs_folded=("bearer",)),
     _shape("basic auth header", r"(?i:authorization)" + _ASSIGN + r"""["']?(?i:basic)[ \t]+"""
            r"(?P<secret>[A-Za-z0-9+/]{8,}=*)",
-           looks_like="`Authorization: Basic …`"),
+           looks_like="`Authorization: Basic …`", needs_folded=("authorization",)),
     _shape("password assignment", r"(?P<key>(?i:pass(?:word|wd)|pwd))" + _ASSIGN + _VALUE,
            _assigned(PASSWORD_NAME, 1),
            looks_like="`password=…` / `pwd=…` in connection strings, "
-                      "`\"password\": \"…\"`, `PASSWORD=\"…\"`"),
+                      "`\"password\": \"…\"`, `PASSWORD=\"…\"`", needs_folded=("pass", "pwd")),
     _shape("API key assignment", r"(?P<key>(?i:key|secret|token|authorization))"
            + _ASSIGN + _VALUE, _assigned(API_NAME, 8),
            looks_like="`api_key = …`, `x-api-key: …`, `secret_key`, `client_secret`, "
-                      "`access_token` …"),
+                      "`access_token` …", needs_folded=("key", "secret", "token", "authorization")),
 )

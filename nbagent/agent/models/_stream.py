@@ -161,18 +161,27 @@ def _data(block: bytes) -> str | None:
 
 def _batches(chunks: Iterable[bytes]) -> Iterator[list[Any]]:
     """The events' JSON until `[DONE]`, a list per batch that arrived together, parsed at
-    once when it is all JSON."""
+    once when it is all JSON. The `[DONE]` that ends a stream, last in its batch, is left
+    out of that parse: with it in, the batch failed to parse and was parsed again event by
+    event (half of a reply's events when it came in two reads, all of them in one)."""
     for batch in event_data(chunks):
+        done = batch[-1].startswith("[DONE]")
         try:
-            yield json.loads("[" + ",".join(batch) + "]")
-        except ValueError:  # [DONE], or an event that is not JSON: each on its own, in order
-            parsed: list[Any] = []
-            for data in batch:
-                if data.startswith("[DONE]"):
-                    yield parsed
-                    return
-                parsed.append(json.loads(data))
+            parsed = json.loads("[" + ",".join(batch[:-1] if done else batch) + "]")
+        except ValueError:  # an event that is not JSON, or a [DONE] before the batch's end:
+            parsed = None  # each on its own, in order
+        if parsed is not None:
             yield parsed
+            if done:
+                return
+            continue
+        parsed = []
+        for data in batch:
+            if data.startswith("[DONE]"):
+                yield parsed
+                return
+            parsed.append(json.loads(data))
+        yield parsed
 
 
 def read_events(module: Any, raw: Any, on_text: Callable[[str], None], *, model: str,

@@ -47,3 +47,23 @@ def test_a_key_body_cut_short_is_still_redacted_and_the_text_after_kept() -> Non
     text = f"-----BEGIN PRIVATE KEY-----\n{body}\n\nThat was the key (cut by the pager)."
     assert redact(text, NO_ENV) == ("-----BEGIN PRIVATE KEY-----[redacted]\n"
                                     "That was the key (cut by the pager).")
+
+
+def _variants(text: str) -> list[str]:
+    return [text, text.upper(), text.lower(), text.swapcase(), f"«{text}» 月",
+            text.replace("=", " = "), text.replace(":", ": "), text + " \u212aey: \u017fecret"]
+
+
+@pytest.mark.parametrize("entry", SECRETS, ids=secret_id)
+def test_a_rows_needs_are_in_every_text_its_pattern_matches(entry: dict[str, str]) -> None:
+    """`needs` and `needs_folded` only pass over texts the row cannot match: every match,
+    in every case the text is written in, holds one of them (a non-ASCII text, whose case
+    is not only ASCII's — the Kelvin sign is a k to a case-blind pattern — is searched
+    whatever it holds)."""
+    for text in _variants(entry["text"]):
+        for shape in SHAPES:
+            for match in shape.pattern.finditer(text):
+                if shape.needs:
+                    assert any(part in match.group() for part in shape.needs), shape.name
+                if shape.needs_folded:
+                    assert any(word in match.group().lower() for word in shape.needs_folded)

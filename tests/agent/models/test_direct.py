@@ -43,11 +43,12 @@ PLAN = CachePlan(stable=len(HISTORY) - 1, prefix_tokens=[1500, 1510, 1530, 2400,
 
 
 class Recorder:
-    """Records every POST (path and JSON body) and answers 400, as a provider refusing
-    it would: only the body matters here."""
+    """Records every POST (path and JSON body, and the body's bytes in `raw`) and answers
+    400, as a provider refusing it would: only the body matters here."""
 
     def __init__(self) -> None:
         self.posts: list[tuple[str, dict[str, Any]]] = []
+        self.raw: list[bytes] = []
         recorder = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -57,6 +58,7 @@ class Recorder:
             def do_POST(self) -> None:  # noqa: N802
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 recorder.posts.append((self.path.split("?")[0], json.loads(body)))
+                recorder.raw.append(body)
                 data = b'{"error": {"message": "recorded", "type": "invalid_request_error"}}'
                 self.send_response(400)
                 self.send_header("Content-Type", "application/json")
@@ -122,6 +124,47 @@ def test_a_streamed_chat_posts_the_body_litellm_completion_posts(
         assert body["messages"][-1]["content"][0]["cache_control"] == {"type": "ephemeral"}
     if name.startswith("anthropic/"):
         assert "cache_control" in json.dumps(body["system"])
+
+
+def test_a_long_history_posts_the_bytes_litellm_completion_posts_request_after_request(
+        recorder: Recorder) -> None:
+    """Each message's JSON is kept from one request to the next (`_Encoder`): the body
+    stays litellm.completion's, byte for byte, as the history grows, as a message it kept
+    changes in place, and for messages it does not keep (tool calls, parts, a number)."""
+    from nbagent.agent.models import _direct
+
+    model = LiteLLMModel("openai/qwen2.5-coder-local", api_base=recorder.base_url + "/v1",
+                         api_key="sk-test-not-real", options={"temperature": 0.25})
+    module = litellm()
+    history = json.loads(json.dumps(HISTORY))
+    history += [{"role": "user", "content": "Plot it — «par mois», 月ごと 📈"},
+                {"role": "assistant", "content": "Done:\n```python\ndf.plot()\n```",
+                 "name": None},
+                {"role": "user", "content": _direct._Encoder.MARK + " the mark's own text"},
+                {"role": "assistant", "content": "ok", "weight": 1}]
+
+    def both(messages: list[dict[str, Any]]) -> tuple[bytes, bytes]:
+        before = len(recorder.raw)
+        posted(recorder, lambda: model.send(json.loads(json.dumps(messages)), [TOOL],
+                                            on_text=lambda text: None, plan=PLAN))
+        posted(recorder, lambda: list(module.completion(
+            **model.request(json.loads(json.dumps(messages)), [TOOL], plan=PLAN),
+            stream=True, stream_options={"include_usage": True})))
+        ours, theirs = recorder.raw[before:]
+        return ours, theirs
+
+    encoder = _direct._encoder()
+    assert encoder is not None  # this SDK takes a body's bytes
+    for turn in range(3):
+        history += [{"role": "user", "content": f"Question {turn}: and the median?"},
+                    {"role": "assistant", "content": f"The median is {turn}.5."}]
+        ours, theirs = both(history)
+        assert ours == theirs
+        assert encoder.kept  # the next request reuses the messages' bytes
+    history[1]["content"] = "Which region leads, by revenue?"  # a kept message, changed
+    history[9]["weight"] = True  # equal to 1 as a field, but not the same JSON
+    ours, theirs = both(history)
+    assert ours == theirs and b"by revenue?" in ours and b'"weight":true' in ours
 
 
 def test_a_server_named_in_the_environment_gets_the_body_litellm_completion_posts(

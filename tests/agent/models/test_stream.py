@@ -217,3 +217,29 @@ def test_events_are_read_as_httpx_sse_reads_them(events: list[list[str]], newlin
     reference = [event.data for event in EventSource(httpx.Response(
         200, headers={"content-type": "text/event-stream"}, content=body)).iter_sse()]
     assert [d for batch in event_data(chunks) for d in batch] == reference
+
+
+@pytest.mark.parametrize("cuts", [[], [130], [60, 130], [272]],
+                         ids=["one read", "two reads", "three reads", "done alone"])
+def test_each_batch_of_events_is_parsed_once(cuts: list[int],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The events that arrived together are parsed in one `json.loads`, the batch that ends
+    the stream (`[DONE]` last) included; what is read is every event before `[DONE]`."""
+    import types
+
+    from nbagent.agent.models import _stream
+
+    events = [{"choices": [{"index": 0, "delta": {"content": f"piece {i}"}}]} for i in range(4)]
+    body = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+    body += b"data: [DONE]\n\n"  # (272 bytes before it)
+    parses: list[str] = []
+
+    def loads(text: str) -> Any:
+        parses.append(text)
+        return json.loads(text)
+
+    monkeypatch.setattr(_stream, "json", types.SimpleNamespace(loads=loads))
+    chunks = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+    batches = list(_stream._batches(chunks))
+    assert [event for batch in batches for event in batch] == events
+    assert len(parses) == len(batches) == len(list(_stream.event_data(chunks)))
