@@ -49,6 +49,7 @@ class Recorder:
     def __init__(self) -> None:
         self.posts: list[tuple[str, dict[str, Any]]] = []
         self.raw: list[bytes] = []
+        self.types: list[str | None] = []  # each POST's Content-Type
         recorder = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -59,6 +60,7 @@ class Recorder:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 recorder.posts.append((self.path.split("?")[0], json.loads(body)))
                 recorder.raw.append(body)
+                recorder.types.append(self.headers.get("Content-Type"))
                 data = b'{"error": {"message": "recorded", "type": "invalid_request_error"}}'
                 self.send_response(400)
                 self.send_header("Content-Type", "application/json")
@@ -151,6 +153,8 @@ def test_a_long_history_posts_the_bytes_litellm_completion_posts_request_after_r
             **model.request(json.loads(json.dumps(messages)), [TOOL], plan=PLAN),
             stream=True, stream_options={"include_usage": True})))
         ours, theirs = recorder.raw[before:]
+        # posted as bytes, the body is still declared JSON, as litellm declares it
+        assert recorder.types[before:] == ["application/json"] * 2
         return ours, theirs
 
     encoder = _direct._encoder()
