@@ -40,10 +40,10 @@ import nbagent
 from nbagent.testing import ScriptedModel, reply
 
 class Dripping(ScriptedModel):
-    """Streams each word 4 ms apart, so the page draws the reply half-written many times."""
+    """Streams each word 12 ms apart, so the page draws the reply half-written many times."""
     def complete(self, messages, tools, *, on_text, tool_choice=None):
         def drip(delta):
-            time.sleep(0.004)
+            time.sleep(0.012)
             on_text(delta)
         return super().complete(messages, tools, on_text=drip if on_text else None,
                                 tool_choice=tool_choice)
