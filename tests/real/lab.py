@@ -108,11 +108,11 @@ class Lab:
         return Lab(self.base, self.token, self.root / name, self.app, folder=name,
                    settings=self.settings, data=self.data, imports=self.imports)
 
-    def imported_litellm(self) -> set[str]:
-        """The notebooks of this folder whose kernels began to import litellm (each kernel
-        of the server notes it as it starts to: `IMPORT_NOTE`)."""
+    def kernels_noted(self, kind: str) -> set[str]:
+        """The notebooks of this folder whose kernels started ("kernel") or began to import
+        litellm ("litellm"), as each kernel of the server notes it (`IMPORT_NOTE`)."""
         assert self.imports is not None
-        notebooks = (Path(note.read_text()) for note in self.imports.iterdir())
+        notebooks = (Path(note.read_text()) for note in self.imports.glob(f"*.{kind}"))
         return {path.name for path in notebooks if path.parent.resolve() == self.root.resolve()}
 
     def _api(self, method: str, path: str) -> Any:
@@ -135,21 +135,26 @@ class Lab:
 
 
 NOTIFICATIONS = "@jupyterlab/apputils-extension/notification.jupyterlab-settings"
-# An IPython startup file of the servers' kernels: a kernel that starts to import litellm
-# writes a note (named by its pid, holding its notebook's path) in `{folder}`. A finder
-# first on sys.meta_path sees the import begin, in whichever thread, before any of it runs;
-# it leaves no name in the user's namespace.
+# An IPython startup file of the servers' kernels: each kernel notes its notebook's path
+# in `{folder}` as it starts (`<pid>.kernel`) and as it starts to import litellm
+# (`<pid>.litellm`). A finder first on sys.meta_path sees the import begin, in whichever
+# thread, before any of it runs; the file leaves no name in the user's namespace.
 IMPORT_NOTE = """\
 def _note_litellm(folder={folder!r}):
     import os, sys
+
+    def note(kind):
+        with open(os.path.join(folder, f"{{os.getpid()}}.{{kind}}"), "w") as file:
+            file.write(os.environ.get("JPY_SESSION_NAME", ""))
 
     class NoteLitellm:
         @staticmethod
         def find_spec(name, path=None, target=None):
             if name == "litellm":
-                with open(os.path.join(folder, str(os.getpid())), "w") as note:
-                    note.write(os.environ.get("JPY_SESSION_NAME", ""))
+                note("litellm")
             return None
+
+    note("kernel")
 
     sys.meta_path.insert(0, NoteLitellm)
 
@@ -225,7 +230,7 @@ def module_folder(server: Lab, request: pytest.FixtureRequest,
                   litellm: tuple[str, ...] = ()) -> Iterator[Lab]:
     """The requesting module's own folder on `server`, which `prepare` fills first; its
     kernels are shut down when the module ends, and then the notebooks whose kernels
-    imported litellm must be exactly `litellm` (see `notebook`)."""
+    imported litellm must be exactly those of `litellm` that ran (see `notebook`)."""
     lab = server.folder_for(request.module.__name__.rsplit(".", 1)[-1])
     if prepare is not None:
         prepare(lab.root)
@@ -233,7 +238,8 @@ def module_folder(server: Lab, request: pytest.FixtureRequest,
         yield lab
     finally:
         lab.shut_down_kernels()
-    imported = lab.imported_litellm()
+    imported = lab.kernels_noted("litellm")
+    litellm = tuple(set(litellm) & lab.kernels_noted("kernel"))  # those that ran, in this run
     assert imported == set(litellm), (
         f"kernels of {sorted(imported - set(litellm)) or 'no notebook'} imported litellm, "
         f"of {sorted(set(litellm) - imported) or 'none'} did not, as expected: make the "
@@ -407,34 +413,35 @@ def reload(page: Any, cells: int | None = None, *, kernel: bool = False) -> None
     menu(page, "Kernel", "Shut Down Kernel")
     page.wait_for_function(SESSIONS_GONE_JS, arg=ids, timeout=WAIT_MS, polling=POLL_MS)
     here = page.url
+    unchanged: list[int] = []  # statuses of reloads whose page config said nothing
 
     def this_page(url: str) -> bool:
         return url == here
 
+    def no_kernel_started(route: Any) -> None:
+        """The app's page as the server sends it, its page config saying a notebook starts
+        no kernel (fulfilled whatever it says: a route left pending hangs the reload)."""
+        answer = route.fetch()
+        body = answer.text()
+        if STARTS_KERNEL not in body:
+            unchanged.append(answer.status)
+        route.fulfill(response=answer, body=body.replace(STARTS_KERNEL, NO_KERNEL))
+
     if not kernel:
-        page.route(this_page, _no_kernel_started)
+        page.route(this_page, no_kernel_started)
     page.reload()
     if not kernel:
         page.unroute(this_page)
+    assert not unchanged, f"the reloaded page ({unchanged}) has no {STARTS_KERNEL}"
     page.locator(CELL).first.wait_for(timeout=WAIT_MS)
-    idle(page)  # the new kernel is up and the notebook drawn: its cells stay attached
+    idle(page)  # the notebook drawn (its new kernel up, if it starts one): cells attached
     if cells is not None:
         page.wait_for_function(f"(n) => document.querySelectorAll({json.dumps(CELL)}).length"
                                " === n", arg=cells, timeout=WAIT_MS, polling=POLL_MS)
     settled(page)  # outputs drawn
 
 
-STARTS_KERNEL = '"notebookStartsKernel": true'
-
-
-def _no_kernel_started(route: Any) -> None:
-    """The app's page as the server sends it, its page config saying a notebook starts no
-    kernel."""
-    answer = route.fetch()
-    body = answer.text()
-    assert STARTS_KERNEL in body, "the page config no longer says whether a kernel starts"
-    route.fulfill(response=answer,
-                  body=body.replace(STARTS_KERNEL, '"notebookStartsKernel": false'))
+STARTS_KERNEL, NO_KERNEL = '"notebookStartsKernel": true', '"notebookStartsKernel": false'
 
 
 # The notebook a page shows, as the server names its path (JupyterLab: .../tree/<path>,
