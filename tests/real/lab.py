@@ -398,12 +398,9 @@ def save(page: Any, path: Path, needle: str) -> None:
         time.sleep(0.1)
 
 
-def reload(page: Any, cells: int | None = None, *, kernel: bool = False) -> None:
+def reload(page: Any, cells: int | None = None) -> None:
     """Shut the kernel down and reload the page: what shows now comes from the file (and,
-    with `cells`, once that many cells are drawn). The reloaded page starts no kernel
-    unless the test goes on running cells (`kernel`): the app's page config is what
-    `notebook_starts_kernel=False` gives (jupyterlab_server's setting, which JupyterLab and
-    Notebook 7 read), for this one page load; a kernel starts at the first cell run then."""
+    with `cells`, once that many cells are drawn)."""
     path = page.evaluate(NOTEBOOK_PATH_JS)
     sessions = page.evaluate(SESSIONS_JS)
     ids = [s["id"] for s in sessions if s["path"] == path and s["kernel"]]
@@ -411,37 +408,15 @@ def reload(page: Any, cells: int | None = None, *, kernel: bool = False) -> None
     # at once and the test go on beside the old kernel.
     assert ids, f"the page shows {path!r}, and the server runs kernels for {sessions}"
     menu(page, "Kernel", "Shut Down Kernel")
+    # gone from the server, so the reloaded page starts a kernel of its own
     page.wait_for_function(SESSIONS_GONE_JS, arg=ids, timeout=WAIT_MS, polling=POLL_MS)
-    here = page.url
-    unchanged: list[int] = []  # statuses of reloads whose page config said nothing
-
-    def this_page(url: str) -> bool:
-        return url == here
-
-    def no_kernel_started(route: Any) -> None:
-        """The app's page as the server sends it, its page config saying a notebook starts
-        no kernel (fulfilled whatever it says: a route left pending hangs the reload)."""
-        answer = route.fetch()
-        body = answer.text()
-        if STARTS_KERNEL not in body:
-            unchanged.append(answer.status)
-        route.fulfill(response=answer, body=body.replace(STARTS_KERNEL, NO_KERNEL))
-
-    if not kernel:
-        page.route(this_page, no_kernel_started)
     page.reload()
-    if not kernel:
-        page.unroute(this_page)
-    assert not unchanged, f"the reloaded page ({unchanged}) has no {STARTS_KERNEL}"
     page.locator(CELL).first.wait_for(timeout=WAIT_MS)
-    idle(page)  # the notebook drawn (its new kernel up, if it starts one): cells attached
+    idle(page)  # the new kernel is up and the notebook drawn: its cells stay attached
     if cells is not None:
         page.wait_for_function(f"(n) => document.querySelectorAll({json.dumps(CELL)}).length"
                                " === n", arg=cells, timeout=WAIT_MS, polling=POLL_MS)
     settled(page)  # outputs drawn
-
-
-STARTS_KERNEL, NO_KERNEL = '"notebookStartsKernel": true', '"notebookStartsKernel": false'
 
 
 # The notebook a page shows, as the server names its path (JupyterLab: .../tree/<path>,

@@ -323,7 +323,7 @@ def test_a_reopened_notebook_continues_its_conversation(browser: Any, lab: Lab) 
     for index in (0, 1, 2):
         run_cell(page, index)
     page.keyboard.press("Control+s")
-    reload(page, cells=4, kernel=True)  # reopened, its kernel new: the server names it
+    reload(page, cells=4)  # the notebook reopened, its kernel new: Jupyter Server names it
     for index in (0, 1):
         run_cell(page, index)
     asked = run_cell(page, 3).locator(".jp-OutputArea").inner_text()
