@@ -53,7 +53,17 @@ def free_port() -> int:
 
 
 def notebook(path: Path, *sources: str) -> None:
-    """Write a notebook of these code cells, on the python3 kernel."""
+    """Write a notebook of these code cells, on the python3 kernel.
+
+    A notebook that makes a scripted session does so in a cell before `%load_ext nbagent`
+    where its test does not watch the load itself: with a stand-in current, the load starts
+    no background import of litellm, which cost each kernel ~4 s of CPU (19 kernels a run,
+    most of the browser group's kernel time) for a model it never asks. The
+    cells run in order all the same, and nothing the tests assert comes from the load
+    (only the first chat's note of the cells run before it loses the session's own cell).
+    `serving(..., litellm=...)` names the notebooks that do import it, and the module's
+    folder fails when any other kernel began to: the quickstart, which loads first and
+    picks its model after, as a user does, keeps that order."""
     import nbformat  # at use: its JSON-schema validator costs seconds to import
 
     cells = [nbformat.v4.new_code_cell(source) for source in sources]
@@ -70,9 +80,9 @@ class Lab:
 
     def __init__(self, base: str, token: str, root: Path, app: str = "lab", *,
                  folder: str = "", settings: Path | None = None,
-                 data: Path | None = None) -> None:
+                 data: Path | None = None, imports: Path | None = None) -> None:
         self.base, self.token, self.root, self.app = base, token, root, app
-        self.folder, self.settings, self.data = folder, settings, data
+        self.folder, self.settings, self.data, self.imports = folder, settings, data, imports
 
     def path(self, name: str) -> str:
         """`name`'s path on the server."""
@@ -96,7 +106,14 @@ class Lab:
                 if changed.relative_to(self.settings).as_posix() != NOTIFICATIONS:
                     changed.unlink()
         return Lab(self.base, self.token, self.root / name, self.app, folder=name,
-                   settings=self.settings, data=self.data)
+                   settings=self.settings, data=self.data, imports=self.imports)
+
+    def kernels_noted(self, kind: str) -> set[str]:
+        """The notebooks of this folder whose kernels started ("kernel") or began to import
+        litellm ("litellm"), as each kernel of the server notes it (`IMPORT_NOTE`)."""
+        assert self.imports is not None
+        notebooks = (Path(note.read_text()) for note in self.imports.glob(f"*.{kind}"))
+        return {path.name for path in notebooks if path.parent.resolve() == self.root.resolve()}
 
     def _api(self, method: str, path: str) -> Any:
         request = urllib.request.Request(f"{self.base}/api/{path}", method=method,
@@ -118,6 +135,39 @@ class Lab:
 
 
 NOTIFICATIONS = "@jupyterlab/apputils-extension/notification.jupyterlab-settings"
+# An IPython startup file of the servers' kernels: each kernel notes its notebook's path
+# in `{folder}` as it starts (`<pid>.kernel`) and as it starts to import litellm
+# (`<pid>.litellm`). A finder first on sys.meta_path sees the import begin, in whichever
+# thread, before any of it runs; the file leaves no name in the user's namespace.
+IMPORT_NOTE = """\
+def _note_litellm(folder={folder!r}):
+    import os, sys
+
+    def note(kind):
+        with open(os.path.join(folder, f"{{os.getpid()}}.{{kind}}"), "w") as file:
+            file.write(os.environ.get("JPY_SESSION_NAME", ""))
+
+    class NoteLitellm:
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            if name == "litellm":
+                note("litellm")
+            return None
+
+    note("kernel")
+
+    sys.meta_path.insert(0, NoteLitellm)
+
+
+_note_litellm()
+del _note_litellm
+"""
+# The sync contents manager: the default async one lists a folder in steps, and a file
+# renamed between its listing and its stat makes the whole listing a 404, which JupyterLab
+# shows as a "Directory not found" dialog over the page (the rename test renames
+# Untitled.ipynb while the file browser polls its folder). A sync listing runs whole
+# between two requests of the server's one event loop.
+CONTENTS = "jupyter_server.services.contents.largefilemanager.LargeFileManager"
 
 
 @contextmanager
@@ -125,7 +175,8 @@ def serve(app: str, root: Path, scratch: pytest.TempPathFactory) -> Iterator[Lab
     """Run `jupyter <app>` on `root` with settings of its own (no news, no update check)
     until the block ends. Its kernels start from the defaults, as each test does: no
     NBAGENT_ setting of the shell that runs the tests, and a data folder of their own;
-    their default model is a cloud one, so loading the extension starts no embedded server."""
+    their default model is a cloud one, so loading the extension starts no embedded server,
+    and they note an import of litellm (`IMPORT_NOTE`) in a folder of their own."""
     title, app_class, options = APPS[app]
     settings = scratch.mktemp(f"{app}-settings")
     plugin = settings / NOTIFICATIONS
@@ -135,16 +186,22 @@ def serve(app: str, root: Path, scratch: pytest.TempPathFactory) -> Iterator[Lab
     env = {k: v for k, v in os.environ.items() if not k.startswith((ENV_PREFIX, "OPENAI_"))}
     data = scratch.mktemp(f"{app}-nbagent-data")
     env["NBAGENT_DATA_DIR"] = str(data)
-    # Not the embedded model: every notebook here picks its own model in a cell after
-    # `%load_ext`, which would warm-start a llama.cpp server in each kernel for nothing
-    # (its CPU taken from the llama group's tests beside this one). A notebook that forgot
-    # to pick one fails at its first chat (no key, none passed on) instead of starting a
+    # Not the embedded model: a notebook that loads nbagent before it picks its own model
+    # (the quickstart) would warm-start a llama.cpp server in its kernel for nothing (its
+    # CPU taken from the llama group's tests beside this one). A notebook that forgot to
+    # pick one fails at its first chat (no key, none passed on) instead of starting a
     # server here.
     env["NBAGENT_MODEL"] = "openai/gpt-4o-mini"
+    imports = scratch.mktemp(f"{app}-litellm-imports")
+    env["IPYTHONDIR"] = str(scratch.mktemp(f"{app}-ipython"))
+    startup = Path(env["IPYTHONDIR"]) / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "00-note-litellm.py").write_text(IMPORT_NOTE.format(folder=str(imports)))
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyter", app, "--no-browser", "--ip=127.0.0.1",
          f"--port={port}", f"--IdentityProvider.token={token}",
          f"--ServerApp.root_dir={root}", "--allow-root",
+         f"--ServerApp.contents_manager_class={CONTENTS}",
          f"--{app_class}.user_settings_dir={settings}",
          f"--{app_class}.workspaces_dir={scratch.mktemp(f'{app}-workspaces')}", *options],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
@@ -159,7 +216,7 @@ def serve(app: str, root: Path, scratch: pytest.TempPathFactory) -> Iterator[Lab
                 if time.monotonic() > deadline or server.poll() is not None:
                     raise RuntimeError(f"{title} did not start") from None
                 time.sleep(0.5)
-        yield Lab(base, token, root, app, settings=settings, data=data)
+        yield Lab(base, token, root, app, settings=settings, data=data, imports=imports)
     finally:
         server.terminate()
         try:
@@ -169,9 +226,11 @@ def serve(app: str, root: Path, scratch: pytest.TempPathFactory) -> Iterator[Lab
 
 
 def module_folder(server: Lab, request: pytest.FixtureRequest,
-                  prepare: Callable[[Path], None] | None = None) -> Iterator[Lab]:
+                  prepare: Callable[[Path], None] | None = None,
+                  litellm: tuple[str, ...] = ()) -> Iterator[Lab]:
     """The requesting module's own folder on `server`, which `prepare` fills first; its
-    kernels are shut down when the module ends."""
+    kernels are shut down when the module ends, and then the notebooks whose kernels
+    imported litellm must be exactly those of `litellm` that ran (see `notebook`)."""
     lab = server.folder_for(request.module.__name__.rsplit(".", 1)[-1])
     if prepare is not None:
         prepare(lab.root)
@@ -179,20 +238,28 @@ def module_folder(server: Lab, request: pytest.FixtureRequest,
         yield lab
     finally:
         lab.shut_down_kernels()
+    imported = lab.kernels_noted("litellm")
+    litellm = tuple(set(litellm) & lab.kernels_noted("kernel"))  # those that ran, in this run
+    assert imported == set(litellm), (
+        f"kernels of {sorted(imported - set(litellm)) or 'no notebook'} imported litellm, "
+        f"of {sorted(set(litellm) - imported) or 'none'} did not, as expected: make the "
+        "scripted session current in a cell before %load_ext nbagent (tests.real.lab.notebook)")
 
 
-def serving(app: str, prepare: Callable[[Path], None] | None = None) -> Any:
+def serving(app: str, prepare: Callable[[Path], None] | None = None,
+            litellm: tuple[str, ...] = ()) -> Any:
     """A module fixture: the run's `app` server ("lab" or "notebook") with a fresh folder
-    of the module's own, which `prepare` fills first. (The `lab` and `notebook7` fixtures
-    are this without `prepare`.)"""
+    of the module's own, which `prepare` fills first; the kernels of the notebooks named in
+    `litellm`, and only theirs, import litellm. (The `lab` and `notebook7` fixtures are
+    this without `prepare`.)"""
     if app == "lab":
         @pytest.fixture(scope="module")
         def running(jupyterlab_server: Lab, request: pytest.FixtureRequest) -> Iterator[Lab]:
-            yield from module_folder(jupyterlab_server, request, prepare)
+            yield from module_folder(jupyterlab_server, request, prepare, litellm)
     else:
         @pytest.fixture(scope="module")
         def running(notebook7_server: Lab, request: pytest.FixtureRequest) -> Iterator[Lab]:
-            yield from module_folder(notebook7_server, request, prepare)
+            yield from module_folder(notebook7_server, request, prepare, litellm)
     return running
 
 
@@ -335,9 +402,14 @@ def reload(page: Any, cells: int | None = None) -> None:
     """Shut the kernel down and reload the page: what shows now comes from the file (and,
     with `cells`, once that many cells are drawn)."""
     path = page.evaluate(NOTEBOOK_PATH_JS)
+    sessions = page.evaluate(SESSIONS_JS)
+    ids = [s["id"] for s in sessions if s["path"] == path and s["kernel"]]
+    # The wait below is for these sessions to end: with none to wait for, it would pass
+    # at once and the test go on beside the old kernel.
+    assert ids, f"the page shows {path!r}, and the server runs kernels for {sessions}"
     menu(page, "Kernel", "Shut Down Kernel")
     # gone from the server, so the reloaded page starts a kernel of its own
-    page.wait_for_function(SESSION_GONE_JS, arg=path, timeout=WAIT_MS, polling=POLL_MS)
+    page.wait_for_function(SESSIONS_GONE_JS, arg=ids, timeout=WAIT_MS, polling=POLL_MS)
     page.reload()
     page.locator(CELL).first.wait_for(timeout=WAIT_MS)
     idle(page)  # the new kernel is up and the notebook drawn: its cells stay attached
@@ -348,12 +420,18 @@ def reload(page: Any, cells: int | None = None) -> None:
 
 
 # The notebook a page shows, as the server names its path (JupyterLab: .../tree/<path>,
-# Notebook 7: .../notebooks/<path>), and whether a kernel still runs for it on the server.
+# Notebook 7: .../notebooks/<path>); the server's sessions (id, path, whether a kernel
+# runs), and whether the sessions of these ids have all ended.
 NOTEBOOK_PATH_JS = ("() => decodeURIComponent(/\\/(?:tree|notebooks)\\/([^?#]*)/"
                     ".exec(location.pathname)[1])")
-SESSION_GONE_JS = """async (path) => {
+SESSIONS_JS = """async () => {
   const answer = await fetch('/api/sessions', {cache: 'no-store'});
-  return answer.ok && !(await answer.json()).some(s => s.path === path && s.kernel);
+  if (!answer.ok) throw new Error(`/api/sessions: ${answer.status}`);
+  return (await answer.json()).map(s => ({id: s.id, path: s.path, kernel: !!s.kernel}));
+}"""
+SESSIONS_GONE_JS = """async (ids) => {
+  const answer = await fetch('/api/sessions', {cache: 'no-store'});
+  return answer.ok && !(await answer.json()).some(s => ids.includes(s.id) && s.kernel);
 }"""
 # True once the notebook's page has not changed for `quiet` ms (a MutationObserver).
 SETTLED_JS = """(quiet) => new Promise(done => {

@@ -44,8 +44,8 @@ from nbagent.testing import ScriptedModel, reply
 
 class SlowModel(ScriptedModel):
     """Streams each word 20 ms apart, as a provider does; a message ending "slowly" makes
-    it think 60 s. (Not one holding it: the first chat's message carries the note of the
-    cells run before it, this code among them, and slept 60 s for nothing.)"""
+    it think 60 s. (Not one holding it: the first chat's message may carry the note of the
+    cells run before it, and would sleep 60 s for nothing.)"""
     def complete(self, messages, tools, *, on_text, tool_choice=None):
         if str(messages[-1].get("content")).endswith("slowly"):
             time.sleep(60)
@@ -122,36 +122,40 @@ agent = nbagent.new_session(model=ScriptedModel(default=reply(f"Run this:\\n\\n`
 def write_notebooks(root: Path) -> None:
     """The quickstart and this module's notebooks, in the folder JupyterLab serves."""
     shutil.copy(ROOT / "examples" / "quickstart.ipynb", root)
-    notebook(root / "widget.ipynb", "%load_ext nbagent", slow_model(SHORT), "%%chat\nhello",
+    notebook(root / "widget.ipynb", slow_model(SHORT), "%load_ext nbagent", "%%chat\nhello",
              "%nbagent meter")  # the interactive meter, an extra
-    notebook(root / "stream.ipynb", "%load_ext nbagent", slow_model(STREAMED),
+    notebook(root / "stream.ipynb", slow_model(STREAMED), "%load_ext nbagent",
              "%%chat\nstream please",
              "from nbagent.widgets import MeterLine\ndisplay(MeterLine.follow(agent))",
              "from nbagent.testing import calls\n" + FALLING_COUNT, "%%chat\nadd some numbers")
-    notebook(root / "propose.ipynb", "%load_ext nbagent", PROPOSING_MODEL,
+    notebook(root / "propose.ipynb", PROPOSING_MODEL, "%load_ext nbagent",
              "%%chat --cell\nshow me the answer as code")
-    notebook(root / "follow.ipynb", "%load_ext nbagent",
+    notebook(root / "follow.ipynb",
              "import nbagent\nfrom nbagent.testing import ScriptedModel\n"
              "agent = nbagent.current(model=ScriptedModel(default='noted'))",
+             "%load_ext nbagent",
              "%%chat\nremember that the target column is churn_30d",
              'print("asked:", [m["content"] for m in nbagent.current().history\n'
              '                 if m["role"] == "user"])')
     notebook(
         root / "cells.ipynb",
-        "%load_ext nbagent",
         slow_model(SHORT),
+        "%load_ext nbagent",
         "%%chat\nhello",
         "%%chat\nanswer slowly",
         "%%chat\nafter the interrupt",
-        # the user's own words: the first chat's message also carries the note of the
-        # cells run before it (the model code), and a re-run sends that note again
+        # the user's own words: the first chat's message may also carry the note of the
+        # cells run before it, and a re-run sends that note again
         'print("hello asked", [m["content"].rsplit("\\n\\n", 1)[-1]\n'
         '                      for m in nbagent.current().history\n'
         '                      if m["role"] == "user"].count("hello"), "times")',
     )
 
 
-lab = shared.serving("lab", write_notebooks)
+# The kernels that import litellm (tests.real.lab.notebook): the quickstart's, which loads
+# first and picks its model after, as a user does; the streaming notebook's, whose
+# falling-count turn is on a stand-in named after a real model (litellm is asked about it).
+lab = shared.serving("lab", write_notebooks, litellm=("quickstart.ipynb", "stream.ipynb"))
 
 
 def _rgba(colour: str) -> tuple[float, float, float, float]:

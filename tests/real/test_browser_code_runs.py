@@ -74,7 +74,7 @@ def test_the_models_code_and_its_outputs_show_in_the_chat_cell_and_survive_reloa
         browser: Any, lab: Lab) -> None:
     path = lab.root / "analysis.ipynb"
     # the inline backend only where a figure is drawn: matplotlib costs a kernel ~1 s of CPU
-    notebook(path, "%load_ext nbagent", "%matplotlib inline\n" + session("auto", AUTO_STEPS),
+    notebook(path, "%matplotlib inline\n" + session("auto", AUTO_STEPS), "%load_ext nbagent",
              "%%chat\nchart revenue by region")
     page = open_notebook(browser, lab, "analysis.ipynb", "code-runs")
     for index in range(3):
@@ -107,7 +107,7 @@ def test_the_models_code_and_its_outputs_show_in_the_chat_cell_and_survive_reloa
 def test_ask_puts_the_code_in_a_cell_the_user_runs_and_the_next_chat_sees_its_output(
         browser: Any, lab: Lab) -> None:
     path = lab.root / "ask.ipynb"
-    notebook(path, "%load_ext nbagent", session("ask", ASK_STEPS), "%%chat\nadd them up",
+    notebook(path, session("ask", ASK_STEPS), "%load_ext nbagent", "%%chat\nadd them up",
              "%%chat\nwhat did it print?",
              "print('SENT', model.requests[-1][-1]['content'])")
     page = open_notebook(browser, lab, "ask.ipynb", "code-ask")
@@ -153,7 +153,7 @@ def test_the_code_asked_about_is_shown_exactly_and_a_stray_enter_runs_nothing(
         browser: Any, lab: Lab) -> None:
     (lab.root / "orders.csv").write_text("id\n1\n")
     path = lab.root / "bidi.ipynb"
-    notebook(path, "%load_ext nbagent", session("ask", BIDI_STEPS), "%%chat\ncheck access")
+    notebook(path, session("ask", BIDI_STEPS), "%load_ext nbagent", "%%chat\ncheck access")
     page = open_notebook(browser, lab, "bidi.ipynb", "code-bidi")
     run_cell(page, 0)
     run_cell(page, 1)

@@ -40,10 +40,10 @@ import nbagent
 from nbagent.testing import ScriptedModel, reply
 
 class Dripping(ScriptedModel):
-    """Streams each word 4 ms apart, so the page draws the reply half-written many times."""
+    """Streams each word 12 ms apart, so the page draws the reply half-written many times."""
     def complete(self, messages, tools, *, on_text, tool_choice=None):
         def drip(delta):
-            time.sleep(0.004)
+            time.sleep(0.012)
             on_text(delta)
         return super().complete(messages, tools, on_text=drip if on_text else None,
                                 tool_choice=tool_choice)
@@ -98,7 +98,7 @@ INSPECT_JS = """() => {
 def test_a_hostile_reply_runs_no_script_streaming_drawn_or_reloaded(
         browser: Any, lab: Lab) -> None:
     path = lab.root / "hostile.ipynb"
-    notebook(path, "%load_ext nbagent", MODEL.format(text=json.dumps(HOSTILE)), CONTROL,
+    notebook(path, MODEL.format(text=json.dumps(HOSTILE)), "%load_ext nbagent", CONTROL,
              "%%chat\nsummarise the file")
     page = open_notebook(browser, lab, path.name, "hostile")
     for index in range(3):
@@ -135,7 +135,7 @@ def test_a_hostile_reply_runs_no_script_streaming_drawn_or_reloaded(
 def test_an_ordinary_reply_renders_as_markdown_with_a_working_copy_button(
         browser: Any, lab: Lab) -> None:
     path = lab.root / "ordinary.ipynb"
-    notebook(path, "%load_ext nbagent", MODEL.format(text=json.dumps(ORDINARY)),
+    notebook(path, MODEL.format(text=json.dumps(ORDINARY)), "%load_ext nbagent",
              "%%chat\nrevenue by region?")
     page = open_notebook(browser, lab, path.name, "ordinary")
     for index in range(3):

@@ -52,7 +52,7 @@ POKE_JS = """(cell) => {
 def test_everything_an_agent_run_displays_runs_no_script_drawn_or_reloaded(
         browser: Any, lab: Lab) -> None:
     path = lab.root / "imported.ipynb"
-    notebook(path, "%load_ext nbagent", SESSION, CONTROL, "%%chat\nshow the imported table")
+    notebook(path, SESSION, "%load_ext nbagent", CONTROL, "%%chat\nshow the imported table")
     page = open_notebook(browser, lab, path.name, "run-inert")
     for index in range(4):
         run_cell(page, index)

@@ -54,8 +54,8 @@ agent = nbagent.new_session(
     settings=nbagent.Settings(max_context_tokens=24_576))
 '''
 CELLS = (
-    "%load_ext nbagent",
     SESSION,
+    "%load_ext nbagent",
     "%%chat\nWhat data do I have loaded?",  # 2
     "%pin amounts are in Swiss francs",
     "_ = agent.chat('Which region is most overdue?')",  # 4: moves the newest line, cell 2's
@@ -153,7 +153,7 @@ def test_a_hostile_reply_runs_no_script_in_notebook7(
         browser: Any, notebook7: Lab) -> None:
     path = notebook7.root / "hostile.ipynb"
     # The reply streams a few words at a time (the JupyterLab test's dripping model).
-    notebook(path, "%load_ext nbagent", MODEL.format(text=json.dumps(PAYLOADS)),
+    notebook(path, MODEL.format(text=json.dumps(PAYLOADS)), "%load_ext nbagent",
              CONTROL, "%%chat\nsummarise the report")
     page = open_notebook(browser, notebook7, path.name, "")
     for index in range(3):

@@ -42,8 +42,8 @@ agent = nbagent.new_session(model=ScriptedModel(answers),
                             settings=nbagent.Settings(max_context_tokens=16_384))
 '''
 CELLS = (
-    "%load_ext nbagent",
     SESSION,
+    "%load_ext nbagent",
     "%%chat\nWhat is in the orders table?",  # 2
     "%%chat\nDescribe the customers table, every column.",  # 3
     "%pin the target column is churn_30d",  # 4

@@ -5,8 +5,9 @@ kernel, and the next chat continues the same conversation with the one "continui
 line: the kernel learns the new name from Jupyter Server, and the saved notebook's chat
 outputs name their session. A copy of it (File > Duplicate) starts its own, saying how
 to continue the original. The run's JupyterLab and Chromium (this module's folder on it),
-and the browser tests' page helpers (tests/real/lab.py); the load cell chooses the scripted
-model, so no kernel warms the embedded server."""
+and the browser tests' page helpers (tests/real/lab.py); the first cell makes the scripted
+session current before it loads nbagent, so no kernel warms the embedded server or imports
+litellm."""
 
 from __future__ import annotations
 
@@ -21,9 +22,10 @@ from tests.real.lab import CELL, POLL_MS, WAIT_MS, Lab, idle, menu, run_cell
 
 pytestmark = pytest.mark.real
 
-SETUP = ("%load_ext nbagent\n"
+SETUP = ("import nbagent\n"
          "from nbagent.testing import ScriptedModel\n"
-         "agent = nbagent.current(model=ScriptedModel(default='noted'))")
+         "agent = nbagent.current(model=ScriptedModel(default='noted'))\n"
+         "%load_ext nbagent")
 FIRST = "%chat Which Country has the best Visitor Rating"
 SECOND = "%chat and by month"
 NAME = "visits by country.ipynb"
