@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -25,6 +25,16 @@ from nbagent.testing import ScriptedModel, calls, reply
 from tests.notebook.helpers import session, shown
 
 pytestmark = pytest.mark.usefixtures("clean_namespace")
+
+
+@pytest.fixture(autouse=True)
+def interruptible() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt in the main thread, as a kernel's own handler makes
+    it: a test run started in the background (a shell's `cmd &`, nohup) inherits SIGINT
+    ignored, and the interrupt these tests send would do nothing (the chat goes on)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
 
 
 class AtHeader:
