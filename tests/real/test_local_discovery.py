@@ -30,7 +30,8 @@ def users_server() -> Iterator[LocalServer]:
 def test_a_running_llama_cpp_python_server_is_found_and_its_window_learned_from_it(
         users_server: LocalServer) -> None:
     root = users_server.base_url.removesuffix("/v1")
-    [found] = discover({"vLLM": root}, folders=[])  # its default port is vLLM's (8000)
+    [found] = discover({"vLLM": root}, folders=[],  # its default port is vLLM's (8000)
+                       timeout=10)  # it is there: not PROBE_S beside a busy run
     assert (found.name, found.runtime, found.litellm_name, found.api_base) == (
         "smollm2", "llama-cpp-python server", "openai/smollm2", users_server.base_url)
     assert found.context_window == 2_048  # its default: the server cannot say 1,024

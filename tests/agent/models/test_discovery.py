@@ -34,6 +34,12 @@ from ...openai_stub import StubServer
 PORTED = [row.name for row in RUNTIMES if row.port is not None]  # discovery's servers
 
 
+# A probe's request to a stub that is there: the product's 0.3 s (PROBE_S, sized for
+# ports where nothing listens) is too short for a thread of a busy test run to answer in,
+# and these tests read what a server says, not how fast.
+LIVE = 10.0
+
+
 def root(stub: StubServer) -> str:
     return stub.base_url.removesuffix("/v1")
 
@@ -47,7 +53,7 @@ def test_ollama_models_come_with_their_window_and_tool_support() -> None:
     info = {"/api/tags": {"models": [{"name": n, "size": 4_700_000_000} for n in shown]},
             "/api/show": lambda body: shown.get(body["model"])}
     with StubServer(info=info) as stub:
-        found = {f.name: f for f in discover({"Ollama": root(stub)}, folders=[])}
+        found = {f.name: f for f in discover({"Ollama": root(stub)}, folders=[], timeout=LIVE)}
     qwen, gemma = found["qwen2.5:7b"], found["gemma:2b"]
     assert (qwen.litellm_name, qwen.api_base) == ("ollama_chat/qwen2.5:7b", root(stub))
     assert (qwen.context_window, qwen.tools) == (32768, True)
@@ -64,7 +70,7 @@ def test_an_ollama_model_already_loaded_has_the_context_ollama_allocated() -> No
             "/api/show": {"capabilities": ["completion", "tools"],
                           "model_info": {"llama.context_length": 131072}}}
     with StubServer(info=info) as stub:
-        [found] = discover({"Ollama": root(stub)}, folders=[])
+        [found] = discover({"Ollama": root(stub)}, folders=[], timeout=LIVE)
     assert (found.context_window, found.window_source) == (
         16384, "server: Ollama /api/ps context_length (as loaded)")
 
@@ -77,7 +83,7 @@ def test_lm_studio_lists_its_chat_models_with_the_loaded_window() -> None:
         {"id": "phi-3-mini", "type": "llm", "state": "not-loaded", "max_context_length": 4096},
         {"id": "nomic-embed-text", "type": "embeddings", "max_context_length": 2048}]}}
     with StubServer(info=info) as stub:
-        found = {f.name: f for f in discover({"LM Studio": root(stub)}, folders=[])}
+        found = {f.name: f for f in discover({"LM Studio": root(stub)}, folders=[], timeout=LIVE)}
     assert set(found) == {"qwen2.5-7b-instruct", "phi-3-mini"}  # no embedding model
     qwen = found["qwen2.5-7b-instruct"]
     assert (qwen.litellm_name, qwen.api_base) == ("openai/qwen2.5-7b-instruct", stub.base_url)
@@ -88,7 +94,7 @@ def test_lm_studio_lists_its_chat_models_with_the_loaded_window() -> None:
 
 def test_an_older_lm_studio_still_lists_its_models_from_v1() -> None:
     with StubServer(info={"/v1/models": {"data": [{"id": "mistral-7b"}]}}) as stub:
-        [found] = discover({"LM Studio": root(stub)}, folders=[])
+        [found] = discover({"LM Studio": root(stub)}, folders=[], timeout=LIVE)
     assert (found.litellm_name, found.context_window, found.tools) == (
         "openai/mistral-7b", None, None)
 
@@ -98,7 +104,7 @@ def test_a_llama_cpp_server_says_its_window_and_tool_support_in_props() -> None:
             "/props": {"default_generation_settings": {"n_ctx": 8192},
                        "chat_template_caps": {"supports_tools": True}}}
     with StubServer(info=info) as stub:
-        [found] = discover({"llama.cpp server": root(stub)}, folders=[])
+        [found] = discover({"llama.cpp server": root(stub)}, folders=[], timeout=LIVE)
     assert found.runtime == "llama.cpp server" and found.api_base == stub.base_url
     assert (found.context_window, found.window_source, found.tools) == (
         8192, "server: llama.cpp /props n_ctx", True)
@@ -109,7 +115,7 @@ def test_vllm_gives_max_model_len() -> None:
     info = {"/v1/models": {"data": [{"id": "Qwen/Qwen2.5-7B-Instruct", "owned_by": "vllm",
                                      "max_model_len": 32768}]}}
     with StubServer(info=info) as stub:
-        [found] = discover({"vLLM": root(stub)}, folders=[])
+        [found] = discover({"vLLM": root(stub)}, folders=[], timeout=LIVE)
     assert (found.litellm_name, found.context_window) == ("openai/Qwen/Qwen2.5-7B-Instruct",
                                                           32768)
     assert (found.runtime, found.window_source) == ("vLLM",
@@ -121,7 +127,7 @@ def test_llama_cpp_pythons_server_is_named_with_its_default_window_assumed() -> 
     info = {"/v1/models": {"object": "list", "data": [
         {"id": "qwen", "object": "model", "owned_by": "me", "permissions": []}]}}
     with StubServer(info=info) as stub:
-        [found] = discover({"vLLM": root(stub)}, folders=[])  # its default port is 8000
+        [found] = discover({"vLLM": root(stub)}, folders=[], timeout=LIVE)  # its default port is 8000
     assert (found.runtime, found.context_window) == ("llama-cpp-python server", 2048)
     assert (found.window_source or "").startswith("assumed: llama-cpp-python's default n_ctx")
 
@@ -145,7 +151,7 @@ def test_a_listed_models_window_is_read_by_its_rows_reader_alone(
                                         "permissions": []}]}}
     port = next(r.name for r in RUNTIMES if r.probe is not None and r.owned_by)
     with StubServer(info=listing) as stub:
-        [found] = discover({port: root(stub)}, folders=[])
+        [found] = discover({port: root(stub)}, folders=[], timeout=LIVE)
     assert (found.runtime, found.context_window, found.window_source) == (
         row.name, 1_234, f"server: the {row.name} reader")
 
@@ -201,7 +207,7 @@ def test_the_notice_names_the_best_model_and_the_call_that_uses_it() -> None:
 
 def test_the_call_in_the_notice_chats_with_the_server_it_names() -> None:
     with StubServer(info={"/v1/models": {"data": [{"id": "qwen2.5-7b"}]}}) as stub:
-        [model] = discover({"LM Studio": root(stub)}, folders=[])
+        [model] = discover({"LM Studio": root(stub)}, folders=[], timeout=LIVE)
         agent = nbagent.Agent(model=ScriptedModel(), builtin_tools=False, namespace={},
                               archive=False)
         nbagent.set_current(agent)

@@ -223,7 +223,7 @@ def test_a_proxy_in_the_environment_never_sees_a_probe(
     server = serving("127.0.0.1", LlamaCppHandler)
     try:
         root = f"http://127.0.0.1:{server.server_address[1]}"
-        [found] = discover({"llama.cpp server": root}, folders=[])
+        [found] = discover({"llama.cpp server": root}, folders=[], timeout=10)  # it is there
         window = probe_window(root + "/v1", "openai/elsewhere")
     finally:
         server.shutdown()

@@ -55,7 +55,8 @@ def test_the_notices_window_is_the_sessions_after_its_call_and_one_chat(
     agent = nbagent.Agent(model=ScriptedModel(), builtin_tools=False, namespace={},
                           archive=False, settings=Settings(notebook_context=False))
     with StubServer(info=info) as stub:
-        [found] = discover({found_by: stub.base_url.removesuffix("/v1")}, folders=[])
+        [found] = discover({found_by: stub.base_url.removesuffix("/v1")}, folders=[],
+                           timeout=10)  # a stub that is there: not PROBE_S under load
         notice = first_run_notice([found])
         nbagent.set_current(agent)
         try:
