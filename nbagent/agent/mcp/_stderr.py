@@ -18,7 +18,6 @@ _READ = 65_536
 # what is left takes milliseconds; only a survivor of the child holding the pipe open (a
 # grandchild in a session of its own) runs it out.
 SETTLE_S = 2.0
-_POLL_S = 0.005
 
 
 class StderrTail:
@@ -82,12 +81,7 @@ class StderrTail:
         """Release nbagent's copy and wait, at most `timeout` seconds, until the drain
         has read the pipe to its end; call it once the child has exited. Whether it did."""
         self.release()
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not self._ended.is_set():
-            if asyncio.get_running_loop().time() >= deadline:
-                return False
-            await asyncio.sleep(_POLL_S)
-        return True
+        return await asyncio.to_thread(self._ended.wait, timeout)
 
     def release(self) -> None:
         """Close nbagent's copy of the writing end (the child keeps its own)."""
